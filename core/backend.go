@@ -1,0 +1,158 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"github.com/memos-go/memos/core/query"
+)
+
+// This file holds the interfaces a storage backend implements. Users never
+// call them: they call the Engine, which validates input, assigns ids,
+// versions and timestamps, embeds content and keeps the vector index.
+//
+// A backend is the store of record (memories and their versions), a keyword
+// index over the current version of every memory, and a graph of edges. The
+// store of record and the keyword index must agree after every committed
+// transaction and after a crash: a memory and all its index entries exist, or
+// none do.
+
+// Backend is a storage backend. Implementations must be safe for concurrent
+// use; several processes may open the same store, in which case writers wait
+// for each other (they must not fail with "busy").
+type Backend interface {
+	// View runs fn in a read-only transaction that sees one consistent snapshot.
+	// The transaction is bound to ctx; fn must not keep tx after it returns.
+	View(ctx context.Context, fn func(tx ReadTx) error) error
+	// Update runs fn in a read-write transaction. Everything fn writes —
+	// records, versions, keyword entries, vectors, edges, audit entries —
+	// commits together when fn returns nil, and not at all otherwise.
+	Update(ctx context.Context, fn func(tx Tx) error) error
+	KeywordIndex
+	// Close releases the backend. Later calls return ErrClosed.
+	Close() error
+}
+
+// KeywordIndex searches the current version of every memory by keyword.
+type KeywordIndex interface {
+	// SearchKeyword returns up to limit memories that match q and f, best
+	// first (higher Score is better; ties broken by ascending ID). Matching is
+	// case-insensitive with English (porter) stemming; Term.Prefix matches any
+	// token that starts with the term. Semantics must be identical across
+	// backends: the conformance suite checks every operator.
+	SearchKeyword(ctx context.Context, q query.Node, f Filter, limit int) ([]Hit, error)
+}
+
+// Filter restricts reads. A nil slice places no restriction on that field.
+type Filter struct {
+	Namespaces []string
+	Pools      []Pool
+	Statuses   []Status
+	Types      []Type
+}
+
+// Hit is a search result: a memory id and a score (higher is better).
+type Hit struct {
+	ID    int64   `json:"id"`
+	Score float64 `json:"score"`
+}
+
+// ScanOptions selects and pages memories for ReadTx.Scan.
+type ScanOptions struct {
+	Filter
+	AfterID int64 // only ids greater than this
+	Limit   int   // 0 means no limit
+}
+
+// ReadTx is a read-only transaction. Returned values are fresh; callers own them.
+type ReadTx interface {
+	// Get returns version v of memory id, or its current version when v is 0.
+	// It returns ErrNotFound for an unknown id or version.
+	Get(id int64, v int) (*Memory, error)
+	// History returns every version of id, oldest first, or ErrNotFound.
+	History(id int64) ([]*Memory, error)
+	// Scan calls fn with the current version of every memory that matches
+	// opts, in ascending id order, until fn returns an error (which Scan returns).
+	Scan(opts ScanOptions, fn func(*Memory) error) error
+	// Edges returns the edges that start or end at id, ordered by (From, To, Type).
+	Edges(id int64) ([]Edge, error)
+	ChangeLog
+	// Meta returns a store-level setting, or ErrNotFound.
+	Meta(key string) (string, error)
+}
+
+// ChangeLog lets the engine keep derived state (the in-memory vector index)
+// in step with the store, including writes made by other processes.
+type ChangeLog interface {
+	// Seq returns the sequence number of the latest committed change (0 for a
+	// new store). It grows with every write except Touch.
+	Seq() (uint64, error)
+	// Changes calls fn, in ascending Seq order, once for every memory changed
+	// after since: with its latest state, or with Deleted set when it was
+	// forgotten. Changes(0) therefore lists every live memory.
+	Changes(since uint64, fn func(Change) error) error
+}
+
+// Change is one entry of the change log. It carries what derived indexes
+// need, not the content.
+type Change struct {
+	Seq       uint64
+	ID        int64
+	Deleted   bool
+	Namespace string
+	Pool      Pool
+	Status    Status
+	Embedding Embedding
+}
+
+// Tx is a read-write transaction.
+type Tx interface {
+	ReadTx
+	// Insert stores m as version 1 of a new memory. It assigns m.ID: ids grow
+	// and are never reused, also after Delete. m.Version must be 1.
+	Insert(m *Memory) error
+	// Put stores m as a new version of an existing memory and makes it the
+	// current one (record, keyword index and vector). m.Version must be the
+	// current version + 1, else ErrConflict; an unknown id is ErrNotFound.
+	Put(m *Memory) error
+	// Delete removes every version, keyword entry, vector and edge of id, so
+	// that no byte of its content remains reachable; ErrNotFound if unknown.
+	Delete(id int64) error
+	// Touch records an access to ids at t (access count, last access). It
+	// writes no version and does not advance Seq. Unknown ids are ignored.
+	Touch(ids []int64, t time.Time) error
+	GraphWriter
+	// SetMeta stores a store-level setting.
+	SetMeta(key, value string) error
+	// AppendAudit appends e to the audit log, assigning e.Seq.
+	AppendAudit(e *AuditEntry) error
+}
+
+// GraphWriter writes edges.
+type GraphWriter interface {
+	// Link adds or replaces the edge (From, To, Type); ErrNotFound when either
+	// end does not exist.
+	Link(e Edge) error
+	// Unlink removes the edge (from, to, t); ErrNotFound when it does not exist.
+	Unlink(from, to int64, t EdgeType) error
+}
+
+// AuditEntry is one record of the tamper-evident audit log. The engine fills
+// Hash as a SHA-256 over the previous entry's hash and this entry's fields, so
+// that any change to the log breaks the chain.
+type AuditEntry struct {
+	Seq      uint64    `json:"seq"`
+	Time     time.Time `json:"time"`
+	Action   string    `json:"action"` // e.g. "forget", "quarantine.release"
+	MemoryID int64     `json:"memory_id,omitempty"`
+	Detail   string    `json:"detail,omitempty"` // JSON object, never the forgotten content
+	PrevHash string    `json:"prev_hash"`
+	Hash     string    `json:"hash"`
+}
+
+// AuditReader is an optional interface of ReadTx for backends that can list
+// the audit log.
+type AuditReader interface {
+	// Audit calls fn for every audit entry in ascending Seq order.
+	Audit(fn func(AuditEntry) error) error
+}

@@ -1,0 +1,52 @@
+package core
+
+import "context"
+
+// VectorIndex finds the memories whose embeddings are nearest a query vector
+// by cosine similarity. The engine owns one per store and keeps it in step
+// with the store's change log; implementations live in core/vector (exact and
+// HNSW) and serve every backend.
+//
+// Vectors are unit length (the engine normalises them), so the score of a hit
+// is the dot product. Implementations must be safe for concurrent use and
+// must copy vectors they keep.
+type VectorIndex interface {
+	// Add inserts entries, replacing any entry with the same ID.
+	Add(ctx context.Context, entries ...VectorEntry) error
+	// Remove deletes ids; unknown ids are ignored.
+	Remove(ctx context.Context, ids ...int64) error
+	// Search returns up to k entries matching f, highest similarity first,
+	// ties broken by ascending ID.
+	Search(ctx context.Context, q []float32, k int, f VectorFilter) ([]Hit, error)
+	// Len returns the number of entries.
+	Len() int
+}
+
+// VectorEntry is one vector with the attributes searches filter on.
+type VectorEntry struct {
+	ID        int64
+	Namespace string
+	Pool      Pool
+	Vector    []float32
+}
+
+// VectorFilter restricts a vector search. A nil slice places no restriction.
+type VectorFilter struct {
+	Namespaces []string
+	Pools      []Pool
+}
+
+// Match reports whether e passes f.
+func (f VectorFilter) Match(e *VectorEntry) bool {
+	return (f.Namespaces == nil || contains(f.Namespaces, e.Namespace)) &&
+		(f.Pools == nil || contains(f.Pools, e.Pool))
+}
+
+func contains[T comparable](s []T, v T) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
