@@ -4,7 +4,7 @@
 package vector
 
 import (
-	"math"
+	"github.com/memos-go/memos/core"
 
 	"github.com/viterin/vek/vek32"
 )
@@ -15,17 +15,4 @@ func Dot(a, b []float32) float32 { return vek32.Dot(a, b) }
 
 // Normalize scales v in place to unit length and reports whether it could
 // (a zero or non-finite vector cannot be normalised and is left unchanged).
-func Normalize(v []float32) bool {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
-		return false
-	}
-	inv := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= inv
-	}
-	return true
-}
+func Normalize(v []float32) bool { return core.Normalize(v) }

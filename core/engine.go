@@ -1,0 +1,236 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure an Engine. The zero value of every field but Backend is
+// usable.
+type Options struct {
+	// Backend is the store of record; the engine takes ownership and closes it.
+	Backend Backend
+	// Embedder embeds content and queries; the engine closes it if it is an
+	// io.Closer. Nil means no vectors: keyword search only.
+	Embedder Embedder
+	// Namespace scopes writes and reads; "" means DefaultNamespace. A scoped
+	// read returns this namespace and the shared default one, nothing else.
+	Namespace string
+	// VectorIndex names a registered vector index ("exact", "hnsw"); "" means
+	// "exact" (see RegisterVectorIndex).
+	VectorIndex string
+	// Search holds ranking weights and thresholds; zero fields take defaults.
+	Search SearchConfig
+	// AllowModelChange opens a store whose vectors were made by another
+	// embedding model without failing (used by re-embedding); searches then
+	// only see memories already embedded with the current model.
+	AllowModelChange bool
+	// Now is the clock; nil means time.Now. Tests set it.
+	Now func() time.Time
+}
+
+// Engine is memos' public Go API: one engine per store, shared by every
+// front-end. It is safe for concurrent use; see In for scoped handles.
+type Engine struct {
+	*shared
+	ns string // the namespace this handle writes to and reads from (with default)
+}
+
+// shared is the state every handle of one store has in common.
+type shared struct {
+	b      Backend
+	emb    Embedder
+	model  ModelInfo // zero when emb is nil
+	cfg    SearchConfig
+	now    func() time.Time
+	closed atomic.Bool
+
+	vecMu  sync.Mutex // serialises syncs of vec with the change log
+	vec    VectorIndex
+	vecSeq atomic.Uint64 // the change-log seq vec reflects
+}
+
+// Meta keys the engine keeps in the store.
+const (
+	metaModel     = "embedder.model"
+	metaDim       = "embedder.dim"
+	metaAuditHead = "audit.head"
+)
+
+// Open opens an engine over opts.Backend. It checks that the embedder's
+// model matches the one the store was built with (ErrDimensionMismatch names
+// both otherwise) and loads the vector index from the store.
+func Open(ctx context.Context, opts Options) (*Engine, error) {
+	if opts.Backend == nil {
+		return nil, &Error{Op: "open", Err: invalidf("no backend given")}
+	}
+	ns := opts.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	if err := ValidateNamespace(ns); err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
+	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.cfg.validate(); err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
+	if s.emb != nil {
+		info, err := s.emb.Info(ctx)
+		if err != nil {
+			return nil, &Error{Op: "open", Err: fmt.Errorf("embedder info: %w", err)}
+		}
+		if info.ID == "" || info.Dim <= 0 {
+			return nil, &Error{Op: "open", Err: invalidf("embedder reports model %q with %d dimensions", info.ID, info.Dim)}
+		}
+		s.model = info
+		if err := s.checkModel(ctx, opts.AllowModelChange); err != nil {
+			return nil, &Error{Op: "open", Err: err}
+		}
+		name := opts.VectorIndex
+		if name == "" {
+			name = "exact"
+		}
+		d, err := LookupVectorIndex(name)
+		if err != nil {
+			return nil, &Error{Op: "open", Err: err}
+		}
+		s.vec = d.New(info.Dim)
+		if err := s.syncVectors(ctx); err != nil {
+			return nil, &Error{Op: "open", Err: err}
+		}
+	}
+	return &Engine{shared: s, ns: ns}, nil
+}
+
+// checkModel records the embedding model in a new store and refuses to mix
+// models in an existing one.
+func (s *shared) checkModel(ctx context.Context, allowChange bool) error {
+	var stored, dim string
+	err := s.b.View(ctx, func(tx ReadTx) error {
+		var err error
+		if stored, err = tx.Meta(metaModel); err != nil {
+			return err
+		}
+		dim, err = tx.Meta(metaDim)
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return s.b.Update(ctx, func(tx Tx) error {
+			if err := tx.SetMeta(metaModel, s.model.ID); err != nil {
+				return err
+			}
+			return tx.SetMeta(metaDim, fmt.Sprint(s.model.Dim))
+		})
+	case err != nil:
+		return err
+	case stored != s.model.ID && !allowChange:
+		return fmt.Errorf("%w: the store was embedded with model %s (%s dimensions) but the configured embedder is %s (%d dimensions); configure the original embedder, or run `memos reembed` to switch the store to the new one",
+			ErrDimensionMismatch, stored, dim, s.model.ID, s.model.Dim)
+	}
+	return nil
+}
+
+// In returns a handle on the same store scoped to namespace ns: writes go to
+// ns, reads see ns and the default namespace.
+func (e *Engine) In(ns string) (*Engine, error) {
+	if err := ValidateNamespace(ns); err != nil {
+		return nil, &Error{Op: "namespace", Err: err}
+	}
+	return &Engine{shared: e.shared, ns: ns}, nil
+}
+
+// Namespace returns the namespace this handle writes to.
+func (e *Engine) Namespace() string { return e.ns }
+
+// Model returns the embedding model in use (zero without an embedder).
+func (e *Engine) Model() ModelInfo { return e.model }
+
+// Backend returns the engine's backend, for tools such as migration and
+// benchmarks that work below the engine. Writes through it bypass validation.
+func (e *Engine) Backend() Backend { return e.b }
+
+// scope is the set of namespaces a read of this handle may return.
+func (e *Engine) scope() []string {
+	if e.ns == DefaultNamespace {
+		return []string{DefaultNamespace}
+	}
+	return []string{e.ns, DefaultNamespace}
+}
+
+func (e *Engine) inScope(m *Memory) bool { return contains(e.scope(), m.Namespace) }
+
+// Close closes the backend and, if it is an io.Closer, the embedder. Calls
+// after the first return ErrClosed.
+func (e *Engine) Close() error {
+	if !e.closed.CompareAndSwap(false, true) {
+		return &Error{Op: "close", Err: ErrClosed}
+	}
+	err := e.b.Close()
+	if c, ok := e.emb.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
+	return err
+}
+
+func (s *shared) checkOpen(op string) error {
+	if s.closed.Load() {
+		return &Error{Op: op, Err: ErrClosed}
+	}
+	return nil
+}
+
+// syncVectors brings the vector index up to date with the store's change
+// log, which also covers writes made by other processes.
+func (s *shared) syncVectors(ctx context.Context) error {
+	if s.vec == nil {
+		return nil
+	}
+	s.vecMu.Lock()
+	defer s.vecMu.Unlock()
+	since := s.vecSeq.Load()
+	var last uint64
+	var add []VectorEntry
+	var remove []int64
+	err := s.b.View(ctx, func(tx ReadTx) error {
+		seq, err := tx.Seq()
+		if err != nil || seq == since {
+			last = seq
+			return err
+		}
+		last = seq
+		return tx.Changes(since, func(c Change) error {
+			if c.Deleted || c.Status != StatusActive || c.Embedding.Model != s.model.ID || c.Embedding.Dim() != s.model.Dim {
+				remove = append(remove, c.ID)
+				return nil
+			}
+			add = append(add, VectorEntry{ID: c.ID, Namespace: c.Namespace, Pool: c.Pool, Vector: c.Embedding.Vector})
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("sync vector index: %w", err)
+	}
+	if len(remove) > 0 {
+		if err := s.vec.Remove(ctx, remove...); err != nil {
+			return fmt.Errorf("sync vector index: %w", err)
+		}
+	}
+	const chunk = 4096
+	for i := 0; i < len(add); i += chunk {
+		if err := s.vec.Add(ctx, add[i:min(i+chunk, len(add))]...); err != nil {
+			return fmt.Errorf("sync vector index: %w", err)
+		}
+	}
+	s.vecSeq.Store(last)
+	return nil
+}

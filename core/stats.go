@@ -1,0 +1,73 @@
+package core
+
+import "context"
+
+// Stats summarises a store as seen from one handle's scope.
+type Stats struct {
+	Memories    int            `json:"memories"`
+	ByNamespace map[string]int `json:"by_namespace"`
+	ByPool      map[string]int `json:"by_pool"`
+	ByType      map[string]int `json:"by_type"`
+	ByStatus    map[string]int `json:"by_status"`
+	Versions    int            `json:"versions"`
+	Edges       int            `json:"edges"`
+	Embedder    ModelInfo      `json:"embedder"`
+	Vectors     int            `json:"vectors"` // entries in the vector index
+	Seq         uint64         `json:"seq"`     // latest change-log sequence
+	// Backend holds backend-specific figures (file size, …) when the backend
+	// implements BackendStater.
+	Backend map[string]any `json:"backend,omitempty"`
+}
+
+// BackendStater is an optional interface of Backend that reports
+// backend-specific figures for Stats.
+type BackendStater interface {
+	BackendStats(ctx context.Context) (map[string]any, error)
+}
+
+// Stats counts the memories in this handle's scope (every status), their
+// versions and edges. It reads every memory: O(n).
+func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
+	const op = "stats"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	st := &Stats{ByNamespace: map[string]int{}, ByPool: map[string]int{}, ByType: map[string]int{},
+		ByStatus: map[string]int{}, Embedder: e.model}
+	edges := map[Edge]bool{}
+	err := e.b.View(ctx, func(tx ReadTx) error {
+		var err error
+		if st.Seq, err = tx.Seq(); err != nil {
+			return err
+		}
+		return tx.Scan(ScanOptions{Filter: Filter{Namespaces: e.scope()}}, func(m *Memory) error {
+			st.Memories++
+			st.ByNamespace[m.Namespace]++
+			st.ByPool[string(m.Pool)]++
+			st.ByType[string(m.Type)]++
+			st.ByStatus[string(m.Status)]++
+			st.Versions += m.Version
+			es, err := tx.Edges(m.ID)
+			for _, ed := range es {
+				edges[Edge{From: ed.From, To: ed.To, Type: ed.Type}] = true
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	st.Edges = len(edges)
+	if e.vec != nil {
+		if err := e.syncVectors(ctx); err != nil {
+			return nil, &Error{Op: op, Err: err}
+		}
+		st.Vectors = e.vec.Len()
+	}
+	if bs, ok := e.b.(BackendStater); ok {
+		if st.Backend, err = bs.BackendStats(ctx); err != nil {
+			return nil, &Error{Op: op, Err: err}
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,20 @@
+package core
+
+import "math"
+
+// Normalize scales v in place to unit length and reports whether it could
+// (a zero or non-finite vector cannot be normalised and is left unchanged).
+func Normalize(v []float32) bool {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+		return false
+	}
+	inv := float32(1 / math.Sqrt(s))
+	for i := range v {
+		v[i] *= inv
+	}
+	return true
+}

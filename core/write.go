@@ -1,0 +1,685 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Input is what a caller gives to Remember. Zero fields take defaults:
+// Namespace the handle's, Type fact, Pool the type's default pool,
+// Significance 5, TrustLevel inferred with its default score, Status active.
+type Input struct {
+	Content          string
+	Namespace        string
+	Pool             Pool
+	Type             Type
+	Significance     int
+	Entities         []string
+	EmotionalContext string
+	Source           string
+	Session          string
+	TrustLevel       TrustLevel
+	TrustScore       *float64 // nil: the level's default score
+	ValidFrom        time.Time
+	ValidTo          time.Time
+	Status           Status
+	Metadata         map[string]any
+}
+
+// memory builds the validated version-1 memory for in, without id or embedding.
+func (e *Engine) memory(in Input, now time.Time) (*Memory, error) {
+	m := &Memory{
+		Version:          1,
+		Namespace:        in.Namespace,
+		Pool:             in.Pool,
+		Type:             in.Type,
+		Content:          in.Content,
+		Significance:     in.Significance,
+		Entities:         cleanEntities(in.Entities),
+		EmotionalContext: in.EmotionalContext,
+		Source:           in.Source,
+		Session:          in.Session,
+		Trust:            Trust{Level: in.TrustLevel},
+		ValidFrom:        utc(in.ValidFrom),
+		ValidTo:          utc(in.ValidTo),
+		CreatedAt:        now,
+		UpdatedAt:        now,
+		Status:           in.Status,
+		Metadata:         in.Metadata,
+	}
+	if m.Namespace == "" {
+		m.Namespace = e.ns
+	}
+	if m.Type == "" {
+		m.Type = TypeFact
+	}
+	if m.Pool == "" {
+		if _, err := ParseType(string(m.Type)); err != nil {
+			return nil, err
+		}
+		m.Pool = m.Type.DefaultPool()
+	}
+	if m.Significance == 0 {
+		m.Significance = 5
+	}
+	if m.Trust.Level == "" {
+		m.Trust.Level = TrustInferred
+	}
+	m.Trust.Score = m.Trust.Level.DefaultScore()
+	if in.TrustScore != nil {
+		m.Trust.Score = *in.TrustScore
+	}
+	if m.Status == "" {
+		m.Status = StatusActive
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	if err := validateMetadata(m.Metadata); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func cleanEntities(in []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range in {
+		e = strings.TrimSpace(e)
+		if e != "" && !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func validateMetadata(md map[string]any) error {
+	if md == nil {
+		return nil
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return invalidf("metadata is not JSON-encodable: %v", err)
+	}
+	if len(b) > 16<<10 {
+		return invalidf("metadata is %d bytes of JSON, over the limit of 16384", len(b))
+	}
+	return nil
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC().Round(0)
+}
+
+func (s *shared) clock() time.Time { return s.now().UTC().Round(0) }
+
+// Remember stores a new memory and returns it with its id.
+func (e *Engine) Remember(ctx context.Context, in Input) (*Memory, error) {
+	ms, err := e.RememberBatch(ctx, []Input{in})
+	if err != nil {
+		var me *Error
+		if errors.As(err, &me) {
+			me.Op = "remember"
+		}
+		return nil, err
+	}
+	return ms[0], nil
+}
+
+// RememberBatch stores many memories in one transaction: all or none. It is
+// the fast path for ingest. Inputs are validated before anything is written;
+// the error for an invalid input names its index.
+func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, error) {
+	const op = "remember batch"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	now := e.clock()
+	ms := make([]*Memory, len(ins))
+	texts := make([]string, len(ins))
+	for i, in := range ins {
+		m, err := e.memory(in, now)
+		if err != nil {
+			if len(ins) > 1 {
+				err = fmt.Errorf("input %d: %w", i, err)
+			}
+			return nil, &Error{Op: op, Err: err}
+		}
+		ms[i], texts[i] = m, m.Content
+	}
+	vecs, err := e.embed(ctx, texts)
+	if err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	for i, m := range ms {
+		if vecs != nil {
+			m.Embedding = Embedding{Model: e.model.ID, Vector: vecs[i]}
+		}
+	}
+	err = e.b.Update(ctx, func(tx Tx) error {
+		for _, m := range ms {
+			if err := tx.Insert(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	if err := e.syncVectors(ctx); err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	return ms, nil
+}
+
+// embed embeds texts with the engine's embedder in batches of at most
+// MaxBatch, a few batches at a time, and returns unit-length vectors. It
+// returns nil, nil when the engine has no embedder.
+func (s *shared) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if s.emb == nil || len(texts) == 0 {
+		return nil, nil
+	}
+	size := s.model.MaxBatch
+	if size <= 0 || size > 256 {
+		size = 256
+	}
+	out := make([][]float32, len(texts))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for start := 0; start < len(texts); start += size {
+		end := min(start+size, len(texts))
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			vs, err := s.emb.Embed(ctx, texts[start:end])
+			if err == nil {
+				err = s.checkVectors(vs, end-start)
+			}
+			if err != nil {
+				cancel(err)
+				return
+			}
+			copy(out[start:end], vs)
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, fmt.Errorf("embed with %s: %w", s.model.ID, err)
+	}
+	return out, nil
+}
+
+// checkVectors enforces the embedder contract on one batch and normalises it.
+func (s *shared) checkVectors(vs [][]float32, n int) error {
+	if len(vs) != n {
+		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vs), n)
+	}
+	for i, v := range vs {
+		if len(v) != s.model.Dim {
+			return fmt.Errorf("%w: embedder returned a vector of %d dimensions, model %s declares %d", ErrDimensionMismatch, len(v), s.model.ID, s.model.Dim)
+		}
+		for _, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("embedder returned a non-finite value in vector %d", i)
+			}
+		}
+		Normalize(v) // a zero vector stays zero: it matches nothing
+	}
+	return nil
+}
+
+// Get returns the current version of memory id, or ErrNotFound if it does
+// not exist or is outside this handle's scope.
+func (e *Engine) Get(ctx context.Context, id int64) (*Memory, error) {
+	return e.GetVersion(ctx, id, 0)
+}
+
+// GetVersion returns version v of memory id (0 for the current one).
+func (e *Engine) GetVersion(ctx context.Context, id int64, v int) (*Memory, error) {
+	const op = "get"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	var m *Memory
+	err := e.b.View(ctx, func(tx ReadTx) error {
+		var err error
+		m, err = e.getScoped(tx, id, v)
+		return err
+	})
+	if err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	return m, nil
+}
+
+func (e *Engine) getScoped(tx ReadTx, id int64, v int) (*Memory, error) {
+	cur, err := tx.Get(id, 0)
+	if err != nil {
+		return nil, err
+	}
+	if !e.inScope(cur) {
+		return nil, fmt.Errorf("%w: memory %d is not in namespace %s or default", ErrNotFound, id, e.ns)
+	}
+	if v == 0 || v == cur.Version {
+		return cur, nil
+	}
+	if v < 0 || v > cur.Version {
+		return nil, fmt.Errorf("%w: memory %d has versions 1 to %d, not %d", ErrNotFound, id, cur.Version, v)
+	}
+	return tx.Get(id, v)
+}
+
+// History returns every version of memory id, oldest first.
+func (e *Engine) History(ctx context.Context, id int64) ([]*Memory, error) {
+	const op = "history"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	var hs []*Memory
+	err := e.b.View(ctx, func(tx ReadTx) error {
+		if _, err := e.getScoped(tx, id, 0); err != nil {
+			return err
+		}
+		var err error
+		hs, err = tx.History(id)
+		return err
+	})
+	if err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	return hs, nil
+}
+
+// Patch is a change to a memory; nil fields are left as they are.
+type Patch struct {
+	Content          *string
+	Type             *Type
+	Pool             *Pool
+	Significance     *int
+	Entities         *[]string
+	EmotionalContext *string
+	Source           *string
+	Session          *string
+	TrustLevel       *TrustLevel
+	TrustScore       *float64
+	ValidFrom        *time.Time
+	ValidTo          *time.Time
+	Status           *Status
+	Metadata         *map[string]any
+}
+
+func (p *Patch) apply(m *Memory) {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&m.Content, p.Content)
+	set(&m.EmotionalContext, p.EmotionalContext)
+	set(&m.Source, p.Source)
+	set(&m.Session, p.Session)
+	if p.Type != nil {
+		m.Type = *p.Type
+	}
+	if p.Pool != nil {
+		m.Pool = *p.Pool
+	}
+	if p.Significance != nil {
+		m.Significance = *p.Significance
+	}
+	if p.Entities != nil {
+		m.Entities = cleanEntities(*p.Entities)
+	}
+	if p.TrustLevel != nil {
+		m.Trust.Level = *p.TrustLevel
+		m.Trust.Score = p.TrustLevel.DefaultScore()
+	}
+	if p.TrustScore != nil {
+		m.Trust.Score = *p.TrustScore
+	}
+	if p.ValidFrom != nil {
+		m.ValidFrom = utc(*p.ValidFrom)
+	}
+	if p.ValidTo != nil {
+		m.ValidTo = utc(*p.ValidTo)
+	}
+	if p.Status != nil {
+		m.Status = *p.Status
+	}
+	if p.Metadata != nil {
+		m.Metadata = *p.Metadata
+	}
+}
+
+// Update writes a new version of memory id with p applied and returns it.
+// The previous version stays in History. A patch that changes nothing
+// writes nothing and returns the current version.
+func (e *Engine) Update(ctx context.Context, id int64, p Patch) (*Memory, error) {
+	const op = "update"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	var vec []float32
+	if p.Content != nil {
+		if err := validateContent(*p.Content); err != nil {
+			return nil, &Error{Op: op, ID: id, Err: err}
+		}
+		vs, err := e.embed(ctx, []string{*p.Content})
+		if err != nil {
+			return nil, &Error{Op: op, ID: id, Err: err}
+		}
+		if vs != nil {
+			vec = vs[0]
+		}
+	}
+	return e.writeVersion(ctx, op, id, func(cur *Memory) (*Memory, error) {
+		next := cur.Clone()
+		p.apply(next)
+		if vec != nil {
+			next.Embedding = Embedding{Model: e.model.ID, Vector: vec}
+		}
+		return next, nil
+	})
+}
+
+// Revert writes a new version of memory id equal to its version v (content
+// and attributes; access statistics are kept) and returns it.
+func (e *Engine) Revert(ctx context.Context, id int64, v int) (*Memory, error) {
+	const op = "revert"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	old, err := e.GetVersion(ctx, id, v)
+	if err != nil {
+		return nil, &Error{Op: op, ID: id, Err: unwrapOp(err)}
+	}
+	if e.emb != nil && old.Embedding.Model != e.model.ID {
+		// The old version was embedded by a previous model: embed it anew.
+		vs, err := e.embed(ctx, []string{old.Content})
+		if err != nil {
+			return nil, &Error{Op: op, ID: id, Err: err}
+		}
+		old.Embedding = Embedding{Model: e.model.ID, Vector: vs[0]}
+	}
+	return e.writeVersion(ctx, op, id, func(cur *Memory) (*Memory, error) {
+		if v == cur.Version {
+			return nil, invalidf("version %d is already the current version of memory %d", v, id)
+		}
+		next := old.Clone()
+		next.LastAccessedAt, next.AccessCount = cur.LastAccessedAt, cur.AccessCount
+		return next, nil
+	})
+}
+
+// writeVersion reads the current version of id, asks change for the next one
+// and writes it as version current+1, all in one transaction. When the next
+// version equals the current one nothing is written.
+func (e *Engine) writeVersion(ctx context.Context, op string, id int64, change func(cur *Memory) (*Memory, error)) (*Memory, error) {
+	var out *Memory
+	err := e.b.Update(ctx, func(tx Tx) error {
+		cur, err := e.getScoped(tx, id, 0)
+		if err != nil {
+			return err
+		}
+		next, err := change(cur)
+		if err != nil {
+			return err
+		}
+		if err := next.Validate(); err != nil {
+			return err
+		}
+		if err := validateMetadata(next.Metadata); err != nil {
+			return err
+		}
+		if sameVersion(cur, next) {
+			out = cur
+			return nil
+		}
+		next.ID, next.Version = id, cur.Version+1
+		next.CreatedAt, next.UpdatedAt = cur.CreatedAt, e.clock()
+		if !next.UpdatedAt.After(cur.UpdatedAt) {
+			// Versions are ordered by ingest time; keep that true under a coarse clock.
+			next.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
+		}
+		if err := tx.Put(next); err != nil {
+			return err
+		}
+		out = next
+		return nil
+	})
+	if err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	if err := e.syncVectors(ctx); err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	return out, nil
+}
+
+// sameVersion reports whether next records nothing new compared with cur.
+func sameVersion(cur, next *Memory) bool {
+	a, b := *cur, *next
+	a.Embedding.Vector, b.Embedding.Vector = nil, nil
+	aj, err1 := json.Marshal(a)
+	bj, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(aj) == string(bj) &&
+		cur.Embedding.Model == next.Embedding.Model && slicesEqual(cur.Embedding.Vector, next.Embedding.Vector)
+}
+
+func slicesEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// unwrapOp strips an *Error so that an inner operation's error can be
+// reported under the outer operation's name.
+func unwrapOp(err error) error {
+	var me *Error
+	if errors.As(err, &me) {
+		return me.Err
+	}
+	return err
+}
+
+// Link adds (or replaces) a typed edge from → to. Both memories must exist
+// and be in this handle's scope. Weight 0 means 1.
+func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
+	const op = "link"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if edge.Type == "" {
+		edge.Type = EdgeRelatesTo
+	}
+	if err := ValidateEdgeType(edge.Type); err != nil {
+		return nil, &Error{Op: op, ID: edge.From, Err: err}
+	}
+	if edge.From == edge.To {
+		return nil, &Error{Op: op, ID: edge.From, Err: invalidf("a memory cannot be linked to itself")}
+	}
+	if edge.Weight == 0 {
+		edge.Weight = 1
+	}
+	if edge.Weight < 0 || math.IsNaN(edge.Weight) || math.IsInf(edge.Weight, 0) {
+		return nil, &Error{Op: op, ID: edge.From, Err: invalidf("edge weight %v must be a positive number", edge.Weight)}
+	}
+	edge.CreatedAt = e.clock()
+	err := e.b.Update(ctx, func(tx Tx) error {
+		for _, id := range []int64{edge.From, edge.To} {
+			if _, err := e.getScoped(tx, id, 0); err != nil {
+				return err
+			}
+		}
+		return tx.Link(edge)
+	})
+	if err != nil {
+		return nil, &Error{Op: op, ID: edge.From, Err: err}
+	}
+	return &edge, nil
+}
+
+// Unlink removes the edge (from, to, t).
+func (e *Engine) Unlink(ctx context.Context, from, to int64, t EdgeType) error {
+	const op = "unlink"
+	if err := e.checkOpen(op); err != nil {
+		return err
+	}
+	err := e.b.Update(ctx, func(tx Tx) error {
+		if _, err := e.getScoped(tx, from, 0); err != nil {
+			return err
+		}
+		return tx.Unlink(from, to, t)
+	})
+	if err != nil {
+		return &Error{Op: op, ID: from, Err: err}
+	}
+	return nil
+}
+
+// Edges returns the edges that start or end at memory id.
+func (e *Engine) Edges(ctx context.Context, id int64) ([]Edge, error) {
+	const op = "edges"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	var out []Edge
+	err := e.b.View(ctx, func(tx ReadTx) error {
+		if _, err := e.getScoped(tx, id, 0); err != nil {
+			return err
+		}
+		var err error
+		out, err = tx.Edges(id)
+		return err
+	})
+	if err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	return out, nil
+}
+
+// DeletionCertificate records that a memory was forgotten. It carries a
+// SHA-256 of the forgotten content (so a holder of the content can check
+// that this is what was deleted) but never the content itself.
+type DeletionCertificate struct {
+	MemoryID    int64     `json:"memory_id"`
+	Versions    int       `json:"versions"`
+	Edges       int       `json:"edges"`
+	ContentHash string    `json:"content_sha256"`
+	Namespace   string    `json:"namespace"`
+	Source      string    `json:"source,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	Time        time.Time `json:"time"`
+	AuditSeq    uint64    `json:"audit_seq"`
+	AuditHash   string    `json:"audit_hash"`
+}
+
+// Forget removes every version, index entry, vector and edge of memory id
+// and records a deletion certificate in the audit log. The id is never
+// reused.
+func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*DeletionCertificate, error) {
+	const op = "forget"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if !utf8.ValidString(reason) || len(reason) > 4096 {
+		return nil, &Error{Op: op, ID: id, Err: invalidf("reason must be valid UTF-8 of at most 4096 bytes")}
+	}
+	var cert *DeletionCertificate
+	err := e.b.Update(ctx, func(tx Tx) error {
+		cur, err := e.getScoped(tx, id, 0)
+		if err != nil {
+			return err
+		}
+		hist, err := tx.History(id)
+		if err != nil {
+			return err
+		}
+		edges, err := tx.Edges(id)
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		for _, v := range hist {
+			fmt.Fprintf(h, "%d:%d:%s\n", v.Version, len(v.Content), v.Content)
+		}
+		cert = &DeletionCertificate{
+			MemoryID: id, Versions: len(hist), Edges: len(edges),
+			ContentHash: hex.EncodeToString(h.Sum(nil)),
+			Namespace:   cur.Namespace, Source: cur.Source, Reason: reason, Time: e.clock(),
+		}
+		if err := tx.Delete(id); err != nil {
+			return err
+		}
+		detail, _ := json.Marshal(cert)
+		entry, err := e.appendAudit(tx, "forget", id, string(detail))
+		if err != nil {
+			return err
+		}
+		cert.AuditSeq, cert.AuditHash = entry.Seq, entry.Hash
+		return nil
+	})
+	if err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	if err := e.syncVectors(ctx); err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	return cert, nil
+}
+
+// appendAudit chains a new audit entry to the previous one's hash.
+func (e *Engine) appendAudit(tx Tx, action string, id int64, detail string) (*AuditEntry, error) {
+	prev, err := tx.Meta(metaAuditHead)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	entry := &AuditEntry{Time: e.clock(), Action: action, MemoryID: id, Detail: detail, PrevHash: prev}
+	entry.Hash = AuditHash(entry)
+	if err := tx.AppendAudit(entry); err != nil {
+		return nil, err
+	}
+	if err := tx.SetMeta(metaAuditHead, entry.Hash); err != nil {
+		return nil, err
+	}
+	return entry, nil
+}
+
+// AuditHash is the chained hash of an audit entry: SHA-256 over the previous
+// hash and the entry's fields. Verifiers recompute it for every entry.
+func AuditHash(a *AuditEntry) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%s\n%d\n%s", a.PrevHash, a.Time.UTC().Format(time.RFC3339Nano), a.Action, a.MemoryID, a.Detail)
+	return hex.EncodeToString(h.Sum(nil))
+}
