@@ -42,9 +42,11 @@ type Or struct{ Children []Node }
 // (FTS5's binary "a NOT b"; a NOT without a left operand is a syntax error).
 type Not struct{ Positive, Negative Node }
 
-// Near matches documents where all Groups occur with at most Distance tokens
-// between consecutive groups, in any order (FTS5 NEAR semantics). Each group
-// is a *Term or a *Phrase.
+// Near matches documents where all Groups occur close together, in any order
+// (FTS5 NEAR semantics): taking the groups in document order, at most
+// Distance tokens lie between the end of the first group and the start of the
+// last, tokens of the groups in between included. Each group is a *Term or a
+// *Phrase.
 type Near struct {
 	Groups   []Node
 	Distance int
