@@ -12,9 +12,10 @@ func Normalize(v []float32) bool {
 	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
 		return false
 	}
-	inv := float32(1 / math.Sqrt(s))
+	// Scale in float64: 1/sqrt(s) overflows float32 for very short vectors.
+	inv := 1 / math.Sqrt(s)
 	for i := range v {
-		v[i] *= inv
+		v[i] = float32(float64(v[i]) * inv)
 	}
 	return true
 }

@@ -1,0 +1,382 @@
+package vector
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/memos-go/memos/core"
+)
+
+// Exact is a brute-force vector index: a search compares the query with every
+// stored vector, so its results are exact. It is the right index up to a few
+// hundred thousand vectors (a search over 100k × 384 is one pass over 150 MB)
+// and the reference the approximate indexes are checked against.
+//
+// Vectors live in one contiguous []float32, one row per entry, so a search is
+// a single linear pass with a SIMD dot product per row, keeping the best k in
+// a bounded heap. (Splitting the pass over two cores measured no faster: the
+// scan is bound by memory bandwidth.) Removing an entry moves the last row
+// into its slot.
+// Namespaces and pools are interned to small integers so that filtering a row
+// costs two slice lookups, and rows the filter rejects cost no dot product.
+//
+// Exact is safe for concurrent use: searches share a read lock, writes take
+// the write lock.
+type Exact struct {
+	dim int
+
+	mu    sync.RWMutex
+	data  []float32       // row s is data[s*dim : (s+1)*dim], unit length
+	ids   []int64         // slot → id
+	nsOf  []uint32        // slot → interned namespace
+	pool  []uint32        // slot → interned pool
+	slots map[int64]int32 // id → slot
+	ns    interner
+	pools interner
+}
+
+var _ core.VectorIndex = (*Exact)(nil)
+
+// NewExact returns an empty exact index for vectors of dim dimensions. Every
+// vector added and every query must have exactly dim components. It panics if
+// dim < 1.
+func NewExact(dim int) *Exact {
+	if dim < 1 {
+		panic(fmt.Sprintf("vector: NewExact(%d): dimension must be at least 1", dim))
+	}
+	return &Exact{dim: dim, slots: make(map[int64]int32)}
+}
+
+// Dim returns the dimension fixed at construction.
+func (x *Exact) Dim() int { return x.dim }
+
+// ctxCheckRows is how many rows a long scan or batch processes between two
+// checks of its context.
+const ctxCheckRows = 4096
+
+// Add inserts entries, replacing any entry with the same ID (a later entry of
+// the same call wins). It copies and normalises each vector. Add is atomic:
+// when one entry is invalid — wrong dimension (ErrDimensionMismatch), zero or
+// non-finite vector (ErrInvalid) — nothing is added.
+func (x *Exact) Add(ctx context.Context, entries ...core.VectorEntry) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("vector add: %w", err)
+	}
+	// Validate and normalise outside the lock, into one buffer.
+	buf := make([]float32, len(entries)*x.dim)
+	for i, e := range entries {
+		if len(e.Vector) != x.dim {
+			return fmt.Errorf("vector add id %d: %w: vector has %d dimensions, the index has %d (re-embed with the store's model or rebuild the index)",
+				e.ID, core.ErrDimensionMismatch, len(e.Vector), x.dim)
+		}
+		row := buf[i*x.dim : (i+1)*x.dim]
+		copy(row, e.Vector)
+		if !normalized(row) {
+			return fmt.Errorf("vector add id %d: %w: vector is zero, too short to normalise, or has non-finite components", e.ID, core.ErrInvalid)
+		}
+		if i%ctxCheckRows == ctxCheckRows-1 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("vector add: %w", err)
+			}
+		}
+	}
+
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.ids)+len(entries) > math.MaxInt32 {
+		return fmt.Errorf("vector add: %w: the exact index holds at most %d entries", core.ErrInvalid, math.MaxInt32)
+	}
+	x.reserve(len(entries))
+	for i, e := range entries {
+		row := buf[i*x.dim : (i+1)*x.dim]
+		ns, pool := x.ns.acquire(e.Namespace), x.pools.acquire(string(e.Pool))
+		if s, ok := x.slots[e.ID]; ok {
+			x.ns.release(x.nsOf[s])
+			x.pools.release(x.pool[s])
+			copy(x.data[int(s)*x.dim:], row)
+			x.nsOf[s], x.pool[s] = ns, pool
+			continue
+		}
+		x.slots[e.ID] = int32(len(x.ids))
+		x.ids = append(x.ids, e.ID)
+		x.nsOf = append(x.nsOf, ns)
+		x.pool = append(x.pool, pool)
+		x.data = append(x.data, row...)
+	}
+	return nil
+}
+
+// normalized scales v to unit length with Normalize and reports whether the
+// result is a finite unit vector. Normalize cannot scale a zero or non-finite
+// vector, and a vector whose length is below float32's range (about 1e-38)
+// would come out infinite; both are rejected.
+func normalized(v []float32) bool {
+	if !Normalize(v) {
+		return false
+	}
+	n := Dot(v, v)
+	return n > 0.99 && n < 1.01 // false for NaN and ±Inf
+}
+
+// reserve makes room for n more rows. The row storage grows by half its size
+// at least (append grows large slices by a quarter, which makes a bulk load
+// copy every vector about four times).
+func (x *Exact) reserve(n int) {
+	need := (len(x.ids) + n) * x.dim
+	if need <= cap(x.data) {
+		return
+	}
+	c := max(need, cap(x.data)+cap(x.data)/2, 64*x.dim)
+	x.data = slices.Grow(x.data, c-len(x.data))
+}
+
+// Remove deletes ids; unknown ids are ignored.
+func (x *Exact) Remove(ctx context.Context, ids ...int64) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("vector remove: %w", err)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, id := range ids {
+		s, ok := x.slots[id]
+		if !ok {
+			continue
+		}
+		delete(x.slots, id)
+		x.ns.release(x.nsOf[s])
+		x.pools.release(x.pool[s])
+		last := int32(len(x.ids) - 1)
+		if s != last {
+			x.ids[s] = x.ids[last]
+			x.nsOf[s] = x.nsOf[last]
+			x.pool[s] = x.pool[last]
+			copy(x.data[int(s)*x.dim:(int(s)+1)*x.dim], x.data[int(last)*x.dim:])
+			x.slots[x.ids[s]] = s
+		}
+		x.ids = x.ids[:last]
+		x.nsOf = x.nsOf[:last]
+		x.pool = x.pool[:last]
+		x.data = x.data[:int(last)*x.dim]
+	}
+	x.shrink()
+	return nil
+}
+
+// shrink gives memory back after many removals: when a quarter or less of
+// the row storage is in use, it is reallocated to twice the live size.
+func (x *Exact) shrink() {
+	n := len(x.ids)
+	if cap(x.ids) < 1024 || n > cap(x.ids)/4 {
+		return
+	}
+	x.ids = slices.Grow(slices.Clone(x.ids[:n:n]), n)
+	x.nsOf = slices.Grow(slices.Clone(x.nsOf[:n:n]), n)
+	x.pool = slices.Grow(slices.Clone(x.pool[:n:n]), n)
+	x.data = slices.Grow(slices.Clone(x.data[:n*x.dim:n*x.dim]), n*x.dim)
+}
+
+// Len returns the number of entries.
+func (x *Exact) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.ids)
+}
+
+// Search returns up to k entries matching f, most similar to q first, ties
+// broken by ascending ID. The score of a hit is the cosine similarity of q and
+// the entry (q is normalised on a copy; the caller's slice is not modified).
+// k ≤ 0 returns no hits. A query of the wrong dimension is an
+// ErrDimensionMismatch error, a zero or non-finite one an ErrInvalid error.
+func (x *Exact) Search(ctx context.Context, q []float32, k int, f core.VectorFilter) ([]core.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	if len(q) != x.dim {
+		return nil, fmt.Errorf("vector search: %w: query has %d dimensions, the index has %d (embed the query with the store's model)",
+			core.ErrDimensionMismatch, len(q), x.dim)
+	}
+	qn := slices.Clone(q)
+	if !normalized(qn) {
+		return nil, fmt.Errorf("vector search: %w: query vector is zero, too short to normalise, or has non-finite components", core.ErrInvalid)
+	}
+	if k <= 0 {
+		return []core.Hit{}, nil
+	}
+
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := len(x.ids)
+	nsOK, nsAny := x.ns.allowed(f.Namespaces)
+	poolOK, poolAny := x.pools.allowed(poolStrings(f.Pools))
+	if n == 0 || (!nsAny && !slices.Contains(nsOK, true)) || (!poolAny && !slices.Contains(poolOK, true)) {
+		return []core.Hit{}, nil
+	}
+
+	top := newTopK(min(k, n))
+	dim := x.dim
+	for start := 0; start < n; start += ctxCheckRows {
+		if start > 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("vector search: %w", err)
+			}
+		}
+		for s := start; s < min(start+ctxCheckRows, n); s++ {
+			if (!nsAny && !nsOK[x.nsOf[s]]) || (!poolAny && !poolOK[x.pool[s]]) {
+				continue
+			}
+			top.push(Dot(x.data[s*dim:(s+1)*dim], qn), x.ids[s])
+		}
+	}
+	return top.sorted(), nil
+}
+
+func poolStrings(ps []core.Pool) []string {
+	if ps == nil {
+		return nil
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return s
+}
+
+// interner maps strings (namespaces, pools) to small integers with reference
+// counts, so that rows store and compare integers and the names of removed
+// entries are forgotten. The zero value is ready to use.
+type interner struct {
+	idx   map[string]uint32
+	names []string
+	refs  []int
+	free  []uint32
+}
+
+func (in *interner) acquire(s string) uint32 {
+	if i, ok := in.idx[s]; ok {
+		in.refs[i]++
+		return i
+	}
+	if in.idx == nil {
+		in.idx = make(map[string]uint32)
+	}
+	var i uint32
+	if n := len(in.free); n > 0 {
+		i, in.free = in.free[n-1], in.free[:n-1]
+		in.names[i], in.refs[i] = s, 1
+	} else {
+		i = uint32(len(in.names))
+		in.names = append(in.names, s)
+		in.refs = append(in.refs, 1)
+	}
+	in.idx[s] = i
+	return i
+}
+
+func (in *interner) release(i uint32) {
+	if in.refs[i]--; in.refs[i] == 0 {
+		delete(in.idx, in.names[i])
+		in.names[i] = ""
+		in.free = append(in.free, i)
+	}
+}
+
+// allowed turns a filter list into a lookup table indexed by interned id.
+// any reports that the list is nil (no restriction); names the index does not
+// hold are ignored.
+func (in *interner) allowed(list []string) (ok []bool, any bool) {
+	if list == nil {
+		return nil, true
+	}
+	ok = make([]bool, len(in.names))
+	for _, s := range list {
+		if i, found := in.idx[s]; found {
+			ok[i] = true
+		}
+	}
+	return ok, false
+}
+
+// topK keeps the k best (score, id) pairs seen so far in a min-heap whose
+// root is the worst kept pair, so a row that cannot enter costs one compare.
+type topK struct {
+	k   int
+	ids []int64
+	s   []float32
+}
+
+func newTopK(k int) *topK {
+	return &topK{k: k, ids: make([]int64, 0, k), s: make([]float32, 0, k)}
+}
+
+// worse reports whether (sa, ida) ranks below (sb, idb): a lower score, or the
+// same score and a higher id.
+func worse(sa float32, ida int64, sb float32, idb int64) bool {
+	return sa < sb || (sa == sb && ida > idb)
+}
+
+func (t *topK) push(score float32, id int64) {
+	if len(t.ids) < t.k {
+		t.ids = append(t.ids, id)
+		t.s = append(t.s, score)
+		t.up(len(t.ids) - 1)
+		return
+	}
+	if !worse(t.s[0], t.ids[0], score, id) {
+		return
+	}
+	t.ids[0], t.s[0] = id, score
+	t.down(0)
+}
+
+func (t *topK) less(i, j int) bool { return worse(t.s[i], t.ids[i], t.s[j], t.ids[j]) }
+
+func (t *topK) swap(i, j int) {
+	t.ids[i], t.ids[j] = t.ids[j], t.ids[i]
+	t.s[i], t.s[j] = t.s[j], t.s[i]
+}
+
+func (t *topK) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !t.less(i, p) {
+			return
+		}
+		t.swap(i, p)
+		i = p
+	}
+}
+
+func (t *topK) down(i int) {
+	n := len(t.ids)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && t.less(r, l) {
+			m = r
+		}
+		if !t.less(m, i) {
+			return
+		}
+		t.swap(i, m)
+		i = m
+	}
+}
+
+// sorted empties the heap into a slice, best first.
+func (t *topK) sorted() []core.Hit {
+	out := make([]core.Hit, len(t.ids))
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = core.Hit{ID: t.ids[0], Score: float64(t.s[0])}
+		last := len(t.ids) - 1
+		t.swap(0, last)
+		t.ids, t.s = t.ids[:last], t.s[:last]
+		t.down(0)
+	}
+	return out
+}

@@ -1,0 +1,31 @@
+package vector_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/vector"
+)
+
+func ExampleExact() {
+	ctx := context.Background()
+	idx := vector.NewExact(3)
+	_ = idx.Add(ctx,
+		core.VectorEntry{ID: 1, Namespace: "default", Pool: core.PoolMemory, Vector: []float32{1, 0, 0}},
+		core.VectorEntry{ID: 2, Namespace: "user:alice", Pool: core.PoolMemory, Vector: []float32{1, 1, 0}},
+		core.VectorEntry{ID: 3, Namespace: "user:bob", Pool: core.PoolMemory, Vector: []float32{0, 0, 1}},
+	)
+	// Alice's scope: her namespace and the shared default one.
+	f := core.VectorFilter{Namespaces: []string{"user:alice", core.DefaultNamespace}}
+	hits, err := idx.Search(ctx, []float32{2, 1, 0}, 5, f)
+	if err != nil {
+		panic(err)
+	}
+	for _, h := range hits {
+		fmt.Printf("id %d: %.3f\n", h.ID, h.Score)
+	}
+	// Output:
+	// id 2: 0.949
+	// id 1: 0.894
+}
