@@ -1,0 +1,269 @@
+// Package ollama embeds text with a local Ollama server through its
+// POST /api/embed endpoint. It registers as the embedder "ollama";
+// cmd/memos-embed-ollama serves it as a plugin.
+//
+// Opening the embedder asks the server for one probe embedding to learn the
+// model's dimension, unless Config.Dim gives it. Vectors are normalised to
+// unit length on arrival, so the model info always says Normalized; empty
+// strings are sent as a single space. Ollama is a local server, so failed
+// requests are not retried: a server that is down gives core.ErrUnavailable
+// with a hint to start it, an unknown model core.ErrInvalid with a hint to
+// pull it.
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/memos-go/memos/core"
+)
+
+// Name is the registry name of this embedder.
+const Name = "ollama"
+
+// Defaults for Config's zero fields.
+const (
+	DefaultBaseURL = "http://localhost:11434"
+	DefaultModel   = "nomic-embed-text"
+	DefaultBatch   = 64
+	DefaultTimeout = 2 * time.Minute // the first request may load the model
+)
+
+// Config configures the embedder. Every field is optional.
+type Config struct {
+	// BaseURL is the Ollama server (default http://localhost:11434).
+	BaseURL string `koanf:"base_url"`
+	// Model is the embedding model (default nomic-embed-text); pull it first
+	// with `ollama pull <model>`.
+	Model string `koanf:"model"`
+	// KeepAlive is how long Ollama keeps the model loaded after a request,
+	// in Ollama's syntax ("5m", "1h", "-1" for ever); empty leaves Ollama's
+	// default.
+	KeepAlive string `koanf:"keep_alive"`
+	// Batch is the most texts sent in one request (default 64).
+	Batch int `koanf:"batch"`
+	// Timeout bounds one request (default 2m).
+	Timeout time.Duration `koanf:"timeout"`
+	// Dim is the model's dimension; when zero it is found with one request
+	// at open.
+	Dim int `koanf:"dim"`
+	// Truncate, when set, is sent as Ollama's truncate flag: true cuts
+	// texts longer than the model's context, false makes them an error.
+	// Unset leaves Ollama's default (true).
+	Truncate *bool `koanf:"truncate"`
+	// HTTPClient, if set, sends the requests.
+	HTTPClient *http.Client `koanf:"-"`
+}
+
+func init() {
+	core.RegisterEmbedder(Name, core.EmbedderDriver{
+		NewConfig: func() any { return new(Config) },
+		Open: func(ctx context.Context, cfg any) (core.Embedder, error) {
+			c, ok := cfg.(*Config)
+			if !ok {
+				return nil, fmt.Errorf("%w: ollama: config is %T, want *ollama.Config", core.ErrInvalid, cfg)
+			}
+			return Open(ctx, *c)
+		},
+	})
+}
+
+// Embedder calls Ollama's /api/embed. It is safe for concurrent use.
+type Embedder struct {
+	cfg    Config
+	url    string
+	client *http.Client
+	info   core.ModelInfo
+}
+
+var _ core.Embedder = (*Embedder)(nil)
+
+// Open returns an embedder for cfg, probing the model's dimension when
+// cfg.Dim is zero.
+func Open(ctx context.Context, cfg Config) (*Embedder, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Dim < 0 {
+		return nil, fmt.Errorf("%w: ollama: dim %d, want > 0 or unset", core.ErrInvalid, cfg.Dim)
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: ollama: base_url %q is not an http(s) URL such as %s", core.ErrInvalid, cfg.BaseURL, DefaultBaseURL)
+	}
+	e := &Embedder{cfg: cfg, url: strings.TrimRight(cfg.BaseURL, "/") + "/api/embed", client: cfg.HTTPClient}
+	if e.client == nil {
+		e.client = http.DefaultClient
+	}
+	dim := cfg.Dim
+	if dim == 0 {
+		vs, err := e.request(ctx, []string{"dimension probe"})
+		if err != nil {
+			return nil, fmt.Errorf("ollama: finding the dimension of model %s (set dim to skip this): %w", cfg.Model, err)
+		}
+		dim = len(vs[0])
+	}
+	e.info = core.ModelInfo{
+		ID:         fmt.Sprintf("ollama:%s:%d", cfg.Model, dim),
+		Dim:        dim,
+		MaxBatch:   cfg.Batch,
+		Normalized: true,
+	}
+	return e, nil
+}
+
+// Info implements core.Embedder.
+func (e *Embedder) Info(context.Context) (core.ModelInfo, error) { return e.info, nil }
+
+// Embed implements core.Embedder. Batches larger than Batch are sent as
+// several requests.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ollama: %w", err)
+	}
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += e.cfg.Batch {
+		chunk := texts[start:min(start+e.cfg.Batch, len(texts))]
+		vs, err := e.request(ctx, chunk)
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range vs {
+			if len(v) != e.info.Dim {
+				return nil, fmt.Errorf("%w: ollama: model %s returned %d dimensions for text %d, expected %d",
+					core.ErrDimensionMismatch, e.cfg.Model, len(v), start+i, e.info.Dim)
+			}
+		}
+		out = append(out, vs...)
+	}
+	return out, nil
+}
+
+type request struct {
+	Model     string   `json:"model"`
+	Input     []string `json:"input"`
+	KeepAlive string   `json:"keep_alive,omitempty"`
+	Truncate  *bool    `json:"truncate,omitempty"`
+}
+
+type response struct {
+	Model      string      `json:"model"`
+	Embeddings [][]float32 `json:"embeddings"`
+}
+
+// request embeds one batch and returns normalised vectors in input order.
+func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, error) {
+	in := make([]string, len(texts))
+	for i, s := range texts {
+		if s == "" {
+			s = " "
+		}
+		in[i] = s
+	}
+	body, err := json.Marshal(request{Model: e.cfg.Model, Input: in, KeepAlive: e.cfg.KeepAlive, Truncate: e.cfg.Truncate})
+	if err != nil {
+		return nil, fmt.Errorf("ollama: %w", err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, e.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%w: ollama: %v", core.ErrInvalid, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := e.client.Do(req)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("ollama: %w", ctx.Err())
+		case rctx.Err() != nil:
+			return nil, fmt.Errorf("%w: ollama: POST %s: no answer within %v (timeout)", core.ErrUnavailable, e.url, e.cfg.Timeout)
+		}
+		return nil, fmt.Errorf("%w: ollama: POST %s: %v (is Ollama running? start it with `ollama serve`)", core.ErrUnavailable, e.url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("ollama: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("%w: ollama: reading the answer of POST %s: %v", core.ErrUnavailable, e.url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := errorText(data)
+		sentinel := core.ErrInvalid
+		if resp.StatusCode >= 500 {
+			sentinel = core.ErrUnavailable
+		}
+		if resp.StatusCode == http.StatusNotFound && strings.Contains(msg, "not found") {
+			msg += fmt.Sprintf(" (pull it with `ollama pull %s`)", e.cfg.Model)
+		}
+		return nil, fmt.Errorf("%w: ollama: POST %s: %s: %s", sentinel, e.url, resp.Status, msg)
+	}
+	var r response
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("ollama: POST %s: the answer is not an embed response: %v", e.url, err)
+	}
+	if len(r.Embeddings) != len(texts) {
+		return nil, fmt.Errorf("ollama: POST %s: %d embeddings for %d texts", e.url, len(r.Embeddings), len(texts))
+	}
+	for i, v := range r.Embeddings {
+		if !normalize(v) {
+			return nil, fmt.Errorf("ollama: POST %s: embedding %d is zero or not finite", e.url, i)
+		}
+	}
+	return r.Embeddings, nil
+}
+
+// errorText extracts Ollama's {"error": "..."} message, or an excerpt of
+// any other body.
+func errorText(data []byte) string {
+	var b struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(data, &b) == nil && b.Error != "" {
+		return b.Error
+	}
+	s := strings.TrimSpace(string(data))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	if s == "" {
+		s = "(empty body)"
+	}
+	return s
+}
+
+// normalize scales v to unit length; it reports false for a zero or
+// non-finite vector.
+func normalize(v []float32) bool {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+		return false
+	}
+	inv := 1 / math.Sqrt(s)
+	for i := range v {
+		v[i] = float32(float64(v[i]) * inv)
+	}
+	return true
+}

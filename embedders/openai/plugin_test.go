@@ -1,0 +1,35 @@
+package openai_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/memos-go/memos/core/embedtest"
+	"github.com/memos-go/memos/plugins"
+)
+
+// TestAsPlugin builds cmd/memos-embed-openai and runs the conformance cases
+// through it against the fake server; the key travels in the environment.
+func TestAsPlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	bin := filepath.Join(t.TempDir(), "memos-embed-openai")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/memos-embed-openai").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	f := &fake{}
+	url := serve(t, f)
+	p, err := plugins.Open(t.Context(), plugins.Config{Path: bin, Args: []string{
+		"-base-url", url, "-model", "test-model", "-dimensions", "12", "-api-key-env", keyEnv, "-batch", "3",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	embedtest.Run(t, p, append(embedtest.Cases(), embedtest.HostSplitsBatches)...)
+	if len(f.requests()) == 0 {
+		t.Fatal("the plugin never called the server")
+	}
+}

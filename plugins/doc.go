@@ -1,0 +1,53 @@
+// Package plugins runs memos embedders out of process: the host side of the
+// embedder plugin protocol. A plugin is any program that serves the protocol
+// (Go authors: plugins/sdk, one Serve call); Open starts it and returns an
+// Embedder that implements core.Embedder and io.Closer. The package
+// registers itself as the embedder named "plugin":
+//
+//	embedder:
+//	  name: plugin
+//	  plugin:
+//	    path: ./my-embedder          # or a name found in PATH
+//	    checksum: sha256:<hex>        # optional: refuse any other binary
+//	    args: ["-model", "x"]         # optional command-line arguments
+//	    env: {OLLAMA_HOST: ...}       # optional extra environment
+//	    start_timeout: 30s            # optional
+//	    call_timeout: 2m              # optional
+//
+// # Protocol
+//
+// The transport is hashicorp/go-plugin over gRPC. The service, defined in
+// internal/pb/embedder.proto, has two calls: Info (model id, dimension, max
+// batch, normalised) and Embed (a batch of texts in, one vector per text
+// out). Errors travel as gRPC status codes with memos' error kind attached,
+// so core.ErrInvalid, core.ErrUnavailable and the context errors come back
+// as themselves; the caller's context is carried with every call, so a
+// cancelled search cancels the plugin's work.
+//
+// # Versioning
+//
+// The handshake negotiates a protocol version (go-plugin VersionedPlugins);
+// this build speaks ProtocolVersion 1. A plugin that speaks only another
+// version is refused at Open with an error saying to rebuild it. Messages
+// only ever gain fields; an incompatible change becomes version 2, and hosts
+// then serve both for a while.
+//
+// # Security
+//
+// The host and the plugin authenticate each other with one-time
+// certificates (go-plugin AutoMTLS), so no other process can talk to the
+// plugin or impersonate it. The magic cookie in the environment is a
+// usability check, not security. With checksum set, the binary's SHA-256 is
+// checked right before every start (also restarts), so a replaced binary is
+// refused; keep the binary where only its owner can write it.
+//
+// # Lifecycle
+//
+// Open starts the process and checks its model info. A call that finds the
+// process dead starts a new one and retries once; a call that exceeds
+// call_timeout fails with core.ErrUnavailable naming the plugin. The
+// plugin's log lines (stderr) go to Config.Logger with their levels. Close
+// ends the process; KillAll ends every plugin and is what a program calls
+// on exit and on interrupt. On Linux the kernel also kills a plugin whose
+// host died, so no plugin outlives memos.
+package plugins

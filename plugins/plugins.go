@@ -1,0 +1,524 @@
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/plugins/internal/shim"
+)
+
+// Name is the embedder name the loader registers under: config
+// `embedder: {name: plugin, plugin: {path: ..., checksum: ...}}`.
+const Name = "plugin"
+
+// ProtocolVersion is the embedder plugin protocol version this build of
+// memos speaks. A plugin built against another version is refused at the
+// handshake with an error that says so.
+const ProtocolVersion = shim.ProtocolVersion
+
+// Defaults for Config's zero fields.
+const (
+	DefaultStartTimeout = 30 * time.Second
+	DefaultCallTimeout  = 2 * time.Minute
+)
+
+// Config says which plugin binary to run and how. The zero value of every
+// field but Path is usable.
+type Config struct {
+	// Path is the plugin executable. A bare name (no slash) is looked up in
+	// PATH, so built-in provider binaries such as memos-embed-ollama work
+	// once installed.
+	Path string `koanf:"path"`
+	// Checksum, if set, is "sha256:<64 hex digits>"; the loader refuses to
+	// start a binary whose SHA-256 differs (get it with `sha256sum`).
+	Checksum string `koanf:"checksum"`
+	// Args are passed to the plugin on its command line.
+	Args []string `koanf:"args"`
+	// Env adds variables to the plugin's environment, which otherwise is
+	// memos' own.
+	Env map[string]string `koanf:"env"`
+	// StartTimeout bounds the start and handshake (default 30s).
+	StartTimeout time.Duration `koanf:"start_timeout"`
+	// CallTimeout bounds each call to the plugin (default 2m); a call that
+	// takes longer fails with an error naming the plugin.
+	CallTimeout time.Duration `koanf:"call_timeout"`
+	// Logger receives go-plugin's and the plugin's log lines (the plugin's
+	// stderr), each with a "plugin" attribute. Nil means slog.Default().
+	Logger *slog.Logger `koanf:"-"`
+}
+
+func init() {
+	core.RegisterEmbedder(Name, core.EmbedderDriver{
+		NewConfig: func() any { return new(Config) },
+		Open: func(ctx context.Context, cfg any) (core.Embedder, error) {
+			c, ok := cfg.(*Config)
+			if !ok {
+				return nil, fmt.Errorf("%w: plugin embedder: config is %T, want *plugins.Config", core.ErrInvalid, cfg)
+			}
+			return Open(ctx, *c)
+		},
+	})
+}
+
+// Embedder runs an embedder plugin out of process and is itself a
+// core.Embedder. It is safe for concurrent use.
+//
+// Embed splits batches larger than the plugin's MaxBatch, sends the caller's
+// context with every call (cancelling it cancels the plugin's work), bounds
+// each call by CallTimeout, and checks every answer's shape. When the plugin
+// process dies during a call, Embed starts a new process and retries the
+// call once. Close (or KillAll) ends the process.
+type Embedder struct {
+	cfg      Config
+	name     string // base name of the binary, for messages and logs
+	path     string
+	checksum []byte
+	log      *slog.Logger
+	info     core.ModelInfo // from the first start; a plugin must not change it
+
+	mu     sync.Mutex
+	cur    *proc
+	closed bool
+}
+
+var (
+	_ core.Embedder = (*Embedder)(nil)
+	_ io.Closer     = (*Embedder)(nil)
+)
+
+// proc is one plugin process and its gRPC client.
+type proc struct {
+	client *plugin.Client
+	rpc    *shim.Client
+}
+
+// live holds every open Embedder, for KillAll.
+var live = struct {
+	sync.Mutex
+	m map[*Embedder]struct{}
+}{m: make(map[*Embedder]struct{})}
+
+// KillAll closes every open plugin Embedder and so ends their processes.
+// Programs call it on exit and on interrupt (a plugin ignores SIGINT so that
+// Ctrl-C in a terminal leaves the host in charge of its shutdown). It may be
+// called many times. On Linux a plugin also gets SIGKILL when the host dies
+// without cleaning up, so no plugin outlives memos.
+//
+// (go-plugin's own CleanupClients is not used: it may run only once per
+// process, and its list of clients only grows, by one per restart.)
+func KillAll() {
+	live.Lock()
+	es := slices.Collect(maps.Keys(live.m))
+	live.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range es {
+		wg.Go(func() { _ = e.Close() })
+	}
+	wg.Wait()
+}
+
+// maxMessage bounds one gRPC message. gRPC's default (4 MB) is less than
+// a few hundred large vectors; chunking (maxChunk) keeps messages well below.
+const maxMessage = 256 << 20
+
+// window is the HTTP/2 flow-control window for answers from the plugin.
+const window = 16 << 20
+
+// maxChunk is the batch size the host sends when the plugin declares no
+// max batch, so that one message stays reasonably small.
+const maxChunk = 256
+
+// errCallTimeout is the cancellation cause of a call that hit CallTimeout.
+var errCallTimeout = errors.New("plugin call timeout")
+
+// Open starts the plugin cfg.Path, completes the handshake and asks for its
+// model info. Errors wrap core.ErrInvalid for configuration problems (no
+// such file, bad or mismatched checksum, wrong protocol version, invalid
+// model info) and core.ErrUnavailable when the process fails to start.
+func Open(ctx context.Context, cfg Config) (*Embedder, error) {
+	if cfg.Path == "" {
+		return nil, fmt.Errorf("%w: plugin: path is empty; set embedder.plugin.path to the plugin binary", core.ErrInvalid)
+	}
+	e := &Embedder{cfg: cfg, name: filepath.Base(cfg.Path), log: cfg.Logger}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	e.log = e.log.With("plugin", e.name)
+	if e.cfg.StartTimeout <= 0 {
+		e.cfg.StartTimeout = DefaultStartTimeout
+	}
+	if e.cfg.CallTimeout <= 0 {
+		e.cfg.CallTimeout = DefaultCallTimeout
+	}
+	path, err := resolve(cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	e.path = path
+	if cfg.Checksum != "" {
+		if e.checksum, err = ParseChecksum(cfg.Checksum); err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", e.name, err)
+		}
+	}
+	p, err := e.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mi, err := e.infoOf(ctx, p)
+	if err == nil {
+		err = validInfo(mi)
+	}
+	if err != nil {
+		p.client.Kill()
+		return nil, fmt.Errorf("plugin %s: %w", e.name, err)
+	}
+	e.info, e.cur = mi, p
+	live.Lock()
+	live.m[e] = struct{}{}
+	live.Unlock()
+	e.log.Debug("plugin started", "model", mi.ID, "dim", mi.Dim, "max_batch", mi.MaxBatch)
+	return e, nil
+}
+
+func resolve(path string) (string, error) {
+	if !strings.ContainsRune(path, filepath.Separator) {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return "", fmt.Errorf("%w: plugin %q: not found in PATH; give a path such as ./%s", core.ErrInvalid, path, path)
+		}
+		path = p
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: plugin %q: %v", core.ErrInvalid, path, err)
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w: plugin %q: %v; build the plugin or fix embedder.plugin.path", core.ErrInvalid, path, err)
+	case st.IsDir():
+		return "", fmt.Errorf("%w: plugin %q is a directory, not an executable", core.ErrInvalid, path)
+	case st.Mode()&0o111 == 0:
+		return "", fmt.Errorf("%w: plugin %q is not executable (chmod +x it)", core.ErrInvalid, path)
+	}
+	return abs, nil
+}
+
+// ParseChecksum parses "sha256:<64 hex digits>" into the digest bytes.
+func ParseChecksum(s string) ([]byte, error) {
+	algo, hexsum, ok := strings.Cut(s, ":")
+	if !ok || algo != "sha256" {
+		return nil, fmt.Errorf("%w: checksum %q: want \"sha256:<64 hex digits>\" (the output of sha256sum)", core.ErrInvalid, s)
+	}
+	sum, err := hex.DecodeString(hexsum)
+	if err != nil || len(sum) != sha256.Size {
+		return nil, fmt.Errorf("%w: checksum %q: after \"sha256:\" want 64 hex digits (the output of sha256sum)", core.ErrInvalid, s)
+	}
+	return sum, nil
+}
+
+// FileChecksum returns the checksum of the file at path in the form Config
+// expects ("sha256:<hex>").
+func FileChecksum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// start runs a new plugin process and connects to it.
+func (e *Embedder) start(ctx context.Context) (*proc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("plugin %s: start: %w", e.name, err)
+	}
+	cmd := exec.Command(e.path, e.cfg.Args...)
+	cmd.Env = os.Environ()
+	for _, k := range slices.Sorted(maps.Keys(e.cfg.Env)) {
+		cmd.Env = append(cmd.Env, k+"="+e.cfg.Env[k])
+	}
+	dieWithParent(cmd)
+	cc := &plugin.ClientConfig{
+		HandshakeConfig:  shim.Handshake,
+		VersionedPlugins: shim.Plugins(nil),
+		Cmd:              cmd,
+		SkipHostEnv:      true, // cmd.Env already has it, with Config.Env taking precedence
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		StartTimeout:     e.cfg.StartTimeout,
+		Logger:           newHCLogger(e.log, filepath.Base(e.path)),
+		GRPCDialOptions: []grpc.DialOption{
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage)),
+			// Windows large enough for a whole batch of vectors: no flow-control round trips.
+			grpc.WithInitialWindowSize(window), grpc.WithInitialConnWindowSize(window),
+		},
+		SyncStdout: newStreamWriter(e.log, "stdout"),
+		SyncStderr: newStreamWriter(e.log, "stderr"),
+	}
+	if e.checksum != nil {
+		cc.SecureConfig = &plugin.SecureConfig{Checksum: e.checksum, Hash: sha256.New()}
+	}
+	client := plugin.NewClient(cc)
+
+	type result struct {
+		p   *proc
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, err := connect(client)
+		done <- result{p, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			client.Kill()
+			return nil, e.startError(r.err)
+		}
+		return r.p, nil
+	case <-ctx.Done():
+		go func() { <-done; client.Kill() }()
+		return nil, fmt.Errorf("plugin %s: start: %w", e.name, ctx.Err())
+	}
+}
+
+func connect(client *plugin.Client) (*proc, error) {
+	rpc, err := client.Client()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := rpc.Dispense(shim.PluginName)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := raw.(*shim.Client)
+	if !ok {
+		return nil, fmt.Errorf("dispensed %T, want an embedder client", raw)
+	}
+	return &proc{client: client, rpc: c}, nil
+}
+
+// startError turns go-plugin's start errors into ones that say what to do.
+func (e *Embedder) startError(err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
+		got, _ := FileChecksum(e.path)
+		return fmt.Errorf("%w: plugin %s: checksum mismatch: the file %s has %s but the config expects sha256:%x; "+
+			"if you rebuilt the plugin on purpose, update embedder.plugin.checksum", core.ErrInvalid, e.name, e.path, got, e.checksum)
+	case strings.Contains(msg, "incompatible API version"):
+		return fmt.Errorf("%w: plugin %s speaks another memos plugin protocol version than this memos (%d): %s; "+
+			"rebuild the plugin against the plugins/sdk of this memos version", core.ErrInvalid, e.name, ProtocolVersion, msg)
+	case strings.Contains(msg, "Unrecognized remote plugin message"), strings.Contains(msg, "exited before we could connect"):
+		return fmt.Errorf("%w: plugin %s did not complete the plugin handshake (is it a memos embedder plugin that calls sdk.Serve? see its log lines above): %s",
+			core.ErrUnavailable, e.name, firstLine(msg))
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return fmt.Errorf("%w: plugin %s did not start within %v (start_timeout)", core.ErrUnavailable, e.name, e.cfg.StartTimeout)
+	}
+	return fmt.Errorf("%w: plugin %s: start: %v", core.ErrUnavailable, e.name, err)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func validInfo(mi core.ModelInfo) error {
+	switch {
+	case mi.ID == "":
+		return fmt.Errorf("%w: the plugin reports an empty model id", core.ErrInvalid)
+	case mi.Dim <= 0:
+		return fmt.Errorf("%w: the plugin reports dimension %d", core.ErrInvalid, mi.Dim)
+	case mi.MaxBatch < 0:
+		return fmt.Errorf("%w: the plugin reports max batch %d", core.ErrInvalid, mi.MaxBatch)
+	}
+	return nil
+}
+
+func (e *Embedder) infoOf(ctx context.Context, p *proc) (core.ModelInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout)
+	defer cancel()
+	return p.rpc.Info(ctx)
+}
+
+// current returns the running process, or ErrClosed.
+func (e *Embedder) current() (*proc, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, fmt.Errorf("plugin %s: %w", e.name, core.ErrClosed)
+	}
+	return e.cur, nil
+}
+
+// Info asks the plugin for its model info and checks that it has not
+// changed since the plugin started.
+func (e *Embedder) Info(ctx context.Context) (core.ModelInfo, error) {
+	var mi core.ModelInfo
+	err := e.call(ctx, "info", func(ctx context.Context, p *proc) (err error) {
+		mi, err = p.rpc.Info(ctx)
+		return err
+	})
+	if err != nil {
+		return core.ModelInfo{}, err
+	}
+	if mi != e.info {
+		return core.ModelInfo{}, fmt.Errorf("plugin %s changed its model info from %+v to %+v; an embedder's info must not change while it runs",
+			e.name, e.info, mi)
+	}
+	return mi, nil
+}
+
+// Embed implements core.Embedder. It accepts batches of any size.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("plugin %s: embed: %w", e.name, err)
+	}
+	if _, err := e.current(); err != nil {
+		return nil, err
+	}
+	out := make([][]float32, 0, len(texts))
+	step := e.info.MaxBatch
+	if step <= 0 {
+		step = maxChunk
+	}
+	for start := 0; start < len(texts); start += step {
+		chunk := texts[start:min(start+step, len(texts))]
+		var vs [][]float32
+		err := e.call(ctx, "embed", func(ctx context.Context, p *proc) (err error) {
+			vs, err = p.rpc.Embed(ctx, chunk)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(vs) != len(chunk) {
+			return nil, fmt.Errorf("plugin %s returned %d vectors for %d texts", e.name, len(vs), len(chunk))
+		}
+		for i, v := range vs {
+			if len(v) != e.info.Dim {
+				return nil, fmt.Errorf("%w: plugin %s returned a vector of %d dimensions for text %d, but its model %s has %d",
+					core.ErrDimensionMismatch, e.name, len(v), start+i, e.info.ID, e.info.Dim)
+			}
+		}
+		out = append(out, vs...)
+	}
+	return out, nil
+}
+
+// call runs fn against the current process with the call timeout. If the
+// process died, it restarts it and runs fn once more.
+func (e *Embedder) call(ctx context.Context, op string, fn func(context.Context, *proc) error) error {
+	p, err := e.current()
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		cctx, cancel := context.WithTimeoutCause(ctx, e.cfg.CallTimeout, errCallTimeout)
+		err = fn(cctx, p)
+		timedOut := errors.Is(context.Cause(cctx), errCallTimeout)
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("plugin %s: %s: %w", e.name, op, ctx.Err())
+		case timedOut:
+			return fmt.Errorf("%w: plugin %s: %s did not answer within %v (call_timeout): the plugin may be hung or overloaded",
+				core.ErrUnavailable, e.name, op, e.cfg.CallTimeout)
+		case attempt == 0 && e.crashed(p, err):
+			e.log.Warn("plugin process died during a call; restarting it and retrying once", "op", op, "error", err)
+			if p, err = e.restart(ctx, p); err != nil {
+				return err
+			}
+			continue
+		}
+		if e.crashed(p, err) {
+			return fmt.Errorf("%w: plugin %s: %s: the plugin died again after a restart: %v", core.ErrUnavailable, e.name, op, err)
+		}
+		return fmt.Errorf("plugin %s: %s: %w", e.name, op, err)
+	}
+}
+
+// crashed reports whether err means the process is gone rather than that
+// the plugin answered with an error.
+func (e *Embedder) crashed(p *proc, err error) bool {
+	var se *shim.Error
+	if errors.As(err, &se) && se.FromPlugin {
+		return false
+	}
+	if p.client.Exited() {
+		return true
+	}
+	if !errors.Is(err, core.ErrUnavailable) {
+		return false
+	}
+	rpc, cerr := p.client.Client()
+	return cerr != nil || rpc.Ping() != nil
+}
+
+// restart replaces the dead process old with a new one, unless another call
+// already did.
+func (e *Embedder) restart(ctx context.Context, old *proc) (*proc, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, fmt.Errorf("plugin %s: %w", e.name, core.ErrClosed)
+	}
+	if e.cur != old {
+		return e.cur, nil
+	}
+	old.client.Kill()
+	p, err := e.start(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s crashed and could not be restarted: %w", e.name, err)
+	}
+	mi, err := e.infoOf(ctx, p)
+	if err == nil && mi != e.info {
+		err = fmt.Errorf("it reports model %+v after the restart, %+v before", mi, e.info)
+	}
+	if err != nil {
+		p.client.Kill()
+		return nil, fmt.Errorf("plugin %s crashed and the restarted process failed: %w", e.name, err)
+	}
+	e.cur = p
+	return p, nil
+}
+
+// Close ends the plugin process. Later calls return core.ErrClosed. Close
+// may be called more than once.
+func (e *Embedder) Close() error {
+	e.mu.Lock()
+	p := e.cur
+	e.cur, e.closed = nil, true
+	e.mu.Unlock()
+	live.Lock()
+	delete(live.m, e)
+	live.Unlock()
+	if p != nil {
+		p.client.Kill()
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+// Package sdk is what an embedder plugin author imports: implement
+// Embedder (the same two methods as core.Embedder) and call Serve from main.
+//
+//	func main() { sdk.Serve(myEmbedder{}) }
+//
+// Build the program and point memos at the binary:
+//
+//	embedder:
+//	  name: plugin
+//	  plugin:
+//	    path: ./my-embedder
+//	    checksum: sha256:…   # optional; sha256sum ./my-embedder
+//
+// The plugin speaks memos' embedder protocol over go-plugin's gRPC transport
+// with automatic mutual TLS; the author never sees the generated code. The
+// host splits batches larger than Info().MaxBatch, so Embed never receives
+// more; the context passed to Embed is cancelled when the host's caller
+// gives up, so long calls should watch it. Return errors wrapping the core
+// sentinels (core.ErrInvalid for rejected input, core.ErrUnavailable when a
+// server you depend on is down): the host gets the same sentinel back.
+//
+// Log with Logger() (or slog's default logger, which Serve sets to it):
+// lines go to stderr in the format the host parses, so they appear in memos'
+// log with their level and attributes. Anything else printed to stderr is
+// logged by the host at debug level; stdout is reserved for the handshake.
+//
+// Test a plugin without building it with plugins/sdk/sdktest.
+package sdk
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/plugins/internal/shim"
+)
+
+// Embedder is the interface a plugin implements; it is core.Embedder, whose
+// doc states the contract (deterministic, safe for concurrent use, empty
+// strings embed, Info never changes).
+type Embedder = core.Embedder
+
+// ModelInfo describes the model; it is core.ModelInfo.
+type ModelInfo = core.ModelInfo
+
+// Serve serves e as a memos embedder plugin until the host stops it. It
+// must be called from main, and only in a process the host started: run by
+// hand, the program prints a message saying it is a plugin and exits 1.
+func Serve(e Embedder) {
+	slog.SetDefault(Logger())
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  shim.Handshake,
+		VersionedPlugins: shim.Plugins(e),
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(maxMessage))...)
+		},
+		Logger: hclog.New(&hclog.LoggerOptions{Output: os.Stderr, JSONFormat: true, Level: hclog.Info}),
+	})
+}
+
+// maxMessage bounds a request the plugin accepts (gRPC's default is 4 MB).
+const maxMessage = 256 << 20
+
+var (
+	loggerOnce sync.Once
+	logger     *slog.Logger
+)
+
+// Logger returns a logger that writes JSON lines to stderr in the shape the
+// host parses (hclog's "@level", "@message", "@timestamp"), at Info level
+// and above.
+func Logger() *slog.Logger {
+	loggerOnce.Do(func() {
+		logger = slog.New(NewLogHandler(os.Stderr, slog.LevelInfo))
+	})
+	return logger
+}
+
+// NewLogHandler returns a slog handler writing to w in the host's format,
+// for authors who want another level or destination.
+func NewLogHandler(w io.Writer, level slog.Leveler) slog.Handler {
+	return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: hostFormat})
+}
+
+// hostFormat renames slog's built-in keys to hclog's.
+func hostFormat(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) > 0 {
+		return a
+	}
+	switch a.Key {
+	case slog.TimeKey:
+		return slog.String("@timestamp", a.Value.Time().Format("2006-01-02T15:04:05.000000Z07:00"))
+	case slog.LevelKey:
+		return slog.String("@level", levelName(a.Value.Any()))
+	case slog.MessageKey:
+		return slog.String("@message", a.Value.String())
+	}
+	return a
+}
+
+func levelName(v any) string {
+	l, _ := v.(slog.Level)
+	switch {
+	case l < slog.LevelDebug:
+		return "trace"
+	case l < slog.LevelInfo:
+		return "debug"
+	case l < slog.LevelWarn:
+		return "info"
+	case l < slog.LevelError:
+		return "warn"
+	default:
+		return "error"
+	}
+}

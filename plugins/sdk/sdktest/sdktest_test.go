@@ -1,0 +1,109 @@
+package sdktest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/embedtest"
+	"github.com/memos-go/memos/plugins/internal/testembed"
+	"github.com/memos-go/memos/plugins/sdk/sdktest"
+)
+
+func TestRun(t *testing.T) {
+	sdktest.Run(t, testembed.Embedder{Dim: 16, MaxBatch: 8})
+}
+
+// failing returns err from every call, to check the mapping of errors.
+type failing struct{ err error }
+
+func (f failing) Info(context.Context) (core.ModelInfo, error) {
+	return core.ModelInfo{ID: "failing", Dim: 4}, nil
+}
+
+func (f failing) Embed(context.Context, []string) ([][]float32, error) { return nil, f.err }
+
+func TestErrorsCrossTheWire(t *testing.T) {
+	for _, sentinel := range []error{core.ErrInvalid, core.ErrUnavailable, core.ErrNotFound,
+		core.ErrDimensionMismatch, core.ErrClosed, core.ErrConflict, core.ErrUnknownName,
+		context.Canceled, context.DeadlineExceeded} {
+		e := sdktest.Connect(t, failing{err: errors.Join(errors.New("model says no"), sentinel)})
+		_, err := e.Embed(t.Context(), []string{"x"})
+		if !errors.Is(err, sentinel) {
+			t.Errorf("%v: got %v, which does not wrap it", sentinel, err)
+		}
+		if err == nil || !strings.Contains(err.Error(), "model says no") {
+			t.Errorf("%v: the plugin's message was lost: %v", sentinel, err)
+		}
+	}
+	e := sdktest.Connect(t, failing{err: errors.New("plain failure")})
+	_, err := e.Embed(t.Context(), []string{"x"})
+	if err == nil || err.Error() != "plain failure" || core.KindOf(err).Name != "internal" {
+		t.Errorf("plain error: got %v (kind %s)", err, core.KindOf(err).Name)
+	}
+}
+
+// blocking waits for its context and reports that it saw it end.
+type blocking struct {
+	started chan struct{}
+	saw     chan error
+}
+
+func (b blocking) Info(context.Context) (core.ModelInfo, error) {
+	return core.ModelInfo{ID: "blocking", Dim: 4}, nil
+}
+
+func (b blocking) Embed(ctx context.Context, _ []string) ([][]float32, error) {
+	close(b.started)
+	<-ctx.Done()
+	b.saw <- ctx.Err()
+	return nil, ctx.Err()
+}
+
+func TestCancellationCrossesTheWire(t *testing.T) {
+	b := blocking{started: make(chan struct{}), saw: make(chan error, 1)}
+	e := sdktest.Connect(t, b)
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { _, err := e.Embed(ctx, []string{"x"}); errc <- err }()
+	<-b.started
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("caller got %v", err)
+	}
+	if err := <-b.saw; !errors.Is(err, context.Canceled) {
+		t.Fatalf("embedder saw %v", err)
+	}
+}
+
+// TestCatchesBrokenEmbedder shows the shims do not hide a broken embedder.
+func TestCatchesBrokenEmbedder(t *testing.T) {
+	e := sdktest.Connect(t, short{})
+	rs := embedtest.Check(t.Context(), e)
+	var failed bool
+	for _, r := range rs {
+		failed = failed || !r.Passed()
+	}
+	if !failed {
+		t.Fatal("an embedder returning vectors of the wrong dimension passed")
+	}
+}
+
+type short struct{}
+
+func (short) Info(context.Context) (core.ModelInfo, error) {
+	return core.ModelInfo{ID: "short", Dim: 4}, nil
+}
+
+func (short) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{1, 0, 0}
+	}
+	return out, nil
+}

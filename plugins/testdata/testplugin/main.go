@@ -1,0 +1,148 @@
+// Command testplugin is the plugin the plugins tests start. Its behaviour is
+// chosen by MEMOS_TESTPLUGIN_MODE:
+//
+//	good         the test embedder, 32 dimensions, max batch 4
+//	hash         the built-in hash embedder (embedders/hash), 256 dimensions
+//	const        256 dimensions, no batch limit, every text gets the same
+//	             vector: measures the protocol alone
+//	crash        like good, but exits during its Nth Embed call
+//	             (MEMOS_TESTPLUGIN_CRASH_AT, default 1) unless the marker
+//	             file "crashed" exists in MEMOS_TESTPLUGIN_STATE (it creates
+//	             it first), so the restarted process does not crash
+//	crashalways  exits during every Embed call
+//	hang         Embed never returns and ignores its context
+//	wait         Embed logs "embed started", waits for its context to end,
+//	             logs "embed cancelled" and returns the context's error
+//	errors       Embed fails according to the first text: "invalid",
+//	             "unavailable", "panic"; otherwise embeds
+//	v2           serves only protocol version 2
+//	junk         prints a line that is not a handshake and exits
+//
+// MEMOS_TESTPLUGIN_MAXBATCH overrides the max batch (0: no limit). If
+// MEMOS_TESTPLUGIN_PIDFILE is set, the process writes its pid there.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/embedders/hash"
+	"github.com/memos-go/memos/plugins/internal/shim"
+	"github.com/memos-go/memos/plugins/internal/testembed"
+	"github.com/memos-go/memos/plugins/sdk"
+)
+
+type modal struct {
+	testembed.Embedder
+	mode    string
+	calls   *atomic.Int64
+	crashAt int64
+}
+
+func (m modal) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	switch m.mode {
+	case "crash":
+		marker := filepath.Join(os.Getenv("MEMOS_TESTPLUGIN_STATE"), "crashed")
+		if _, err := os.Stat(marker); err != nil && m.calls.Add(1) == m.crashAt {
+			_ = os.WriteFile(marker, nil, 0o644)
+			os.Exit(3)
+		}
+	case "crashalways":
+		os.Exit(3)
+	case "hang":
+		select {}
+	case "wait":
+		slog.Info("embed started", "texts", len(texts))
+		fmt.Fprintln(os.Stderr, "a plain line on stderr")
+		<-ctx.Done()
+		slog.Info("embed cancelled", "error", ctx.Err().Error())
+		return nil, ctx.Err()
+	case "errors":
+		if len(texts) > 0 {
+			switch texts[0] {
+			case "invalid":
+				return nil, core.Invalidf("text %q is not welcome here", texts[0])
+			case "unavailable":
+				return nil, fmt.Errorf("%w: the model server is down", core.ErrUnavailable)
+			case "panic":
+				panic("testplugin: asked to panic")
+			}
+		}
+	}
+	return m.Embedder.Embed(ctx, texts)
+}
+
+func main() {
+	mode := os.Getenv("MEMOS_TESTPLUGIN_MODE")
+	if f := os.Getenv("MEMOS_TESTPLUGIN_PIDFILE"); f != "" {
+		_ = os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644)
+	}
+	maxBatch := 4
+	if s := os.Getenv("MEMOS_TESTPLUGIN_MAXBATCH"); s != "" {
+		maxBatch, _ = strconv.Atoi(s)
+	}
+	crashAt := int64(1)
+	if s := os.Getenv("MEMOS_TESTPLUGIN_CRASH_AT"); s != "" {
+		crashAt, _ = strconv.ParseInt(s, 10, 64)
+	}
+	e := modal{Embedder: testembed.Embedder{Dim: 32, MaxBatch: maxBatch}, mode: mode, calls: new(atomic.Int64), crashAt: crashAt}
+	switch mode {
+	case "junk":
+		fmt.Println("hello, I am not a plugin")
+		os.Exit(1)
+	case "hash":
+		h, err := hash.New(hash.Config{})
+		if err != nil {
+			sdk.Logger().Error("hash", "error", err)
+			os.Exit(1)
+		}
+		sdk.Serve(h)
+		return
+	case "const":
+		sdk.Serve(constant{})
+		return
+	case "v2":
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig:  shim.Handshake,
+			VersionedPlugins: map[int]plugin.PluginSet{2: shim.Plugins(e)[shim.ProtocolVersion]},
+			GRPCServer:       plugin.DefaultGRPCServer,
+		})
+		return
+	}
+	sdk.Logger().Info("test plugin ready", "mode", mode)
+	sdk.Serve(e)
+}
+
+// constant embeds every text as the same precomputed vector.
+type constant struct{}
+
+var unit = func() []float32 {
+	v := make([]float32, 256)
+	for i := range v {
+		v[i] = 1.0 / 16 // 256 components of 1/16: unit length
+	}
+	return v
+}()
+
+func (constant) Info(context.Context) (core.ModelInfo, error) {
+	return core.ModelInfo{ID: "const-256", Dim: 256, Normalized: true}, nil
+}
+
+func (constant) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = unit
+	}
+	return out, nil
+}
