@@ -1,0 +1,425 @@
+package bolt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/memos-go/memos/core"
+)
+
+// Name is the name the backend registers under.
+const Name = "bolt"
+
+// File names inside the store's directory.
+const (
+	// StoreFile is the bbolt file, the store of record.
+	StoreFile = "memos.bolt"
+	// IndexDir is the bleve index directory, derived from StoreFile and
+	// rebuilt from it when it is missing or damaged.
+	IndexDir = "keyword.bleve"
+)
+
+// initialMmapSize is the address space bbolt maps at first (not memory,
+// and the file does not grow to it).
+const initialMmapSize = 256 << 20
+
+// DefaultTimeout is how long Open waits for another process to release the
+// store when Config.Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+func init() {
+	core.RegisterBackend(Name, core.BackendDriver{
+		NewConfig: func() any { return new(Config) },
+		Open: func(ctx context.Context, cfg any) (core.Backend, error) {
+			switch c := cfg.(type) {
+			case *Config:
+				if c == nil {
+					return nil, core.Invalidf("bolt: nil config; set path")
+				}
+				return Open(ctx, *c)
+			case Config:
+				return Open(ctx, c)
+			}
+			return nil, core.Invalidf("bolt: config is a %T, want *bolt.Config", cfg)
+		},
+		DefaultPath: "memory.bolt",
+	})
+}
+
+// Config configures the bolt backend. Every field but Path may be left zero.
+type Config struct {
+	// Path is the store's directory; it holds StoreFile and IndexDir and is
+	// created (with its parents) when missing.
+	Path string `koanf:"path"`
+	// Timeout is how long Open waits for the exclusive lock on the store
+	// while another process holds it, before failing with
+	// core.ErrUnavailable (default 30s).
+	Timeout time.Duration `koanf:"timeout"`
+}
+
+// DB is an open bolt store. It implements core.Backend and is safe for
+// concurrent use by the goroutines of one process; see the package
+// documentation for its guarantees.
+type DB struct {
+	dir string
+	bdb *bbolt.DB
+
+	// writeSem serialises Update from start to the end of its index update,
+	// so that the keyword index applies commits in order.
+	writeSem chan struct{}
+
+	// vis guards the keyword index and kstats: an Update holds it while it
+	// applies a commit to them, a search for its whole duration, so that a
+	// search sees whole commits and statistics that match its index.
+	vis    sync.RWMutex
+	idx    bleve.Index
+	kstats keywordStats
+	// stale is set when a commit could not be applied to the keyword index;
+	// the next Update repairs the index from the store first.
+	stale atomic.Bool
+
+	readers readerSet
+	// scrubIndex and scrubFile are set when a delete committed and the
+	// keyword index has not been compacted, or the free pages of the bbolt
+	// file that may hold its bytes not been overwritten, yet.
+	scrubIndex, scrubFile atomic.Bool
+
+	// repaired is the number of change sequence numbers Open found the
+	// keyword index behind by (for tests).
+	repaired uint64
+
+	mu     sync.Mutex
+	closed bool
+	active sync.WaitGroup
+}
+
+var (
+	_ core.Backend       = (*DB)(nil)
+	_ core.Tx            = (*writeTx)(nil)
+	_ core.AuditReader   = (*readTx)(nil)
+	_ core.BackendStater = (*DB)(nil)
+)
+
+// Open opens the store in cfg.Path, creating it when missing, and brings the
+// keyword index up to date with the store of record (after a crash, the
+// index may lack the last commits, see the package documentation).
+//
+// A bolt store is used by one process at a time: while another process has
+// it open, Open waits up to cfg.Timeout and then fails with an error wrapping
+// core.ErrUnavailable.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	if cfg.Path == "" {
+		return nil, core.Invalidf("bolt: path is empty; set path to the store's directory, e.g. ~/.memos/memory.bolt")
+	}
+	if cfg.Timeout < 0 {
+		return nil, core.Invalidf("bolt: timeout must not be negative")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	dir, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return nil, core.Invalidf("bolt: path %q: %v", cfg.Path, err)
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, core.Invalidf("bolt: %s is a file; path must name the store's directory (the bolt backend keeps %s and %s in it)", dir, StoreFile, IndexDir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("bolt: create store directory: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bolt: open %s: %w", dir, err)
+	}
+	file := filepath.Join(dir, StoreFile)
+	bdb, err := bbolt.Open(file, 0o600, &bbolt.Options{
+		Timeout:      cfg.Timeout,
+		FreelistType: bbolt.FreelistMapType,
+		// A write that grows the file beyond the mapping waits for every
+		// open read transaction; map generously so that this is rare.
+		InitialMmapSize: initialMmapSize,
+	})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("bolt: %s is in use by another process, or open already in this one (waited %v for its lock): a bolt store can be open once at a time; stop the other memos process, or use the sqlite backend to share a store: %w", dir, cfg.Timeout, core.ErrUnavailable)
+		}
+		return nil, fmt.Errorf("bolt: open %s: %w", file, err)
+	}
+	d := &DB{dir: dir, bdb: bdb, writeSem: make(chan struct{}, 1)}
+	d.readers.init()
+	storeID, err := d.initStore()
+	if err != nil {
+		bdb.Close()
+		return nil, err
+	}
+	if err := d.openIndex(ctx, storeID); err != nil {
+		bdb.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Buckets of the bbolt file. Keys are big-endian so that cursors visit ids
+// and sequence numbers in ascending order.
+var (
+	bktSys   = []byte("sys")   // store-level counters, see key* below
+	bktMem   = []byte("mem")   // id → current version (record); its sequence numbers ids
+	bktVer   = []byte("ver")   // id, version → older versions (record)
+	bktChg   = []byte("chg")   // change seq → id, one entry per changed memory
+	bktTomb  = []byte("tomb")  // id → seq of its deletion
+	bktEdge  = []byte("edge")  // from, to, type → edge
+	bktRedge = []byte("redge") // to, from, type → nothing (reverse index)
+	bktMeta  = []byte("meta")  // key → value, for Tx.SetMeta
+	bktAudit = []byte("audit") // seq → audit entry (JSON); its sequence numbers entries
+	buckets  = [][]byte{bktSys, bktMem, bktVer, bktChg, bktTomb, bktEdge, bktRedge, bktMeta, bktAudit}
+)
+
+// Keys of bktSys.
+var (
+	keyFormat = []byte("format") // storeFormat
+	keyStore  = []byte("store")  // random store id, also recorded in the index
+	keySeq    = []byte("seq")    // latest change sequence number
+	keyCount  = []byte("count")  // number of memories
+	keyTokens = []byte("tokens") // tokens in the current content of all memories
+	keyScrub  = []byte("scrub")  // bumped by the transaction that scrubs free pages
+)
+
+const storeFormat = 1
+
+// initStore creates the buckets of a new store, checks the format of an
+// existing one, and returns its id and keyword statistics.
+func (d *DB) initStore() (string, error) {
+	var id string
+	err := d.bdb.Update(func(tx *bbolt.Tx) error {
+		sys := tx.Bucket(bktSys)
+		if sys == nil {
+			if tx.Bucket(bktMem) != nil || len(rootBuckets(tx)) > 0 {
+				return core.Invalidf("bolt: %s is a bbolt file but not a memos store; choose another path", d.dir)
+			}
+			for _, b := range buckets {
+				if _, err := tx.CreateBucket(b); err != nil {
+					return err
+				}
+			}
+			sys = tx.Bucket(bktSys)
+			var raw [16]byte
+			if _, err := rand.Read(raw[:]); err != nil {
+				return err
+			}
+			if err := sys.Put(keyStore, []byte(hex.EncodeToString(raw[:]))); err != nil {
+				return err
+			}
+			if err := sys.Put(keyFormat, u64(storeFormat)); err != nil {
+				return err
+			}
+		}
+		if f := getU64(sys, keyFormat); f != storeFormat {
+			return core.Invalidf("bolt: %s has store format %d, this memos understands %d; upgrade memos", d.dir, f, storeFormat)
+		}
+		for _, b := range buckets {
+			if tx.Bucket(b) == nil {
+				return fmt.Errorf("bolt: %s lacks bucket %q; restore it from a backup", d.dir, b)
+			}
+		}
+		id = string(sys.Get(keyStore))
+		d.kstats = keywordStats{docs: getU64(sys, keyCount), tokens: getU64(sys, keyTokens)}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("bolt: open %s: %w", d.dir, err)
+	}
+	return id, nil
+}
+
+func rootBuckets(tx *bbolt.Tx) [][]byte {
+	var names [][]byte
+	tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
+		names = append(names, name)
+		return nil
+	})
+	return names
+}
+
+// enter registers an operation, or returns ErrClosed after Close.
+func (d *DB) enter(op string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("bolt: %s: store %s: %w", op, d.dir, core.ErrClosed)
+	}
+	d.active.Add(1)
+	return nil
+}
+
+func (d *DB) leave() { d.active.Done() }
+
+// View runs fn in a read transaction on one snapshot of the store. Several
+// Views run at once, also while an Update is in progress; they see only
+// committed writes.
+func (d *DB) View(ctx context.Context, fn func(tx core.ReadTx) error) error {
+	if err := d.enter("view"); err != nil {
+		return err
+	}
+	defer d.leave()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("bolt: view: %w", err)
+	}
+	epoch := d.readers.begin()
+	defer d.readers.end(epoch)
+	btx, err := d.bdb.Begin(false)
+	if err != nil {
+		return fmt.Errorf("bolt: begin read transaction: %w", err)
+	}
+	t := &readTx{ctx: ctx, tx: btx}
+	defer func() {
+		t.done = true
+		btx.Rollback()
+	}()
+	return fn(t)
+}
+
+// Update runs fn in a write transaction. Writers are serialised; they queue
+// (honouring ctx) for the one in progress, so fn should be short. Update must
+// not be called from inside fn or from inside a View's fn.
+//
+// When fn returns nil, the records commit to the bbolt file first and the
+// keyword index follows before Update returns; a crash in between is
+// repaired by the next Open.
+func (d *DB) Update(ctx context.Context, fn func(tx core.Tx) error) error {
+	if err := d.enter("update"); err != nil {
+		return err
+	}
+	defer d.leave()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("bolt: update: %w", err)
+	}
+	select {
+	case d.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("bolt: update: waiting for another writer: %w", ctx.Err())
+	}
+	defer func() { <-d.writeSem }()
+
+	if d.stale.Load() {
+		if err := d.repairIndex(ctx); err != nil {
+			return err
+		}
+	}
+	btx, err := d.bdb.Begin(true)
+	if err != nil {
+		return fmt.Errorf("bolt: begin write transaction: %w", err)
+	}
+	t := &writeTx{readTx: readTx{ctx: ctx, tx: btx}, docs: map[int64]*indexDoc{}}
+	committed := false
+	defer func() {
+		t.done = true
+		if !committed {
+			btx.Rollback() // also when fn panics
+		}
+	}()
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("bolt: update: %w", err)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if err := btx.Commit(); err != nil {
+		return fmt.Errorf("bolt: commit: %w", err)
+	}
+	committed = true
+	t.done = true
+	if err := d.applyIndex(t); err != nil {
+		return err
+	}
+	if t.deleted {
+		d.scrubIndex.Store(true)
+		d.scrubFile.Store(true)
+	}
+	if d.scrubIndex.Load() || d.scrubFile.Load() {
+		d.scrub(ctx, scrubWait)
+	}
+	return nil
+}
+
+// Close waits for the transactions and searches in progress, overwrites
+// free pages that may still hold forgotten bytes, and releases the store.
+// Later calls of any method, Close included, return core.ErrClosed. Close
+// must not be called from inside View or Update.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("bolt: close: store %s: %w", d.dir, core.ErrClosed)
+	}
+	d.closed = true
+	d.mu.Unlock()
+	d.active.Wait()
+	if d.scrubIndex.Load() || d.scrubFile.Load() {
+		d.scrub(context.Background(), 0)
+	}
+	var errs []error
+	if err := d.idx.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("keyword index: %w", err))
+	}
+	if err := d.bdb.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("store: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("bolt: close %s: %w", d.dir, err)
+	}
+	return nil
+}
+
+// Path returns the absolute path of the store's directory.
+func (d *DB) Path() string { return d.dir }
+
+// BackendStats reports the sizes of the store's files and the number of
+// memories and index documents, for core.Engine.Stats.
+func (d *DB) BackendStats(ctx context.Context) (map[string]any, error) {
+	if err := d.enter("stats"); err != nil {
+		return nil, err
+	}
+	defer d.leave()
+	st := map[string]any{"dir": d.dir}
+	if fi, err := os.Stat(filepath.Join(d.dir, StoreFile)); err == nil {
+		st["store_bytes"] = fi.Size()
+	}
+	st["index_bytes"] = dirSize(filepath.Join(d.dir, IndexDir))
+	d.vis.RLock()
+	st["memories"] = d.kstats.docs
+	n, err := d.idx.DocCount()
+	d.vis.RUnlock()
+	if err != nil {
+		return nil, fmt.Errorf("bolt: stats: %w", err)
+	}
+	st["index_documents"] = n
+	return st, nil
+}
+
+// dirSize adds up the sizes of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, e os.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			if fi, err := e.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

@@ -1,0 +1,22 @@
+package bolt
+
+import (
+	"context"
+	"testing"
+
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/backendtest"
+)
+
+func TestConformance(t *testing.T) {
+	backendtest.Run(t, backendtest.Harness{
+		Name: Name,
+		Open: func(t testing.TB, path string) (core.Backend, error) {
+			return Open(context.Background(), Config{Path: path})
+		},
+	})
+}
+
+func TestConformanceRegistered(t *testing.T) {
+	backendtest.RunRegistered(t, Name)
+}

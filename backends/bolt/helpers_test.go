@@ -1,0 +1,40 @@
+package bolt
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/memos-go/memos/core"
+)
+
+// openTestDB opens a new store in a temporary directory, closed at the end
+// of the test.
+func openTestDB(t testing.TB) *DB {
+	t.Helper()
+	d, err := Open(context.Background(), Config{Path: filepath.Join(t.TempDir(), "store")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+var testTime = time.Date(2025, time.March, 14, 15, 9, 26, 0, time.UTC)
+
+// testMemory returns a valid version-1 memory with content.
+func testMemory(content string) *core.Memory {
+	return &core.Memory{
+		Version:      1,
+		Namespace:    core.DefaultNamespace,
+		Pool:         core.PoolMemory,
+		Type:         core.TypeFact,
+		Content:      content,
+		Significance: 5,
+		Trust:        core.Trust{Level: core.TrustCertain, Score: 1},
+		CreatedAt:    testTime,
+		UpdatedAt:    testTime,
+		Status:       core.StatusActive,
+	}
+}

@@ -1,0 +1,383 @@
+package bolt
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	index "github.com/blevesearch/bleve_index_api"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/query"
+)
+
+// The keyword index holds one bleve document per memory, with the current
+// version's content tokenized and stemmed exactly like FTS5's
+// "porter unicode61 remove_diacritics 2", its length in tokens (for bm25) and
+// the attributes searches filter on. It stores no content: a memory's words
+// are only in the term dictionary and postings, which a forget compacts away.
+const (
+	fieldContent = "c"  // tokens with positions (term vectors)
+	fieldLen     = "dl" // number of tokens, a doc value
+	fieldNS      = "ns"
+	fieldPool    = "pool"
+	fieldStatus  = "st"
+	fieldType    = "ty"
+)
+
+// Keys of bleve's internal store.
+var (
+	internalSeq   = []byte("memos.seq")   // the latest change sequence number applied
+	internalStore = []byte("memos.store") // the id of the store the index belongs to
+)
+
+// keywordStats are the corpus figures bm25 needs, kept in the bbolt file by
+// every write and mirrored here, under DB.vis, for searches.
+type keywordStats struct {
+	docs, tokens uint64
+}
+
+// indexDoc is a memory's keyword index document, built in the write
+// transaction and applied after the commit.
+type indexDoc struct {
+	doc *document.Document
+}
+
+// tokenStream is an analyzer that returns the tokens it was made of, so that
+// a memory's content is tokenized once per write.
+type tokenStream analysis.TokenStream
+
+func (s tokenStream) Analyze([]byte) analysis.TokenStream { return analysis.TokenStream(s) }
+
+// docID is the bleve id of memory id: zero-padded so that bleve's order of
+// ids is numeric order, which breaks score ties.
+func docID(id int64) string {
+	s := strconv.FormatInt(id, 10)
+	const width = 19
+	if len(s) >= width {
+		return s
+	}
+	b := make([]byte, width)
+	for i := range width - len(s) {
+		b[i] = '0'
+	}
+	copy(b[width-len(s):], s)
+	return string(b)
+}
+
+func parseDocID(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+
+// newIndexDoc builds the document of m whose content has tokens toks
+// (unstemmed, as query.Tokenize returns them).
+func newIndexDoc(m *core.Memory, toks []string) *indexDoc {
+	ts := make(analysis.TokenStream, len(toks))
+	backing := make([]analysis.Token, len(toks))
+	for i, tok := range toks {
+		backing[i] = analysis.Token{Term: []byte(stem(tok)), Position: i + 1, Type: analysis.AlphaNumeric}
+		ts[i] = &backing[i]
+	}
+	d := document.NewDocument(docID(m.ID))
+	d.AddField(document.NewTextFieldCustom(fieldContent, nil, nil, index.IndexField|index.IncludeTermVectors, tokenStream(ts)))
+	d.AddField(document.NewTextFieldCustom(fieldLen, nil, []byte(strconv.Itoa(len(toks))), index.IndexField|index.DocValues|index.SkipFreqNorm, nil))
+	for _, f := range []struct{ name, v string }{
+		{fieldNS, m.Namespace}, {fieldPool, string(m.Pool)}, {fieldStatus, string(m.Status)}, {fieldType, string(m.Type)},
+	} {
+		d.AddField(document.NewTextFieldCustom(f.name, nil, []byte(f.v), index.IndexField|index.SkipFreqNorm, nil))
+	}
+	return &indexDoc{doc: d}
+}
+
+// newIndex creates an empty index in dir.
+func newIndex(dir string) (bleve.Index, error) {
+	im := mapping.NewIndexMapping()
+	// Documents are built by newIndexDoc and added with IndexAdvanced, which
+	// bypasses the mapping; nothing is indexed dynamically.
+	im.DefaultMapping = mapping.NewDocumentDisabledMapping()
+	im.IndexDynamic, im.StoreDynamic, im.DocValuesDynamic = false, false, false
+	return bleve.NewUsing(dir, im, scorch.Name, scorch.Name, nil)
+}
+
+// openIndex opens the keyword index and reconciles it with the store of
+// record; a missing, foreign or unreadable index is rebuilt from the store.
+func (d *DB) openIndex(ctx context.Context, storeID string) error {
+	dir := filepath.Join(d.dir, IndexDir)
+	idx, err := bleve.Open(dir)
+	if err == nil {
+		d.idx = idx
+		var ok bool
+		if ok, err = d.reconcile(ctx, storeID); err == nil && ok {
+			return nil
+		}
+		idx.Close()
+		d.idx = nil
+		if ctx.Err() != nil {
+			return fmt.Errorf("bolt: open %s: %w", d.dir, ctx.Err())
+		}
+	}
+	// Rebuild: the index is derived data.
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("bolt: remove the keyword index to rebuild it: %w", err)
+	}
+	if d.idx, err = newIndex(dir); err != nil {
+		return fmt.Errorf("bolt: create the keyword index in %s: %w", dir, err)
+	}
+	if err := d.rebuild(ctx, storeID); err != nil {
+		d.idx.Close()
+		d.idx = nil
+		return err
+	}
+	return nil
+}
+
+func decodeU64(v []byte) uint64 {
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// reconcile brings the index up to the store's latest change: it re-indexes
+// the memories changed after the index's last applied change and deletes the
+// ones deleted since, then removes any document whose memory the store does
+// not have. It reports false when the index must be rebuilt instead (it
+// belongs to another store, or is ahead of the store).
+func (d *DB) reconcile(ctx context.Context, storeID string) (bool, error) {
+	owner, err := d.idx.GetInternal(internalStore)
+	if err != nil {
+		return false, err
+	}
+	raw, err := d.idx.GetInternal(internalSeq)
+	if err != nil {
+		return false, err
+	}
+	applied := decodeU64(raw)
+	if string(owner) != storeID {
+		return false, nil
+	}
+	var latest uint64
+	if err := d.bdb.View(func(tx *bbolt.Tx) error {
+		latest = getU64(tx.Bucket(bktSys), keySeq)
+		return nil
+	}); err != nil {
+		return false, err
+	}
+	switch {
+	case applied > latest:
+		return false, nil
+	case applied == latest:
+		return true, nil
+	}
+	d.repaired = latest - applied
+	if err := d.replay(ctx, applied, latest); err != nil {
+		return false, err
+	}
+	return true, d.sweep(ctx)
+}
+
+// indexBatchSize is how many documents reconciliation sends to bleve at once.
+const indexBatchSize = 1000
+
+// replay applies the store's changes after seq from to the index and records
+// latest as applied.
+func (d *DB) replay(ctx context.Context, from, latest uint64) error {
+	b := d.idx.NewBatch()
+	flush := func(final bool) error {
+		if final {
+			b.SetInternal(internalSeq, u64(latest))
+		}
+		if b.Size() == 0 {
+			return nil
+		}
+		if err := d.idx.Batch(b); err != nil {
+			return fmt.Errorf("bolt: update the keyword index: %w", err)
+		}
+		b.Reset()
+		return nil
+	}
+	err := d.bdb.View(func(tx *bbolt.Tx) error {
+		mem := tx.Bucket(bktMem)
+		c := tx.Bucket(bktChg).Cursor()
+		for k, v := c.Seek(u64(from + 1)); k != nil; k, v = c.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			id := int64(binary.BigEndian.Uint64(v))
+			if err := batchRecord(b, id, mem.Get(v)); err != nil {
+				return err
+			}
+			if b.Size() >= indexBatchSize {
+				if err := flush(false); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("bolt: bring the keyword index up to date: %w", err)
+	}
+	return flush(true)
+}
+
+// batchRecord adds to b the document of memory id stored as rec, or its
+// deletion when rec is nil.
+func batchRecord(b *bleve.Batch, id int64, rec []byte) error {
+	if rec == nil {
+		b.Delete(docID(id))
+		return nil
+	}
+	m, _, err := decodeRecord(id, rec)
+	if err != nil {
+		return err
+	}
+	return b.IndexAdvanced(newIndexDoc(m, query.Tokenize(m.Content)).doc)
+}
+
+// sweep deletes the documents of memories that the store does not have.
+func (d *DB) sweep(ctx context.Context) error {
+	ir, err := d.idx.Advanced()
+	if err != nil {
+		return err
+	}
+	r, err := ir.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	all, err := r.DocIDReaderAll()
+	if err != nil {
+		return err
+	}
+	defer all.Close()
+	var ids []string
+	for {
+		iid, err := all.Next()
+		if err != nil {
+			return err
+		}
+		if iid == nil {
+			break
+		}
+		ext, err := r.ExternalID(iid)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, ext)
+	}
+	b := d.idx.NewBatch()
+	err = d.bdb.View(func(tx *bbolt.Tx) error {
+		mem := tx.Bucket(bktMem)
+		for _, s := range ids {
+			id, err := parseDocID(s)
+			if err != nil || mem.Get(idKey(id)) == nil {
+				b.Delete(s)
+			}
+		}
+		return nil
+	})
+	if err != nil || b.Size() == 0 {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return d.idx.Batch(b)
+}
+
+// rebuild indexes every memory into the empty index.
+func (d *DB) rebuild(ctx context.Context, storeID string) error {
+	b := d.idx.NewBatch()
+	var latest uint64
+	err := d.bdb.View(func(tx *bbolt.Tx) error {
+		latest = getU64(tx.Bucket(bktSys), keySeq)
+		c := tx.Bucket(bktMem).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := batchRecord(b, int64(binary.BigEndian.Uint64(k)), v); err != nil {
+				return err
+			}
+			if b.Size() >= indexBatchSize {
+				if err := d.idx.Batch(b); err != nil {
+					return err
+				}
+				b.Reset()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("bolt: rebuild the keyword index: %w", err)
+	}
+	b.SetInternal(internalStore, []byte(storeID))
+	b.SetInternal(internalSeq, u64(latest))
+	if err := d.idx.Batch(b); err != nil {
+		return fmt.Errorf("bolt: rebuild the keyword index: %w", err)
+	}
+	return nil
+}
+
+// applyIndex applies a committed transaction to the keyword index and the
+// keyword statistics. On failure the index is marked stale, to be repaired
+// from the store by the next Update (or the next Open).
+func (d *DB) applyIndex(t *writeTx) error {
+	if !t.dirty && len(t.docs) == 0 {
+		return nil
+	}
+	b := d.idx.NewBatch()
+	for id, doc := range t.docs {
+		if doc == nil {
+			b.Delete(docID(id))
+		} else if err := b.IndexAdvanced(doc.doc); err != nil {
+			d.stale.Store(true)
+			return fmt.Errorf("bolt: the write committed, but the keyword index could not be updated (%v); it will be repaired by the next write or open", err)
+		}
+	}
+	b.SetInternal(internalSeq, u64(t.seq))
+	d.vis.Lock()
+	defer d.vis.Unlock()
+	if err := d.idx.Batch(b); err != nil {
+		d.stale.Store(true)
+		return fmt.Errorf("bolt: the write committed, but the keyword index could not be updated (%v); it will be repaired by the next write or open", err)
+	}
+	d.kstats = keywordStats{docs: t.count, tokens: t.tokens}
+	return nil
+}
+
+// repairIndex replays the store into an index that missed a commit.
+func (d *DB) repairIndex(ctx context.Context) error {
+	d.vis.Lock()
+	defer d.vis.Unlock()
+	raw, err := d.idx.GetInternal(internalSeq)
+	if err == nil {
+		var latest uint64
+		var st keywordStats
+		err = d.bdb.View(func(tx *bbolt.Tx) error {
+			sys := tx.Bucket(bktSys)
+			latest = getU64(sys, keySeq)
+			st = keywordStats{docs: getU64(sys, keyCount), tokens: getU64(sys, keyTokens)}
+			return nil
+		})
+		if err == nil {
+			if err = d.replay(ctx, decodeU64(raw), latest); err == nil {
+				err = d.sweep(ctx)
+			}
+		}
+		if err == nil {
+			d.kstats = st
+			d.stale.Store(false)
+			return nil
+		}
+	}
+	return fmt.Errorf("bolt: the keyword index is out of date and could not be repaired (%v); close and reopen the store to rebuild it", err)
+}

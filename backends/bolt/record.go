@@ -1,0 +1,276 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/memos-go/memos/core"
+)
+
+// A record is one version of a memory as stored in bbolt. The encoding is
+// binary and versioned by its first byte:
+//
+//	format byte (recordFormat)
+//	access statistics, fixed size so that Touch patches them in place:
+//	  last access: int64 seconds, uint32 nanoseconds (math.MinInt64: never)
+//	  access count: int64
+//	head, decoded alone by the change log:
+//	  seq, version, token count (uvarints)
+//	  namespace, pool, type, status, embedding model (strings)
+//	  embedding: uvarint dimension, then little-endian float32s
+//	tail:
+//	  content, significance, entities, emotional context, source, session,
+//	  trust level and score, valid from/to, created/updated at, metadata
+//
+// Strings are a uvarint length and the bytes; times a presence byte, then
+// varint seconds and uvarint nanoseconds, always read back in UTC; floats
+// their IEEE-754 bits, so every value round-trips exactly. Metadata is JSON.
+const recordFormat = 1
+
+const accessLen = 1 + 8 + 4 + 8 // format byte + access statistics
+
+// noAccess marks a zero LastAccessedAt in the access statistics.
+const noAccess = math.MinInt64
+
+var errCorrupt = errors.New("bolt: corrupt record")
+
+type encoder struct{ b []byte }
+
+func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *encoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *encoder) bytes(p []byte)   { e.uvarint(uint64(len(p))); e.b = append(e.b, p...) }
+func (e *encoder) f64(f float64)    { e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(f)) }
+
+func (e *encoder) time(t time.Time) {
+	if t.IsZero() {
+		e.b = append(e.b, 0)
+		return
+	}
+	e.b = append(e.b, 1)
+	e.varint(t.Unix())
+	e.uvarint(uint64(t.Nanosecond()))
+}
+
+// encodeRecord encodes m, the current or an old version, with its change-log
+// sequence number (0 for an old version) and token count.
+func encodeRecord(m *core.Memory, seq uint64, ntok int) ([]byte, error) {
+	var meta []byte
+	if len(m.Metadata) > 0 {
+		var err error
+		if meta, err = json.Marshal(m.Metadata); err != nil {
+			return nil, core.Invalidf("metadata of memory %d cannot be stored as JSON: %v", m.ID, err)
+		}
+	}
+	e := encoder{b: make([]byte, 0, 128+len(m.Content)+4*len(m.Embedding.Vector)+len(meta))}
+	e.b = append(e.b, recordFormat)
+	e.b = appendAccess(e.b, m.LastAccessedAt, m.AccessCount)
+	e.uvarint(seq)
+	e.uvarint(uint64(m.Version))
+	e.uvarint(uint64(ntok))
+	e.str(m.Namespace)
+	e.str(string(m.Pool))
+	e.str(string(m.Type))
+	e.str(string(m.Status))
+	e.str(m.Embedding.Model)
+	e.uvarint(uint64(len(m.Embedding.Vector)))
+	for _, f := range m.Embedding.Vector {
+		e.b = binary.LittleEndian.AppendUint32(e.b, math.Float32bits(f))
+	}
+	e.str(m.Content)
+	e.varint(int64(m.Significance))
+	e.uvarint(uint64(len(m.Entities)))
+	for _, s := range m.Entities {
+		e.str(s)
+	}
+	e.str(m.EmotionalContext)
+	e.str(m.Source)
+	e.str(m.Session)
+	e.str(string(m.Trust.Level))
+	e.f64(m.Trust.Score)
+	e.time(m.ValidFrom)
+	e.time(m.ValidTo)
+	e.time(m.CreatedAt)
+	e.time(m.UpdatedAt)
+	e.bytes(meta)
+	return e.b, nil
+}
+
+func appendAccess(b []byte, last time.Time, count int64) []byte {
+	sec, nsec := int64(noAccess), uint32(0)
+	if !last.IsZero() {
+		sec, nsec = last.Unix(), uint32(last.Nanosecond())
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(sec))
+	b = binary.LittleEndian.AppendUint32(b, nsec)
+	return binary.LittleEndian.AppendUint64(b, uint64(count))
+}
+
+// touchRecord returns a copy of the encoded record v with its access
+// statistics set to one more access at t.
+func touchRecord(v []byte, t time.Time) ([]byte, error) {
+	if len(v) < accessLen || v[0] != recordFormat {
+		return nil, errCorrupt
+	}
+	count := int64(binary.LittleEndian.Uint64(v[13:21]))
+	out := make([]byte, 0, len(v))
+	out = append(out, v[0])
+	out = appendAccess(out, t, count+1)
+	return append(out, v[accessLen:]...), nil
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errCorrupt
+	}
+	d.b = nil
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) raw(n uint64) []byte {
+	if uint64(len(d.b)) < n {
+		d.fail()
+		return nil
+	}
+	p := d.b[:n]
+	d.b = d.b[n:]
+	return p
+}
+
+func (d *decoder) str() string { return string(d.raw(d.uvarint())) }
+
+func (d *decoder) f64() float64 {
+	return math.Float64frombits(binary.LittleEndian.Uint64(pad(d.raw(8), 8)))
+}
+
+func (d *decoder) time() time.Time {
+	p := d.raw(1)
+	if len(p) == 0 || p[0] == 0 {
+		return time.Time{}
+	}
+	sec := d.varint()
+	nsec := d.uvarint()
+	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+// pad returns p, or zeros of length n when a failed read left p short.
+func pad(p []byte, n int) []byte {
+	if len(p) < n {
+		return make([]byte, n)
+	}
+	return p
+}
+
+// recordHead is the part of a record the change log and the keyword index
+// need without the content.
+type recordHead struct {
+	Seq       uint64
+	Version   int
+	NTok      int
+	Namespace string
+	Pool      core.Pool
+	Type      core.Type
+	Status    core.Status
+	Embedding core.Embedding
+}
+
+// decodeHead decodes the head of v; d is left at the tail.
+func decodeHead(v []byte) (recordHead, *decoder) {
+	d := &decoder{b: v}
+	var h recordHead
+	if len(v) < accessLen || v[0] != recordFormat {
+		d.fail()
+		return h, d
+	}
+	d.b = v[accessLen:]
+	h.Seq = d.uvarint()
+	h.Version = int(d.uvarint())
+	h.NTok = int(d.uvarint())
+	h.Namespace = d.str()
+	h.Pool = core.Pool(d.str())
+	h.Type = core.Type(d.str())
+	h.Status = core.Status(d.str())
+	h.Embedding.Model = d.str()
+	if dim := d.uvarint(); dim > 0 {
+		p := d.raw(4 * dim)
+		if p != nil {
+			h.Embedding.Vector = make([]float32, dim)
+			for i := range h.Embedding.Vector {
+				h.Embedding.Vector[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
+			}
+		}
+	}
+	return h, d
+}
+
+// decodeRecord decodes a whole record for memory id into a fresh Memory.
+func decodeRecord(id int64, v []byte) (*core.Memory, recordHead, error) {
+	h, d := decodeHead(v)
+	m := &core.Memory{
+		ID: id, Version: h.Version, Namespace: h.Namespace, Pool: h.Pool, Type: h.Type,
+		Status: h.Status, Embedding: h.Embedding,
+	}
+	if d.err == nil {
+		sec := int64(binary.LittleEndian.Uint64(v[1:9]))
+		if sec != noAccess {
+			m.LastAccessedAt = time.Unix(sec, int64(binary.LittleEndian.Uint32(v[9:13]))).UTC()
+		}
+		m.AccessCount = int64(binary.LittleEndian.Uint64(v[13:21]))
+	}
+	m.Content = d.str()
+	m.Significance = int(d.varint())
+	if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)) {
+		m.Entities = make([]string, n)
+		for i := range m.Entities {
+			m.Entities[i] = d.str()
+		}
+	} else if n > 0 {
+		d.fail()
+	}
+	m.EmotionalContext = d.str()
+	m.Source = d.str()
+	m.Session = d.str()
+	m.Trust.Level = core.TrustLevel(d.str())
+	m.Trust.Score = d.f64()
+	m.ValidFrom = d.time()
+	m.ValidTo = d.time()
+	m.CreatedAt = d.time()
+	m.UpdatedAt = d.time()
+	if meta := d.raw(d.uvarint()); len(meta) > 0 && d.err == nil {
+		if err := json.Unmarshal(meta, &m.Metadata); err != nil {
+			d.fail()
+		}
+	}
+	if d.err != nil {
+		return nil, h, fmt.Errorf("%w of memory %d; restore the store from a backup", d.err, id)
+	}
+	return m, h, nil
+}

@@ -1,0 +1,52 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/memos-go/memos/core"
+)
+
+// dbError turns an error from the driver into one that says what memos was
+// doing and, where one applies, wraps a core sentinel. Context errors pass
+// through (wrapped with op), also when the driver reports them as an
+// interrupted statement.
+func dbError(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if ctx != nil && ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", op, ctx.Err())
+	}
+	if errors.Is(err, sql.ErrTxDone) {
+		return fmt.Errorf("%s: the transaction has ended (a ReadTx or Tx must not be used after its View or Update returns): %w", op, core.ErrClosed)
+	}
+	if errors.Is(err, sql.ErrConnDone) {
+		return fmt.Errorf("%s: %w", op, core.ErrClosed)
+	}
+	var se *msqlite.Error
+	if !errors.As(err, &se) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return fmt.Errorf("%s: the store stayed locked by another writer for longer than busy_timeout; retry, or raise busy_timeout (%v): %w", op, err, core.ErrUnavailable)
+	case sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("%s: the file is not an SQLite database (%v); check the path: %w", op, err, core.ErrInvalid)
+	case sqlite3.SQLITE_CORRUPT:
+		return fmt.Errorf("%s: the store file is damaged (%v); restore it from a backup, or inspect it with sqlite3's PRAGMA integrity_check", op, err)
+	case sqlite3.SQLITE_FULL:
+		return fmt.Errorf("%s: the disk is full (%v); free some space and retry", op, err)
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN:
+		return fmt.Errorf("%s: the store file or its directory cannot be written (%v); check permissions", op, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}

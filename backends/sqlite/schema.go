@@ -1,0 +1,244 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/memos-go/memos/core"
+)
+
+// applicationID marks a file as a memos store in the SQLite header
+// (PRAGMA application_id), so that Open can tell a memos store from any
+// other SQLite database. It is "memo" in ASCII.
+const applicationID = 0x6d656d6f
+
+// Keys of the meta table that belong to this package. SetMeta refuses keys
+// with reservedPrefix so that a caller cannot corrupt them.
+const (
+	reservedPrefix   = "sqlite."
+	keySchemaVersion = reservedPrefix + "schema_version"
+	keySeq           = reservedPrefix + "seq"
+)
+
+// A migration moves the schema from version i to i+1, where i is its index
+// in migrations. Migrations run in order, in the write transaction that
+// opens the store, so a store is never left half-migrated. Append new ones;
+// never edit a released one.
+type migration func(ctx context.Context, tx *sql.Tx) error
+
+var migrations = []migration{
+	execAll(schemaV1...),
+}
+
+// schemaVersion is the version a store has after every migration.
+var schemaVersion = len(migrations)
+
+// schemaV1 is the first schema.
+//
+// The FTS5 index is an external-content table over memories.content kept in
+// step by triggers, rather than a contentless-delete table: the content is
+// stored once (in memories), the triggers make it impossible for a write of
+// the record to miss the index (also for rows written by an importer using
+// plain SQL), and FTS5's integrity-check can compare the index against the
+// records. FTS5's secure-delete option makes a delete remove the row's
+// tokens from the index instead of adding a delete marker, so that no
+// forgotten word stays in the file.
+var schemaV1 = []string{
+	`CREATE TABLE meta (
+		key   TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	) WITHOUT ROWID`,
+
+	// MemU's columns first (id .. embedding), so a MemU memory.db maps onto
+	// it; AUTOINCREMENT so that ids are never reused, also after a delete.
+	`CREATE TABLE memories (
+		id                INTEGER PRIMARY KEY AUTOINCREMENT,
+		content           TEXT    NOT NULL,
+		type              TEXT    NOT NULL DEFAULT 'fact',
+		significance      INTEGER NOT NULL DEFAULT 5,
+		entities          TEXT    NOT NULL DEFAULT '[]',
+		emotional_context TEXT    NOT NULL DEFAULT '',
+		source            TEXT    NOT NULL DEFAULT '',
+		created_at        TEXT    NOT NULL DEFAULT '',
+		updated_at        TEXT    NOT NULL DEFAULT '',
+		embedding         BLOB,
+		version           INTEGER NOT NULL DEFAULT 1,
+		namespace         TEXT    NOT NULL DEFAULT 'default',
+		pool              TEXT    NOT NULL DEFAULT 'memory',
+		session           TEXT    NOT NULL DEFAULT '',
+		trust_level       TEXT    NOT NULL DEFAULT 'imported',
+		trust_score       REAL    NOT NULL DEFAULT 0.6,
+		valid_from        TEXT,
+		valid_to          TEXT,
+		status            TEXT    NOT NULL DEFAULT 'active',
+		metadata          TEXT,
+		last_accessed_at  TEXT,
+		access_count      INTEGER NOT NULL DEFAULT 0,
+		embedding_model   TEXT    NOT NULL DEFAULT '',
+		embedding_dim     INTEGER NOT NULL DEFAULT 0,
+		seq               INTEGER NOT NULL DEFAULT 0
+	)`,
+	`CREATE INDEX memories_seq ON memories (seq)`,
+	// A covering index for filtered keyword search: the join from each FTS
+	// match to its filter columns reads this small index instead of the wide
+	// rows (content and a kilobyte-sized embedding).
+	`CREATE INDEX memories_scope ON memories (id, namespace, status, pool, type)`,
+
+	// Every version, the current one included, as a full snapshot.
+	`CREATE TABLE memory_versions (
+		id                INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+		version           INTEGER NOT NULL,
+		namespace         TEXT    NOT NULL,
+		pool              TEXT    NOT NULL,
+		type              TEXT    NOT NULL,
+		content           TEXT    NOT NULL,
+		significance      INTEGER NOT NULL,
+		entities          TEXT    NOT NULL,
+		emotional_context TEXT    NOT NULL,
+		source            TEXT    NOT NULL,
+		session           TEXT    NOT NULL,
+		trust_level       TEXT    NOT NULL,
+		trust_score       REAL    NOT NULL,
+		valid_from        TEXT,
+		valid_to          TEXT,
+		created_at        TEXT    NOT NULL,
+		updated_at        TEXT    NOT NULL,
+		status            TEXT    NOT NULL,
+		metadata          TEXT,
+		embedding_model   TEXT    NOT NULL,
+		embedding_dim     INTEGER NOT NULL,
+		embedding         BLOB,
+		PRIMARY KEY (id, version)
+	)`,
+
+	`CREATE VIRTUAL TABLE memories_fts USING fts5 (
+		content,
+		content = 'memories',
+		content_rowid = 'id',
+		tokenize = 'porter unicode61 remove_diacritics 2'
+	)`,
+	`INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)`,
+	`CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+		INSERT INTO memories_fts (rowid, content) VALUES (new.id, new.content);
+	END`,
+	`CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+		INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.id, old.content);
+	END`,
+	`CREATE TRIGGER memories_fts_update AFTER UPDATE OF content ON memories
+	WHEN old.content IS NOT new.content BEGIN
+		INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.id, old.content);
+		INSERT INTO memories_fts (rowid, content) VALUES (new.id, new.content);
+	END`,
+
+	// A row inserted with plain SQL (an import of a MemU memory.db) rather
+	// than through Tx.Insert has seq 0: give it a change sequence number, its
+	// embedding dimension and its version row, so the store stays whole.
+	`CREATE TRIGGER memories_import AFTER INSERT ON memories WHEN new.seq = 0 BEGIN
+		UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '` + keySeq + `';
+		UPDATE memories SET
+			seq = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = '` + keySeq + `'),
+			version = 1,
+			embedding_dim = CASE WHEN embedding IS NULL THEN 0 ELSE length(embedding) / 4 END
+		WHERE id = new.id;
+		INSERT INTO memory_versions (` + memoryCols + `)
+			SELECT ` + memoryCols + ` FROM memories WHERE id = new.id;
+	END`,
+
+	// Forgotten ids, so that other processes' change logs learn of deletes.
+	// No content.
+	`CREATE TABLE tombstones (
+		id         INTEGER PRIMARY KEY,
+		seq        INTEGER NOT NULL,
+		deleted_at TEXT    NOT NULL
+	)`,
+	`CREATE INDEX tombstones_seq ON tombstones (seq)`,
+
+	`CREATE TABLE edges (
+		from_id    INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+		to_id      INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+		type       TEXT    NOT NULL,
+		weight     REAL    NOT NULL,
+		created_at TEXT    NOT NULL,
+		source     TEXT    NOT NULL DEFAULT '',
+		PRIMARY KEY (from_id, to_id, type)
+	) WITHOUT ROWID`,
+	`CREATE INDEX edges_to ON edges (to_id)`,
+
+	`CREATE TABLE audit (
+		seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+		time      TEXT    NOT NULL,
+		action    TEXT    NOT NULL,
+		memory_id INTEGER NOT NULL DEFAULT 0,
+		detail    TEXT    NOT NULL DEFAULT '',
+		prev_hash TEXT    NOT NULL DEFAULT '',
+		hash      TEXT    NOT NULL DEFAULT ''
+	)`,
+	`INSERT INTO meta (key, value) VALUES ('` + keySeq + `', '0')`,
+}
+
+func execAll(stmts ...string) migration {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		for _, s := range stmts {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// migrate brings the store in tx to schemaVersion: it creates the schema in
+// an empty database, migrates an older memos store, and refuses anything
+// else. path is for messages only.
+func migrate(ctx context.Context, tx *sql.Tx, path string) error {
+	var appID int64
+	if err := tx.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
+		return dbError(ctx, "read the store header", err)
+	}
+	version := 0
+	switch appID {
+	case applicationID:
+		var s string
+		err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, keySchemaVersion).Scan(&s)
+		if err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				err = errors.New("no schema version")
+			}
+			return fmt.Errorf("%s is marked as a memos store but its meta table is unreadable (%v); restore it from a backup", path, dbError(ctx, "read schema version", err))
+		}
+		if version, err = strconv.Atoi(s); err != nil || version < 1 {
+			return fmt.Errorf("%s has a malformed schema version %q; restore it from a backup", path, s)
+		}
+	case 0:
+		var tables int
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\_%' ESCAPE '\'`).Scan(&tables)
+		if err != nil {
+			return dbError(ctx, "read the schema", err)
+		}
+		if tables > 0 {
+			return fmt.Errorf("%w: %s is an SQLite database but not a memos store (it has %d tables and no memos marker); choose another path, or import it with the import command", core.ErrInvalid, path, tables)
+		}
+	default:
+		return fmt.Errorf("%w: %s is an SQLite database of another application (application_id %#x), not a memos store; choose another path", core.ErrInvalid, path, appID)
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("%w: %s has schema version %d, newer than this memos understands (%d); upgrade memos", core.ErrInvalid, path, version, schemaVersion)
+	}
+	if version == schemaVersion {
+		return nil
+	}
+	for v := version; v < schemaVersion; v++ {
+		if err := migrations[v](ctx, tx); err != nil {
+			return dbError(ctx, fmt.Sprintf("migrate %s from schema version %d to %d", path, v, v+1), err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
+		return dbError(ctx, "mark the store", err)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, keySchemaVersion, strconv.Itoa(schemaVersion))
+	return dbError(ctx, "record the schema version", err)
+}

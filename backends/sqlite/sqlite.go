@@ -1,0 +1,405 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/memos-go/memos/core"
+)
+
+// Name is the name the backend registers under.
+const Name = "sqlite"
+
+func init() {
+	core.RegisterBackend(Name, core.BackendDriver{
+		NewConfig: func() any { return new(Config) },
+		Open: func(ctx context.Context, cfg any) (core.Backend, error) {
+			switch c := cfg.(type) {
+			case *Config:
+				if c == nil {
+					return nil, core.Invalidf("sqlite: nil config; set path")
+				}
+				return Open(ctx, *c)
+			case Config:
+				return Open(ctx, c)
+			}
+			return nil, core.Invalidf("sqlite: config is a %T, want *sqlite.Config", cfg)
+		},
+		DefaultPath: "memory.db",
+	})
+}
+
+// DefaultBusyTimeout is how long a writer waits for another writer (in this
+// or another process) before giving up, when Config.BusyTimeout is zero.
+const DefaultBusyTimeout = 30 * time.Second
+
+// Config configures the sqlite backend. Every field but Path may be left
+// zero.
+type Config struct {
+	// Path is the store's file. Its directory must exist; the file is
+	// created when missing.
+	Path string `koanf:"path"`
+	// BusyTimeout is how long a write transaction waits for the write lock
+	// held by another connection or process before failing with
+	// core.ErrUnavailable (default 30s).
+	BusyTimeout time.Duration `koanf:"busy_timeout"`
+	// ReadConns is the number of connections serving read transactions and
+	// keyword searches at once (default GOMAXPROCS, at least 4).
+	ReadConns int `koanf:"read_conns"`
+}
+
+// DB is an open sqlite store. It implements core.Backend and is safe for
+// concurrent use; see the package documentation for its guarantees.
+type DB struct {
+	path        string
+	busyTimeout time.Duration
+
+	// w has exactly one connection: writers in this process queue for it in
+	// database/sql (honouring their contexts); writers in other processes
+	// are waited for by SQLite's busy handler.
+	w *sql.DB
+	// r serves read transactions and searches, several at a time.
+	r *sql.DB
+	// wStmts and rStmts hold the statements prepared at Open on w and r.
+	// They are not modified afterwards.
+	wStmts, rStmts map[string]*sql.Stmt
+
+	searchMu    sync.Mutex
+	searchStmts map[string]*sql.Stmt // on r, by filter shape
+
+	// scrub is set when a delete committed but the checkpoint that clears
+	// its content out of the WAL has not completed yet.
+	scrub atomic.Bool
+
+	mu     sync.Mutex
+	closed bool
+	active sync.WaitGroup // operations in progress, waited for by Close
+}
+
+var (
+	_ core.Backend     = (*DB)(nil)
+	_ core.Tx          = (*writeTx)(nil)
+	_ core.AuditReader = (*readTx)(nil)
+	_ core.AuditReader = (*writeTx)(nil)
+)
+
+// sqliteMagic starts every SQLite database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// Open opens the store at cfg.Path, creating the file (not its directory)
+// when it does not exist and migrating an older memos store to the current
+// schema. A file that is not a memos store is refused with core.ErrInvalid.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	if cfg.Path == "" {
+		return nil, core.Invalidf("sqlite: path is empty; set path to the store's file, e.g. ~/.memos/memory.db")
+	}
+	if cfg.BusyTimeout < 0 || cfg.ReadConns < 0 {
+		return nil, core.Invalidf("sqlite: busy_timeout and read_conns must not be negative")
+	}
+	if cfg.BusyTimeout == 0 {
+		cfg.BusyTimeout = DefaultBusyTimeout
+	}
+	if cfg.ReadConns == 0 {
+		cfg.ReadConns = max(4, runtime.GOMAXPROCS(0))
+	}
+	path, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return nil, core.Invalidf("sqlite: path %q: %v", cfg.Path, err)
+	}
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	d := &DB{path: path, busyTimeout: cfg.BusyTimeout}
+	if err := d.open(ctx, cfg); err != nil {
+		d.closeAll()
+		return nil, err
+	}
+	return d, nil
+}
+
+// checkFile makes sure that path is in an existing directory and is either
+// missing, empty or an SQLite database.
+func checkFile(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return core.Invalidf("sqlite: directory %s does not exist; create it or choose another path", dir)
+		}
+		return fmt.Errorf("sqlite: directory of %s: %w", path, err)
+	}
+	if !st.IsDir() {
+		return core.Invalidf("sqlite: %s is not a directory", dir)
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return core.Invalidf("sqlite: %s is a directory; path must name the store's file", path)
+	}
+	head := make([]byte, len(sqliteMagic))
+	n, err := io.ReadFull(f, head)
+	if n == 0 && (err == io.EOF || err == nil) {
+		return nil // an empty file is an empty database
+	}
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("sqlite: read %s: %w", path, err)
+	}
+	if !bytes.Equal(head[:n], sqliteMagic) {
+		return core.Invalidf("sqlite: %s is not a memos store (not an SQLite database); choose another path", path)
+	}
+	return nil
+}
+
+// dsn builds the driver's connection string for path. Every connection
+// waits busy for cfg.BusyTimeout and overwrites deleted content with zeros
+// (secure_delete); the writer also puts the file in WAL mode and begins its
+// transactions with BEGIN IMMEDIATE, so that a writer waits for the lock up
+// front (under busy_timeout) instead of failing when it upgrades a read lock.
+func dsn(path string, busy time.Duration, write bool) string {
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive path: file:///C:/...
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "secure_delete(1)")
+	if write {
+		// 8 KiB pages hold five rows with a 256-dimensional embedding where
+		// 4 KiB pages hold two. page_size only takes effect on a new file,
+		// before WAL mode, which the driver applies after the _pragma list.
+		q.Add("_pragma", "page_size(8192)")
+		q.Set("_journal_mode", "WAL")
+		q.Set("_synchronous", "NORMAL")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	u := url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}
+	return u.String()
+}
+
+func (d *DB) open(ctx context.Context, cfg Config) error {
+	var err error
+	if d.w, err = sql.Open("sqlite", dsn(d.path, cfg.BusyTimeout, true)); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", d.path, err)
+	}
+	d.w.SetMaxOpenConns(1)
+	d.w.SetMaxIdleConns(1)
+	d.w.SetConnMaxLifetime(0)
+	d.w.SetConnMaxIdleTime(0)
+
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "open "+d.path, err))
+	}
+	if err := migrate(ctx, tx, d.path); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "initialise "+d.path, err))
+	}
+
+	if d.r, err = sql.Open("sqlite", dsn(d.path, cfg.BusyTimeout, false)); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", d.path, err)
+	}
+	d.r.SetMaxOpenConns(cfg.ReadConns)
+	d.r.SetMaxIdleConns(cfg.ReadConns)
+	d.r.SetConnMaxLifetime(0)
+	d.r.SetConnMaxIdleTime(0)
+
+	if d.wStmts, err = prepare(ctx, d.w, append(readQueries[:len(readQueries):len(readQueries)], writeQueries...)); err != nil {
+		return err
+	}
+	if d.rStmts, err = prepare(ctx, d.r, readQueries); err != nil {
+		return err
+	}
+	d.searchStmts = make(map[string]*sql.Stmt)
+	return nil
+}
+
+func prepare(ctx context.Context, db *sql.DB, queries []string) (map[string]*sql.Stmt, error) {
+	m := make(map[string]*sql.Stmt, len(queries))
+	for _, q := range queries {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			for _, s := range m {
+				s.Close()
+			}
+			return nil, fmt.Errorf("sqlite: %w", dbError(ctx, "prepare statements", err))
+		}
+		m[q] = st
+	}
+	return m, nil
+}
+
+// enter registers an operation, or returns ErrClosed after Close.
+func (d *DB) enter(op string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("sqlite: %s: store %s: %w", op, d.path, core.ErrClosed)
+	}
+	d.active.Add(1)
+	return nil
+}
+
+func (d *DB) leave() { d.active.Done() }
+
+// View runs fn in a read transaction on one snapshot of the store. Several
+// Views run at once, also while a write is in progress; they see only
+// committed writes.
+func (d *DB) View(ctx context.Context, fn func(tx core.ReadTx) error) error {
+	if err := d.enter("view"); err != nil {
+		return err
+	}
+	defer d.leave()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: view: %w", err)
+	}
+	stx, err := d.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "begin read transaction", err))
+	}
+	t := &readTx{ctx: ctx, tx: stx, stmts: d.rStmts}
+	defer func() {
+		t.done.Store(true)
+		stx.Rollback() // a read transaction has nothing to commit
+	}()
+	return fn(t)
+}
+
+// Update runs fn in a write transaction. Writers are serialised: a writer in
+// this or another process waits for the one in progress (up to
+// Config.BusyTimeout when the other is in another process), so fn should be
+// short. Update must not be called from inside fn.
+func (d *DB) Update(ctx context.Context, fn func(tx core.Tx) error) error {
+	if err := d.enter("update"); err != nil {
+		return err
+	}
+	defer d.leave()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: update: %w", err)
+	}
+	stx, err := d.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "begin write transaction", err))
+	}
+	t := &writeTx{readTx: readTx{ctx: ctx, tx: stx, stmts: d.wStmts}}
+	committed := false
+	defer func() {
+		t.done.Store(true)
+		if !committed {
+			stx.Rollback() // also when fn panics
+		}
+	}()
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := stx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "commit", err))
+	}
+	committed = true
+	switch {
+	case t.deleted.Load():
+		d.scrub.Store(true)
+		d.checkpoint(ctx, checkpointWait)
+	case d.scrub.Load():
+		// An earlier checkpoint found readers in the way: retry, without
+		// making this writer wait for them.
+		d.checkpoint(ctx, 0)
+	}
+	return nil
+}
+
+// checkpointWait bounds how long the checkpoint after a delete waits for
+// readers that still use the WAL; if they do not finish, the checkpoint is
+// retried after later writes and at Close.
+const checkpointWait = time.Second
+
+// checkpoint copies the WAL into the database and truncates it to zero
+// bytes, so that content removed by a delete (which secure_delete has
+// overwritten in the database pages) no longer lingers in old WAL frames.
+// It waits at most wait for readers of old snapshots. It is best effort and
+// reports whether the WAL was emptied.
+func (d *DB) checkpoint(ctx context.Context, wait time.Duration) bool {
+	conn, err := d.w.Conn(ctx)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	wait = min(wait, d.busyTimeout)
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", wait.Milliseconds())); err != nil {
+		return false
+	}
+	defer conn.ExecContext(context.Background(), fmt.Sprintf("PRAGMA busy_timeout = %d", d.busyTimeout.Milliseconds()))
+	var busy, logFrames, done int
+	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done)
+	if err != nil || busy != 0 {
+		return false
+	}
+	d.scrub.Store(false)
+	return true
+}
+
+// Close waits for the transactions in progress, then releases the store.
+// Later calls of any method, Close included, return core.ErrClosed. Close
+// must not be called from inside View or Update.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("sqlite: close: store %s: %w", d.path, core.ErrClosed)
+	}
+	d.closed = true
+	d.mu.Unlock()
+	d.active.Wait()
+	if d.scrub.Load() {
+		d.checkpoint(context.Background(), checkpointWait)
+	}
+	return d.closeAll()
+}
+
+func (d *DB) closeAll() error {
+	var errs []error
+	for _, m := range []map[string]*sql.Stmt{d.wStmts, d.rStmts, d.searchStmts} {
+		for _, s := range m {
+			s.Close()
+		}
+	}
+	for _, db := range []*sql.DB{d.r, d.w} {
+		if db != nil {
+			if err := db.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: close %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// Path returns the absolute path of the store's file.
+func (d *DB) Path() string { return d.path }

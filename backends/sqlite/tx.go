@@ -1,0 +1,688 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memos-go/memos/core"
+)
+
+// pageSize is how many rows Scan, Changes and Audit read at a time. They
+// read a page, close the statement and then call fn for each row, so fn may
+// use the transaction freely (also to write, in Update).
+const pageSize = 256
+
+// prefixed returns memoryCols with every column qualified by alias.
+func prefixed(alias string) string {
+	cols := strings.Split(memoryCols, ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// Statements used by read transactions; they are prepared at Open on both
+// connection pools.
+var (
+	qGet = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ?`
+	// Versions carry the memory's live access statistics: they belong to the
+	// memory, not to a version (updating them writes no version).
+	qGetVersion = `SELECT ` + prefixed("v") + `, m.last_accessed_at, m.access_count
+		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
+		WHERE v.id = ? AND v.version = ?`
+	qHistory = `SELECT ` + prefixed("v") + `, m.last_accessed_at, m.access_count
+		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
+		WHERE v.id = ? ORDER BY v.version`
+	qVersion = `SELECT version FROM memories WHERE id = ?`
+	qEdges   = `SELECT from_id, to_id, type, weight, created_at, source FROM edges
+		WHERE from_id = ?1 OR to_id = ?1 ORDER BY from_id, to_id, type`
+	qMeta    = `SELECT value FROM meta WHERE key = ?`
+	qChanges = `SELECT seq, id, 0, namespace, pool, status, embedding_model, embedding_dim, embedding
+			FROM memories WHERE (seq, id) > (?1, ?2)
+		UNION ALL
+		SELECT seq, id, 1, '', '', '', '', 0, NULL FROM tombstones WHERE (seq, id) > (?1, ?2)
+		ORDER BY 1, 2 LIMIT ?3`
+	qAudit = `SELECT seq, time, action, memory_id, detail, prev_hash, hash FROM audit
+		WHERE seq > ? ORDER BY seq LIMIT ?`
+
+	readQueries = []string{qGet, qGetVersion, qHistory, qVersion, qEdges, qMeta, qChanges, qAudit}
+)
+
+// Statements used only by write transactions, prepared at Open on the
+// writer's connection.
+var (
+	qInsert = `INSERT INTO memories (` + memoryCols + `, last_accessed_at, access_count, seq)
+		VALUES (` + placeholders(nMemoryCols+3) + `)`
+	qInsertVersion = `INSERT INTO memory_versions (` + memoryCols + `) VALUES (` + placeholders(nMemoryCols) + `)`
+	// Every column but id (the first), then seq.
+	qPut = `UPDATE memories SET (` + strings.TrimPrefix(memoryCols, "id, ") + `, seq) =
+		(` + placeholders(nMemoryCols-1+1) + `) WHERE id = ?`
+	qBumpSeq     = `UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '` + keySeq + `' RETURNING value`
+	qDelEdgesOf  = `DELETE FROM edges WHERE from_id = ?1 OR to_id = ?1`
+	qDelVersions = `DELETE FROM memory_versions WHERE id = ?`
+	qDelMemory   = `DELETE FROM memories WHERE id = ?`
+	qTombstone   = `INSERT INTO tombstones (id, seq, deleted_at) VALUES (?, ?, ?)`
+	// Touch keeps the latest access time: stored times sort as text.
+	qTouch = `UPDATE memories SET access_count = access_count + 1,
+		last_accessed_at = CASE WHEN last_accessed_at IS NULL OR last_accessed_at < ?1 THEN ?1 ELSE last_accessed_at END
+		WHERE id = ?2`
+	qLink = `INSERT INTO edges (from_id, to_id, type, weight, created_at, source) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (from_id, to_id, type) DO UPDATE SET
+		weight = excluded.weight, created_at = excluded.created_at, source = excluded.source`
+	qUnlink  = `DELETE FROM edges WHERE from_id = ? AND to_id = ? AND type = ?`
+	qSetMeta = `INSERT INTO meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+	qAppendAudit = `INSERT INTO audit (time, action, memory_id, detail, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)`
+
+	writeQueries = []string{qInsert, qInsertVersion, qPut, qBumpSeq, qDelEdgesOf, qDelVersions,
+		qDelMemory, qTombstone, qTouch, qLink, qUnlink, qSetMeta, qAppendAudit}
+)
+
+var nMemoryCols = len(strings.Split(memoryCols, ","))
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// readTx implements core.ReadTx and core.AuditReader over one SQL
+// transaction. It is bound to the context of its View or Update.
+type readTx struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt // prepared at Open on this transaction's pool
+
+	mu    sync.Mutex
+	local map[string]*sql.Stmt // bound to tx, closed with it
+	done  atomic.Bool
+}
+
+// stmt returns q prepared on the transaction's connection.
+func (t *readTx) stmt(q string) (*sql.Stmt, error) {
+	if t.done.Load() {
+		return nil, sql.ErrTxDone
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.local[q]; ok {
+		return s, nil
+	}
+	var s *sql.Stmt
+	if ps, ok := t.stmts[q]; ok {
+		s = t.tx.StmtContext(t.ctx, ps)
+	} else {
+		var err error
+		if s, err = t.tx.PrepareContext(t.ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	if t.local == nil {
+		t.local = make(map[string]*sql.Stmt)
+	}
+	t.local[q] = s
+	return s, nil
+}
+
+// scanRow runs q and scans its single row into dest; sql.ErrNoRows when
+// there is none.
+func (t *readTx) scanRow(q string, args []any, dest ...any) error {
+	s, err := t.stmt(q)
+	if err != nil {
+		return err
+	}
+	return s.QueryRowContext(t.ctx, args...).Scan(dest...)
+}
+
+func (t *readTx) query(q string, args ...any) (*sql.Rows, error) {
+	s, err := t.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryContext(t.ctx, args...)
+}
+
+func (t *readTx) exec(q string, args ...any) (sql.Result, error) {
+	s, err := t.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(t.ctx, args...)
+}
+
+func (t *readTx) fail(op string, err error) error { return dbError(t.ctx, op, err) }
+
+// Get returns version v of memory id, or its current version when v is 0.
+func (t *readTx) Get(id int64, v int) (*core.Memory, error) {
+	if v < 0 {
+		return nil, core.Invalidf("get memory %d: version %d is negative", id, v)
+	}
+	s, err := t.stmt(qGet)
+	if err != nil {
+		return nil, t.fail(fmt.Sprintf("get memory %d", id), err)
+	}
+	var row *sql.Row
+	if v == 0 {
+		row = s.QueryRowContext(t.ctx, id)
+	} else {
+		if s, err = t.stmt(qGetVersion); err != nil {
+			return nil, t.fail(fmt.Sprintf("get memory %d", id), err)
+		}
+		row = s.QueryRowContext(t.ctx, id, v)
+	}
+	m, err := scanMemory(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		if v == 0 {
+			return nil, fmt.Errorf("memory %d: %w", id, core.ErrNotFound)
+		}
+		return nil, fmt.Errorf("memory %d version %d: %w", id, v, core.ErrNotFound)
+	}
+	if err != nil {
+		return nil, t.fail(fmt.Sprintf("get memory %d", id), err)
+	}
+	return m, nil
+}
+
+// History returns every version of id, oldest first.
+func (t *readTx) History(id int64) ([]*core.Memory, error) {
+	op := fmt.Sprintf("history of memory %d", id)
+	rows, err := t.query(qHistory, id)
+	if err != nil {
+		return nil, t.fail(op, err)
+	}
+	defer rows.Close()
+	var out []*core.Memory
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, t.fail(op, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.fail(op, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("memory %d: %w", id, core.ErrNotFound)
+	}
+	return out, nil
+}
+
+// filterSQL renders f as conditions on the memories table aliased m. Lists
+// are bound as IN (?, ...) placeholders: for the short lists filters have,
+// SQLite compares them directly, which measured clearly cheaper per row than
+// IN over json_each.
+func filterSQL(f core.Filter) (string, []any) {
+	var b strings.Builder
+	var args []any
+	add := func(col string, vals []string, set bool) {
+		switch {
+		case !set:
+		case len(vals) == 0:
+			b.WriteString(" AND 0") // an empty, non-nil list matches nothing
+		default:
+			fmt.Fprintf(&b, " AND m.%s IN (%s)", col, placeholders(len(vals)))
+			for _, v := range vals {
+				args = append(args, v)
+			}
+		}
+	}
+	add("namespace", f.Namespaces, f.Namespaces != nil)
+	add("pool", strs(f.Pools), f.Pools != nil)
+	add("status", strs(f.Statuses), f.Statuses != nil)
+	add("type", strs(f.Types), f.Types != nil)
+	return b.String(), args
+}
+
+func strs[T ~string](s []T) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// Scan calls fn with the current version of every memory matching opts, in
+// ascending id order.
+func (t *readTx) Scan(opts core.ScanOptions, fn func(*core.Memory) error) error {
+	if opts.Limit < 0 {
+		return core.Invalidf("scan: limit %d is negative", opts.Limit)
+	}
+	where, fargs := filterSQL(opts.Filter)
+	q := `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories AS m
+		WHERE m.id > ?` + where + ` ORDER BY m.id LIMIT ?`
+	after, left := opts.AfterID, opts.Limit
+	for {
+		n := pageSize
+		if opts.Limit > 0 {
+			n = min(n, left)
+		}
+		page, err := t.scanPage(q, append(append([]any{after}, fargs...), n))
+		if err != nil {
+			return t.fail("scan memories", err)
+		}
+		for _, m := range page {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		if len(page) < n {
+			return nil
+		}
+		after = page[len(page)-1].ID
+		if opts.Limit > 0 {
+			if left -= len(page); left == 0 {
+				return nil
+			}
+		}
+	}
+}
+
+func (t *readTx) scanPage(q string, args []any) ([]*core.Memory, error) {
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var page []*core.Memory
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		page = append(page, m)
+	}
+	return page, rows.Err()
+}
+
+// Edges returns the edges that start or end at id, ordered by (From, To, Type).
+func (t *readTx) Edges(id int64) ([]core.Edge, error) {
+	op := fmt.Sprintf("edges of memory %d", id)
+	rows, err := t.query(qEdges, id)
+	if err != nil {
+		return nil, t.fail(op, err)
+	}
+	defer rows.Close()
+	var out []core.Edge
+	for rows.Next() {
+		var e core.Edge
+		var typ string
+		var created sql.NullString
+		if err := rows.Scan(&e.From, &e.To, &typ, &e.Weight, &created, &e.Source); err != nil {
+			return nil, t.fail(op, err)
+		}
+		e.Type = core.EdgeType(typ)
+		if e.CreatedAt, err = decodeTime("created_at", created); err != nil {
+			return nil, fmt.Errorf("%s: edge %d→%d: %w", op, e.From, e.To, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.fail(op, err)
+	}
+	return out, nil
+}
+
+// Meta returns a store-level setting, or ErrNotFound.
+func (t *readTx) Meta(key string) (string, error) {
+	var v string
+	err := t.scanRow(qMeta, []any{key}, &v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("meta key %q: %w", key, core.ErrNotFound)
+	}
+	if err != nil {
+		return "", t.fail(fmt.Sprintf("read meta key %q", key), err)
+	}
+	return v, nil
+}
+
+// Seq returns the sequence number of the latest committed change.
+func (t *readTx) Seq() (uint64, error) {
+	v, err := t.Meta(keySeq)
+	if err != nil {
+		return 0, fmt.Errorf("read change sequence: %w", err)
+	}
+	seq, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("read change sequence: malformed value %q", v)
+	}
+	return seq, nil
+}
+
+// Changes calls fn, in ascending (Seq, ID) order, once for every memory
+// changed after since. A transaction's writes share one Seq.
+func (t *readTx) Changes(since uint64, fn func(core.Change) error) error {
+	// (since, MaxInt64) excludes every change at since itself.
+	afterSeq, afterID := int64(since), int64(math.MaxInt64)
+	if since > 1<<63-1 {
+		return nil
+	}
+	for {
+		page, err := t.changesPage(afterSeq, afterID)
+		if err != nil {
+			return t.fail(fmt.Sprintf("read changes since %d", since), err)
+		}
+		for _, c := range page {
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+		if len(page) < pageSize {
+			return nil
+		}
+		last := page[len(page)-1]
+		afterSeq, afterID = int64(last.Seq), last.ID
+	}
+}
+
+func (t *readTx) changesPage(afterSeq, afterID int64) ([]core.Change, error) {
+	rows, err := t.query(qChanges, afterSeq, afterID, pageSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var page []core.Change
+	for rows.Next() {
+		var (
+			c                   core.Change
+			seq                 int64
+			pool, status, model string
+			dim                 int
+			vec                 []byte
+		)
+		if err := rows.Scan(&seq, &c.ID, &c.Deleted, &c.Namespace, &pool, &status, &model, &dim, &vec); err != nil {
+			return nil, err
+		}
+		c.Seq, c.Pool, c.Status = uint64(seq), core.Pool(pool), core.Status(status)
+		c.Embedding.Model = model
+		if c.Embedding.Vector, err = decodeVector(vec, dim); err != nil {
+			return nil, fmt.Errorf("memory %d: %w", c.ID, err)
+		}
+		page = append(page, c)
+	}
+	return page, rows.Err()
+}
+
+// Audit calls fn for every audit entry in ascending Seq order.
+func (t *readTx) Audit(fn func(core.AuditEntry) error) error {
+	var after int64
+	for {
+		page, err := t.auditPage(after)
+		if err != nil {
+			return t.fail("read audit log", err)
+		}
+		for _, e := range page {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if len(page) < pageSize {
+			return nil
+		}
+		after = int64(page[len(page)-1].Seq)
+	}
+}
+
+func (t *readTx) auditPage(after int64) ([]core.AuditEntry, error) {
+	rows, err := t.query(qAudit, after, pageSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var page []core.AuditEntry
+	for rows.Next() {
+		var e core.AuditEntry
+		var seq int64
+		var tm sql.NullString
+		if err := rows.Scan(&seq, &tm, &e.Action, &e.MemoryID, &e.Detail, &e.PrevHash, &e.Hash); err != nil {
+			return nil, err
+		}
+		e.Seq = uint64(seq)
+		if e.Time, err = decodeTime("time", tm); err != nil {
+			return nil, fmt.Errorf("audit entry %d: %w", seq, err)
+		}
+		page = append(page, e)
+	}
+	return page, rows.Err()
+}
+
+// writeTx implements core.Tx. All its writes in one Update share one Seq,
+// taken from the meta counter at the first write.
+type writeTx struct {
+	readTx
+	seqMu   sync.Mutex
+	seq     int64       // 0 until the first write that advances the change log
+	deleted atomic.Bool // a Delete ran: checkpoint the WAL after commit
+}
+
+// nextSeq returns the transaction's change sequence number.
+func (t *writeTx) nextSeq() (int64, error) {
+	t.seqMu.Lock()
+	defer t.seqMu.Unlock()
+	if t.seq != 0 {
+		return t.seq, nil
+	}
+	var v string
+	if err := t.scanRow(qBumpSeq, nil, &v); err != nil {
+		return 0, err
+	}
+	seq, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("malformed change sequence %q", v)
+	}
+	t.seq = seq
+	return seq, nil
+}
+
+// Insert stores m as version 1 of a new memory and sets m.ID. Any ID already
+// in m is ignored.
+func (t *writeTx) Insert(m *core.Memory) error {
+	if m == nil {
+		return core.Invalidf("insert: nil memory")
+	}
+	if m.Version != 1 {
+		return core.Invalidf("insert: a new memory has version 1, not %d", m.Version)
+	}
+	args, err := memoryArgs(m)
+	if err != nil {
+		return fmt.Errorf("insert memory: %w", err)
+	}
+	accessed, err := nullTime("last_accessed_at", m.LastAccessedAt)
+	if err != nil {
+		return fmt.Errorf("insert memory: %w", err)
+	}
+	seq, err := t.nextSeq()
+	if err != nil {
+		return t.fail("insert memory", err)
+	}
+	args[0] = nil // AUTOINCREMENT assigns the id
+	res, err := t.exec(qInsert, append(args, accessed, m.AccessCount, seq)...)
+	if err != nil {
+		return t.fail("insert memory", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return t.fail("insert memory", err)
+	}
+	args[0] = id
+	if _, err := t.exec(qInsertVersion, args...); err != nil {
+		return t.fail(fmt.Sprintf("insert memory %d version 1", id), err)
+	}
+	m.ID = id
+	return nil
+}
+
+// Put stores m as version m.Version of memory m.ID and makes it current.
+// The memory's access statistics are kept as stored: they are not versioned.
+func (t *writeTx) Put(m *core.Memory) error {
+	if m == nil {
+		return core.Invalidf("put: nil memory")
+	}
+	op := fmt.Sprintf("put memory %d version %d", m.ID, m.Version)
+	var cur int
+	if err := t.scanRow(qVersion, []any{m.ID}, &cur); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("put: memory %d: %w", m.ID, core.ErrNotFound)
+		}
+		return t.fail(op, err)
+	}
+	if m.Version != cur+1 {
+		return fmt.Errorf("put memory %d: it is at version %d, so the next version is %d, not %d (someone else wrote it in between?): %w",
+			m.ID, cur, cur+1, m.Version, core.ErrConflict)
+	}
+	args, err := memoryArgs(m)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	seq, err := t.nextSeq()
+	if err != nil {
+		return t.fail(op, err)
+	}
+	if _, err := t.exec(qPut, append(append(args[1:len(args):len(args)], seq), m.ID)...); err != nil {
+		return t.fail(op, err)
+	}
+	if _, err := t.exec(qInsertVersion, args...); err != nil {
+		return t.fail(op, err)
+	}
+	return nil
+}
+
+// Delete removes every version, keyword entry, edge and the embedding of id
+// and leaves a tombstone (id and seq, no content). After the transaction
+// commits, the WAL is checkpointed and truncated so that the content does
+// not linger there either.
+func (t *writeTx) Delete(id int64) error {
+	op := fmt.Sprintf("delete memory %d", id)
+	var cur int
+	if err := t.scanRow(qVersion, []any{id}, &cur); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("delete: memory %d: %w", id, core.ErrNotFound)
+		}
+		return t.fail(op, err)
+	}
+	seq, err := t.nextSeq()
+	if err != nil {
+		return t.fail(op, err)
+	}
+	for _, q := range []string{qDelEdgesOf, qDelVersions, qDelMemory} { // the trigger removes the FTS entry
+		if _, err := t.exec(q, id); err != nil {
+			return t.fail(op, err)
+		}
+	}
+	now, _ := encodeTime("deleted_at", time.Now())
+	if _, err := t.exec(qTombstone, id, seq, now); err != nil {
+		return t.fail(op, err)
+	}
+	t.deleted.Store(true)
+	return nil
+}
+
+// Touch records an access to ids at t: each occurrence of an id counts one
+// access, and the latest access time is kept. Unknown ids are ignored.
+func (t *writeTx) Touch(ids []int64, at time.Time) error {
+	ts, err := nullTime("access time", at)
+	if err != nil {
+		return fmt.Errorf("touch: %w", err)
+	}
+	for _, id := range ids {
+		if _, err := t.exec(qTouch, ts, id); err != nil {
+			return t.fail(fmt.Sprintf("touch memory %d", id), err)
+		}
+	}
+	return nil
+}
+
+// Link adds or replaces the edge (e.From, e.To, e.Type).
+func (t *writeTx) Link(e core.Edge) error {
+	op := fmt.Sprintf("link %d→%d (%s)", e.From, e.To, e.Type)
+	if err := core.ValidateEdgeType(e.Type); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	for _, id := range []int64{e.From, e.To} {
+		var v int
+		if err := t.scanRow(qVersion, []any{id}, &v); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%s: memory %d: %w", op, id, core.ErrNotFound)
+			}
+			return t.fail(op, err)
+		}
+	}
+	created, err := encodeTime("created_at", e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if _, err := t.nextSeq(); err != nil {
+		return t.fail(op, err)
+	}
+	if _, err := t.exec(qLink, e.From, e.To, string(e.Type), e.Weight, created, e.Source); err != nil {
+		return t.fail(op, err)
+	}
+	return nil
+}
+
+// Unlink removes the edge (from, to, typ), or returns ErrNotFound.
+func (t *writeTx) Unlink(from, to int64, typ core.EdgeType) error {
+	op := fmt.Sprintf("unlink %d→%d (%s)", from, to, typ)
+	res, err := t.exec(qUnlink, from, to, string(typ))
+	if err != nil {
+		return t.fail(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return t.fail(op, err)
+	} else if n == 0 {
+		return fmt.Errorf("edge %d→%d (%s): %w", from, to, typ, core.ErrNotFound)
+	}
+	if _, err := t.nextSeq(); err != nil {
+		return t.fail(op, err)
+	}
+	return nil
+}
+
+// SetMeta stores a store-level setting. Keys starting with "sqlite." are
+// reserved for the backend.
+func (t *writeTx) SetMeta(key, value string) error {
+	if key == "" {
+		return core.Invalidf("set meta: empty key")
+	}
+	if strings.HasPrefix(key, reservedPrefix) {
+		return core.Invalidf("set meta: key %q is reserved for the sqlite backend (keys starting with %q)", key, reservedPrefix)
+	}
+	op := fmt.Sprintf("set meta key %q", key)
+	if _, err := t.nextSeq(); err != nil {
+		return t.fail(op, err)
+	}
+	if _, err := t.exec(qSetMeta, key, value); err != nil {
+		return t.fail(op, err)
+	}
+	return nil
+}
+
+// AppendAudit appends e to the audit log and sets e.Seq.
+func (t *writeTx) AppendAudit(e *core.AuditEntry) error {
+	if e == nil {
+		return core.Invalidf("append audit: nil entry")
+	}
+	tm, err := encodeTime("time", e.Time)
+	if err != nil {
+		return fmt.Errorf("append audit: %w", err)
+	}
+	if _, err := t.nextSeq(); err != nil {
+		return t.fail("append audit", err)
+	}
+	res, err := t.exec(qAppendAudit, tm, e.Action, e.MemoryID, e.Detail, e.PrevHash, e.Hash)
+	if err != nil {
+		return t.fail("append audit", err)
+	}
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return t.fail("append audit", err)
+	}
+	e.Seq = uint64(seq)
+	return nil
+}
