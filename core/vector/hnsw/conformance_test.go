@@ -1,0 +1,52 @@
+package hnsw
+
+import (
+	"testing"
+
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/vector/vectortest"
+)
+
+// conformanceConfig is the default Config, except under the race detector,
+// where the kit's 3000-vector recall case at ef 400 takes most of a minute;
+// ef 100 passes it as well.
+func conformanceConfig() Config {
+	if raceEnabled {
+		return Config{EfConstruction: 100, EfSearch: 100}
+	}
+	return Config{}
+}
+
+func TestConformance(t *testing.T) {
+	vectortest.Run(t, func(dim int) core.VectorIndex {
+		ix, err := New(dim, conformanceConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}, false)
+}
+
+// TestConformanceGraphOnly runs the kit with filtered scans turned off, so
+// that its filter cases exercise the filtered graph walk.
+func TestConformanceGraphOnly(t *testing.T) {
+	vectortest.Run(t, func(dim int) core.VectorIndex {
+		cfg := conformanceConfig()
+		cfg.ExactBelow = -1
+		ix, err := New(dim, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}, false)
+}
+
+func TestRegistered(t *testing.T) {
+	d, err := core.LookupVectorIndex("hnsw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.New(8).(*Index); !ok || d.Load == nil {
+		t.Fatalf("the registered driver does not build this package's Index")
+	}
+}
