@@ -32,6 +32,9 @@ type Options struct {
 	AllowModelChange bool
 	// Now is the clock; nil means time.Now. Tests set it.
 	Now func() time.Time
+	// EmbedCacheSize bounds the in-memory embedding cache, in vectors (see
+	// EmbedCacheStats); 0 means DefaultEmbedCacheSize, negative turns it off.
+	EmbedCacheSize int
 }
 
 // Engine is memos' public Go API: one engine per store, shared by every
@@ -53,6 +56,8 @@ type shared struct {
 	vecMu  sync.Mutex // serialises syncs of vec with the change log
 	vec    VectorIndex
 	vecSeq atomic.Uint64 // the change-log seq vec reflects
+
+	sess sessionIndex // sessions' members in order, for session expansion
 }
 
 // Meta keys the engine keeps in the store.
@@ -92,6 +97,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 			return nil, &Error{Op: "open", Err: invalidf("embedder reports model %q with %d dimensions", info.ID, info.Dim)}
 		}
 		s.model = info
+		s.emb = withEmbedCache(s.emb, info, opts.EmbedCacheSize)
 		if err := s.checkModel(ctx, opts.AllowModelChange); err != nil {
 			return nil, &Error{Op: "open", Err: err}
 		}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -25,7 +25,8 @@ const (
 	// ModeVector uses the vector index only.
 	ModeVector Mode = "vector"
 	// ModeFTS reads the query in FTS5 syntax (AND, OR, NOT, "phrases",
-	// prefix*, NEAR) and returns exactly the memories that match it.
+	// prefix*, NEAR) and returns exactly the memories that match it: no
+	// relevance gate, no expansion.
 	ModeFTS Mode = "fts"
 )
 
@@ -40,78 +41,6 @@ func ParseMode(s string) (Mode, error) {
 	return "", invalidf("unknown search mode %q (want hybrid, keyword, vector or fts)", s)
 }
 
-// SearchConfig holds the ranking weights and thresholds. Zero fields take
-// the defaults documented on each field.
-type SearchConfig struct {
-	// Candidates is how many candidates each retriever contributes (default 50).
-	Candidates int `koanf:"candidates" json:"candidates"`
-	// RRFK is reciprocal rank fusion's k (default 60).
-	RRFK float64 `koanf:"rrf_k" json:"rrf_k"`
-	// KeywordWeight and VectorWeight weight the two retrievers in fusion (default 1).
-	KeywordWeight float64 `koanf:"keyword_weight" json:"keyword_weight"`
-	VectorWeight  float64 `koanf:"vector_weight" json:"vector_weight"`
-	// SignificanceBoost scales the score by 1 + boost·(significance−5)/5 (default 0.2).
-	SignificanceBoost float64 `koanf:"significance_boost" json:"significance_boost"`
-	// TrustWeight scales the score by 1 − w·(1 − trust score) (default 0.5).
-	TrustWeight float64 `koanf:"trust_weight" json:"trust_weight"`
-	// RecencyHalfLife: the recency factor halves its bonus every half-life of
-	// age since the version was written (default 720h = 30 days).
-	RecencyHalfLife time.Duration `koanf:"recency_half_life" json:"recency_half_life"`
-	// RecencyWeight is the most recency can add: score·(1 − w + w·2^(−age/half-life)) (default 0.1).
-	RecencyWeight float64 `koanf:"recency_weight" json:"recency_weight"`
-	// MinSimilarity: a candidate found only by the vector index is dropped
-	// below this cosine similarity, divided by its trust score so that a
-	// low-trust memory needs a stronger match (default 0.3).
-	MinSimilarity float64 `koanf:"min_similarity" json:"min_similarity"`
-	// RelativeSimilarity: a vector-only candidate is also dropped below this
-	// share of the best similarity in the result (default 0.6).
-	RelativeSimilarity float64 `koanf:"relative_similarity" json:"relative_similarity"`
-	// TrackAccess records access statistics for returned memories (default
-	// true; set DisableAccessTracking to turn it off).
-	DisableAccessTracking bool `koanf:"disable_access_tracking" json:"disable_access_tracking"`
-}
-
-func (c SearchConfig) withDefaults() SearchConfig {
-	def := func(v *float64, d float64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.Candidates == 0 {
-		c.Candidates = 50
-	}
-	def(&c.RRFK, 60)
-	def(&c.KeywordWeight, 1)
-	def(&c.VectorWeight, 1)
-	def(&c.SignificanceBoost, 0.2)
-	def(&c.TrustWeight, 0.5)
-	def(&c.RecencyWeight, 0.1)
-	def(&c.MinSimilarity, 0.3)
-	def(&c.RelativeSimilarity, 0.6)
-	if c.RecencyHalfLife == 0 {
-		c.RecencyHalfLife = 30 * 24 * time.Hour
-	}
-	return c
-}
-
-func (c SearchConfig) validate() error {
-	switch {
-	case c.Candidates < 1 || c.Candidates > 10000:
-		return invalidf("search.candidates %d is outside 1–10000", c.Candidates)
-	case c.RRFK <= 0:
-		return invalidf("search.rrf_k must be positive")
-	case c.KeywordWeight < 0 || c.VectorWeight < 0:
-		return invalidf("search weights must not be negative")
-	case c.TrustWeight < 0 || c.TrustWeight > 1 || c.RecencyWeight < 0 || c.RecencyWeight > 1:
-		return invalidf("search.trust_weight and search.recency_weight must be within [0,1]")
-	case c.RecencyHalfLife < 0:
-		return invalidf("search.recency_half_life must be positive")
-	case c.MinSimilarity < 0 || c.MinSimilarity > 1 || c.RelativeSimilarity < 0 || c.RelativeSimilarity > 1:
-		return invalidf("search.min_similarity and search.relative_similarity must be within [0,1]")
-	}
-	return nil
-}
-
 // SearchRequest is a query and its filters.
 type SearchRequest struct {
 	Query string `json:"query"`
@@ -120,6 +49,21 @@ type SearchRequest struct {
 	Limit int    `json:"limit,omitempty"`
 	Pools []Pool `json:"pools,omitempty"` // nil: every pool
 	Types []Type `json:"types,omitempty"` // nil: every type
+	// ValidAt asks what was true at that time: only memories whose
+	// valid_from/valid_to interval contains it. Zero means AsOf when AsOf is
+	// set (what the store believed was true then), else now.
+	ValidAt time.Time `json:"valid_at,omitzero"`
+	// AsOf asks what the store believed at that time: every memory is seen
+	// at the version that was current then (by UpdatedAt), and memories
+	// created later are left out. Zero means the current versions.
+	AsOf time.Time `json:"as_of,omitzero"`
+	// MMR re-ranks the result by maximal marginal relevance so that
+	// paraphrases do not take every slot; MMRLambda (0: the configured
+	// search.mmr_lambda) balances relevance against novelty.
+	MMR       bool    `json:"mmr,omitempty"`
+	MMRLambda float64 `json:"mmr_lambda,omitempty"`
+	// NoExpand turns off graph and session expansion for this search.
+	NoExpand bool `json:"no_expand,omitempty"`
 }
 
 // SearchResult is the answer to a SearchRequest.
@@ -140,19 +84,29 @@ type Result struct {
 	KeywordRank int     `json:"keyword_rank,omitempty"`
 	VectorRank  int     `json:"vector_rank,omitempty"`
 	Similarity  float64 `json:"similarity,omitempty"`
+	// Origin says how the memory entered the result: "" when a retriever
+	// found it, else the expansion that added it, such as "session of 12"
+	// or "supports from 12".
+	Origin string `json:"origin,omitempty"`
 }
 
 // Search runs the retrieval pipeline: keyword and vector candidates,
-// reciprocal rank fusion, significance/trust/recency weighting and a
-// relevance gate. It returns current, active memories valid now, from this
-// handle's namespace and the default one, best first with ties broken by id.
+// weighted reciprocal rank fusion, validity, significance, trust, pool and
+// recency weighting, a relevance gate, graph and session expansion and, on
+// request, MMR. By default it returns current, active memories valid now,
+// from this handle's namespace and the default one, best first with ties
+// broken by id; see SearchRequest for the two clocks.
 func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, error) {
 	const op = "search"
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
-	res, err := e.search(ctx, req)
+	p, err := e.runPipeline(ctx, req)
 	if err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	res := p.result()
+	if err := e.touch(ctx, res.Hits, p.now); err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
 	return res, nil
@@ -160,21 +114,83 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 
 // candidate is one memory moving through the pipeline stages.
 type candidate struct {
-	id           int64
-	mem          *Memory
-	kwRank       int
-	kwScore      float64
-	vecRank      int
-	similarity   float64
-	fused        float64
-	significance float64 // factors applied in weighting
-	trust        float64
-	recency      float64
-	score        float64
-	dropped      string // why the gate dropped it ("" if kept)
+	id         int64
+	mem        *Memory // the version seen at the request's clocks; nil until loaded
+	kwRank     int
+	kwScore    float64
+	histRank   int // rank among old versions matched in memory (AsOf searches)
+	vecRank    int
+	similarity float64
+	fused      float64
+	// Factors applied in weighting.
+	significance, trust, recency, pool float64
+	score                              float64
+	filtered                           string // why loading left it out ("" if loaded)
+	dropped                            string // why the gate dropped it ("" if kept)
+	origin                             string // expansion that added it ("" for retrieval)
+	expanded                           bool   // added by expansion
+	mmr                                string // MMR decision ("" without MMR)
+	rank                               int    // 1-based final rank, 0 if not returned
 }
 
-func (e *Engine) search(ctx context.Context, req SearchRequest) (*SearchResult, error) {
+// live reports whether c is loaded and passed the gate (or was added by
+// expansion).
+func (c *candidate) live() bool { return c.mem != nil && (c.dropped == "" || c.expanded) }
+
+// pipeline is the state of one search.
+type pipeline struct {
+	e       *Engine
+	req     SearchRequest
+	mode    Mode
+	cfg     *SearchConfig
+	now     time.Time // the clock reading of this search
+	ref     time.Time // recency reference: AsOf, or now
+	validAt time.Time
+	asOf    time.Time // zero: current versions
+	filter  Filter
+	kwq     query.Node
+	cands   []*candidate
+	byID    map[int64]*candidate
+	// views caches memories resolved at the request's clocks (nil: not visible).
+	views map[int64]view
+	// changed lists, for AsOf searches, the memories whose current version
+	// was written after AsOf, with their version at AsOf (nil: created later).
+	changed map[int64]*Memory
+	hits    []*candidate // the returned candidates, in order
+}
+
+func (e *Engine) runPipeline(ctx context.Context, req SearchRequest) (*pipeline, error) {
+	p, err := e.newPipeline(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.retrieve(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.load(ctx); err != nil {
+		return nil, err
+	}
+	for _, c := range p.cands {
+		if c.mem != nil {
+			weigh(c, p.ref, p.cfg)
+		}
+	}
+	if p.mode != ModeFTS {
+		gate(p.cands, p.cfg, p.mode == ModeHybrid)
+	}
+	sortCandidates(p.cands)
+	if p.mode != ModeFTS && !req.NoExpand {
+		if err := p.expand(ctx); err != nil {
+			return nil, err
+		}
+		sortCandidates(p.cands)
+	}
+	p.selectHits()
+	return p, nil
+}
+
+// newPipeline validates req and fills in the defaults.
+func (e *Engine) newPipeline(req SearchRequest) (*pipeline, error) {
 	mode, err := ParseMode(string(req.Mode))
 	if err != nil {
 		return nil, err
@@ -191,8 +207,8 @@ func (e *Engine) search(ctx context.Context, req SearchRequest) (*SearchResult, 
 	if strings.TrimSpace(req.Query) == "" {
 		return nil, invalidf("query is empty")
 	}
-	for _, p := range req.Pools {
-		if _, err := ParsePool(string(p)); err != nil {
+	for _, pl := range req.Pools {
+		if _, err := ParsePool(string(pl)); err != nil {
 			return nil, err
 		}
 	}
@@ -201,173 +217,139 @@ func (e *Engine) search(ctx context.Context, req SearchRequest) (*SearchResult, 
 			return nil, err
 		}
 	}
-	res := &SearchResult{Query: req.Query, Mode: mode, Hits: []Result{}}
-	var kwq query.Node
-	switch mode {
-	case ModeFTS:
-		if kwq, err = query.Parse(req.Query); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-	case ModeHybrid, ModeKeyword:
-		kwq = query.Natural(req.Query)
+	if req.MMRLambda < 0 || req.MMRLambda > 1 {
+		return nil, invalidf("MMR lambda %v is outside [0,1]", req.MMRLambda)
 	}
 	if mode == ModeVector && e.emb == nil {
 		return nil, invalidf("vector search needs an embedder, and none is configured")
 	}
-	n := max(e.cfg.Candidates, req.Limit)
-	if mode == ModeFTS {
-		n = req.Limit
+	p := &pipeline{e: e, req: req, mode: mode, cfg: &e.cfg, now: e.clock(),
+		byID: map[int64]*candidate{}, views: map[int64]view{}}
+	p.asOf = utc(req.AsOf)
+	p.ref, p.validAt = p.now, p.now
+	if !p.asOf.IsZero() {
+		p.ref, p.validAt = p.asOf, p.asOf
 	}
+	if !req.ValidAt.IsZero() {
+		p.validAt = utc(req.ValidAt)
+	}
+	p.filter = Filter{Namespaces: e.scope(), Pools: req.Pools, Types: req.Types, Statuses: []Status{StatusActive}}
+	switch mode {
+	case ModeFTS:
+		if p.kwq, err = query.Parse(req.Query); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	case ModeHybrid, ModeKeyword:
+		p.kwq = query.Natural(req.Query)
+	}
+	return p, nil
+}
+
+// retrieve gathers keyword and vector candidates and fuses them.
+func (p *pipeline) retrieve(ctx context.Context) error {
+	e := p.e
+	n := max(p.cfg.Candidates, p.req.Limit)
+	if p.mode == ModeFTS {
+		n = p.req.Limit
+	}
+	if !p.asOf.IsZero() {
+		n *= 2 // some hits are replaced by the versions current at AsOf
+	}
+	// The two retrievers run side by side: the keyword index waits on the
+	// store, the vector index on the CPU.
 	var kw, vec []Hit
-	filter := Filter{Namespaces: e.scope(), Pools: req.Pools, Types: req.Types, Statuses: []Status{StatusActive}}
-	if kwq != nil {
-		res.Keyword = kwq.String()
-		if kw, err = e.b.SearchKeyword(ctx, kwq, filter, n*2); err != nil {
-			return nil, err
+	var kwErr error
+	var wg sync.WaitGroup
+	if p.kwq != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kw, kwErr = e.b.SearchKeyword(ctx, p.kwq, p.filter, n)
+		}()
+	}
+	qvec, vec, err := p.vectorHits(ctx, n)
+	wg.Wait()
+	if err = errors.Join(kwErr, err); err != nil {
+		return err
+	}
+	var hist []Hit
+	if !p.asOf.IsZero() {
+		if kw, vec, hist, err = p.rewind(ctx, kw, vec, qvec, n); err != nil {
+			return err
 		}
 	}
-	if (mode == ModeHybrid || mode == ModeVector) && e.emb != nil {
-		if vec, err = e.vectorCandidates(ctx, req.Query, filter, n*2); err != nil {
-			return nil, err
-		}
+	p.cands = fuse(kw, vec, hist, p.cfg)
+	for _, c := range p.cands {
+		p.byID[c.id] = c
 	}
-	cands := fuse(kw, vec, e.cfg)
-	now := e.clock()
-	if err := e.load(ctx, cands, now, filter); err != nil {
-		return nil, err
-	}
-	kept := cands[:0]
-	for _, c := range cands {
-		if c.mem != nil {
-			kept = append(kept, c)
-		}
-	}
-	cands = kept
-	for _, c := range cands {
-		weigh(c, now, e.cfg)
-	}
-	if mode != ModeFTS {
-		gate(cands, e.cfg)
-	}
-	sortCandidates(cands)
-	for _, c := range cands {
-		if c.dropped != "" {
-			continue
-		}
-		if len(res.Hits) == req.Limit {
-			break
-		}
-		res.Hits = append(res.Hits, Result{Memory: c.mem, Score: c.score, KeywordRank: c.kwRank, VectorRank: c.vecRank, Similarity: c.similarity})
-	}
-	if err := e.touch(ctx, res.Hits, now); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return nil
 }
 
-func (e *Engine) vectorCandidates(ctx context.Context, text string, f Filter, n int) ([]Hit, error) {
+// vectorHits embeds the query and searches the vector index, when the
+// mode uses it and the engine has an embedder.
+func (p *pipeline) vectorHits(ctx context.Context, n int) ([]float32, []Hit, error) {
+	e := p.e
+	if (p.mode != ModeHybrid && p.mode != ModeVector) || e.emb == nil {
+		return nil, nil, nil
+	}
 	if err := e.syncVectors(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	vs, err := e.embed(ctx, []string{text})
+	vs, err := e.embed(ctx, []string{p.req.Query})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return e.vec.Search(ctx, vs[0], n, VectorFilter{Namespaces: f.Namespaces, Pools: f.Pools})
+	hits, err := e.vec.Search(ctx, vs[0], n, VectorFilter{Namespaces: p.filter.Namespaces, Pools: p.filter.Pools})
+	return vs[0], hits, err
 }
 
-// fuse merges the keyword and vector lists by weighted reciprocal rank
-// fusion: score = Σ w / (k + rank).
-func fuse(kw, vec []Hit, c SearchConfig) []*candidate {
-	byID := make(map[int64]*candidate, len(kw)+len(vec))
-	var out []*candidate
-	get := func(id int64) *candidate {
-		if x := byID[id]; x != nil {
-			return x
+// selectHits picks the returned candidates: the best live ones up to the
+// limit, re-ranked by MMR when the request asks for it.
+func (p *pipeline) selectHits() {
+	var live []*candidate
+	for _, c := range p.cands {
+		if c.live() {
+			live = append(live, c)
 		}
-		x := &candidate{id: id}
-		byID[id] = x
-		out = append(out, x)
-		return x
 	}
-	for i, h := range kw {
-		x := get(h.ID)
-		x.kwRank, x.kwScore = i+1, h.Score
-		x.fused += c.KeywordWeight / (c.RRFK + float64(i+1))
+	if p.req.MMR && p.mode != ModeFTS {
+		lambda := p.req.MMRLambda
+		if lambda == 0 {
+			lambda = p.cfg.MMRLambda
+		}
+		p.hits = mmr(live, p.req.Limit, lambda)
+	} else {
+		p.hits = live[:min(len(live), p.req.Limit)]
 	}
-	for i, h := range vec {
-		x := get(h.ID)
-		x.vecRank, x.similarity = i+1, h.Score
-		x.fused += c.VectorWeight / (c.RRFK + float64(i+1))
+	for i, c := range p.hits {
+		c.rank = i + 1
 	}
-	return out
 }
 
-// load fetches each candidate's current version and drops (mem = nil) those
-// that are gone, out of scope, filtered out, inactive or not valid at now.
-func (e *Engine) load(ctx context.Context, cands []*candidate, now time.Time, f Filter) error {
-	return e.b.View(ctx, func(tx ReadTx) error {
-		for _, c := range cands {
-			m, err := tx.Get(c.id, 0)
-			if err != nil {
-				if errors.Is(err, ErrNotFound) {
-					continue // forgotten since the index was read
-				}
-				return err
-			}
-			if m.Status != StatusActive || !contains(f.Namespaces, m.Namespace) ||
-				(f.Pools != nil && !contains(f.Pools, m.Pool)) ||
-				(f.Types != nil && !contains(f.Types, m.Type)) || !m.ValidAt(now) {
-				continue
-			}
-			c.mem = m
-		}
-		return nil
-	})
-}
-
-// weigh applies significance, trust and recency to the fused score.
-func weigh(c *candidate, now time.Time, cfg SearchConfig) {
-	m := c.mem
-	c.significance = 1 + cfg.SignificanceBoost*float64(m.Significance-5)/5
-	c.trust = 1 - cfg.TrustWeight*(1-m.Trust.Score)
-	age := now.Sub(m.UpdatedAt)
-	if age < 0 {
-		age = 0
+func (p *pipeline) result() *SearchResult {
+	res := &SearchResult{Query: p.req.Query, Mode: p.mode, Hits: make([]Result, 0, len(p.hits))}
+	if p.kwq != nil {
+		res.Keyword = p.kwq.String()
 	}
-	c.recency = 1 - cfg.RecencyWeight + cfg.RecencyWeight*math.Exp2(-float64(age)/float64(cfg.RecencyHalfLife))
-	c.score = c.fused * c.significance * c.trust * c.recency
-}
-
-// gate drops weak candidates instead of letting them pad the result: a
-// memory found only by the vector index must be similar enough in absolute
-// terms (more so when its trust is low) and relative to the best match.
-func gate(cands []*candidate, cfg SearchConfig) {
-	best := 0.0
-	for _, c := range cands {
-		best = math.Max(best, c.similarity)
+	for _, c := range p.hits {
+		res.Hits = append(res.Hits, Result{Memory: c.mem, Score: c.score, KeywordRank: c.kwRank,
+			VectorRank: c.vecRank, Similarity: c.similarity, Origin: c.origin})
 	}
-	for _, c := range cands {
-		if c.kwRank > 0 {
-			continue
-		}
-		need := cfg.MinSimilarity / math.Max(c.mem.Trust.Score, 0.05)
-		switch {
-		case c.similarity < need:
-			c.dropped = fmt.Sprintf("similarity %.3f below %.3f", c.similarity, need)
-		case c.similarity < cfg.RelativeSimilarity*best:
-			c.dropped = fmt.Sprintf("similarity %.3f below %.0f%% of the best (%.3f)", c.similarity, cfg.RelativeSimilarity*100, best)
-		}
-	}
+	return res
 }
 
 // sortCandidates orders by score, then id: deterministic for equal scores.
+// Candidates that were not loaded go last.
 func sortCandidates(cands []*candidate) {
 	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].score != cands[j].score {
-			return cands[i].score > cands[j].score
+		a, b := cands[i], cands[j]
+		if (a.mem == nil) != (b.mem == nil) {
+			return a.mem != nil
 		}
-		return cands[i].id < cands[j].id
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		return a.id < b.id
 	})
 }
 

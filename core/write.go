@@ -460,13 +460,7 @@ func (e *Engine) writeVersion(ctx context.Context, op string, id int64, change f
 			out = cur
 			return nil
 		}
-		next.ID, next.Version = id, cur.Version+1
-		next.CreatedAt, next.UpdatedAt = cur.CreatedAt, e.clock()
-		if !next.UpdatedAt.After(cur.UpdatedAt) {
-			// Versions are ordered by ingest time; keep that true under a coarse clock.
-			next.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
-		}
-		if err := tx.Put(next); err != nil {
+		if err := e.putVersion(tx, cur, next); err != nil {
 			return err
 		}
 		out = next
@@ -479,6 +473,18 @@ func (e *Engine) writeVersion(ctx context.Context, op string, id int64, change f
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
 	return out, nil
+}
+
+// putVersion writes next as the version after cur, stamping its id,
+// version number and times.
+func (e *Engine) putVersion(tx Tx, cur, next *Memory) error {
+	next.ID, next.Version = cur.ID, cur.Version+1
+	next.CreatedAt, next.UpdatedAt = cur.CreatedAt, e.clock()
+	if !next.UpdatedAt.After(cur.UpdatedAt) {
+		// Versions are ordered by ingest time; keep that true under a coarse clock.
+		next.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
+	}
+	return tx.Put(next)
 }
 
 // sameVersion reports whether next records nothing new compared with cur.

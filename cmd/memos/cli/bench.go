@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memos-go/memos/cmd/memos/internal/config"
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/bench"
+	"github.com/memos-go/memos/core/bench/dataset"
+)
+
+func (a *app) benchCmd() *cobra.Command {
+	var (
+		backends, embedders, sizes, datasets []string
+		ks                                   []int
+		queries, warmup, corpora, batch      int
+		seed                                 int64
+		jsonOut, plotOut, dir                string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Compare backends and embedders on speed and retrieval quality",
+		Long: `Bench runs the same workloads on every backend and embedder and prints one row
+per data set × backend × embedder: ingest rate, keyword / vector / hybrid
+query latency (p50/p95/p99), recall@k and nDCG@10 per retriever on labelled
+data, cold open time, disk size and peak memory.
+
+Each store is built in a fresh temporary directory (removed afterwards) from
+the same data, and queried in the same shuffled order (--seed), after a
+warm-up, with access tracking off. Your stores are not touched; embedder
+and ranking settings come from your memos configuration (embedder.<name>.*,
+search.*), e.g. MEMOS_EMBEDDER__WORDVEC__PATH for wordvec's vectors.
+
+Without --dataset it runs a synthetic workload (a seeded corpus with a Zipf
+vocabulary, namespaces and queries with known answers) of 10k memories on
+every backend compiled in, with the hash embedder. Data sets:
+  locomo:FILE          LoCoMo conversations (turn-level recall; category 5 not scored)
+  longmemeval:FILE     LongMemEval, .json or .json.gz (each question its own store)
+  beir:DIR             BEIR layout: corpus.jsonl, queries.jsonl, qrels/*.tsv
+The data sets are not shipped with memos; missing ones are skipped.
+
+--json FILE writes every raw figure and the machine it ran on ("-" prints it
+instead of the table); --plot FILE.svg or FILE.png draws latency against
+size and recall per retriever.`,
+		Example: `  memos bench
+  memos bench --backends sqlite,bolt --embedders hash,wordvec --sizes 10k,100k
+  memos bench --dataset locomo:../shared/data/locomo/locomo-dev.json --k 5,10,20
+  memos bench --dataset longmemeval:lme.json.gz --corpora 20 --dataset beir:scifact --json out.json --plot out.svg`,
+		Args: cobra.NoArgs,
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			cfg := bench.Config{Backends: backends, Embedders: embedders, K: ks, Queries: queries,
+				Warmup: warmup, BatchSize: batch, Seed: seed, Dir: dir}
+			if jsonOut == "-" {
+				a.json = true // errors as JSON too
+			}
+			for _, s := range sizes {
+				n, err := dataset.ParseSize(s)
+				if err != nil {
+					return fmt.Errorf("--sizes: %w", err)
+				}
+				cfg.Sizes = append(cfg.Sizes, n)
+			}
+			if err := a.benchSettings(cmd, &cfg); err != nil {
+				return err
+			}
+			for _, spec := range datasets {
+				d, err := dataset.Load(spec, dataset.Options{MaxCorpora: corpora, Seed: seed})
+				if errors.Is(err, fs.ErrNotExist) {
+					fmt.Fprintf(a.stderr, "memos bench: skipping %s: %v\n", spec, err)
+					continue
+				}
+				if err != nil {
+					return fmt.Errorf("--dataset %s: %w", spec, err)
+				}
+				cfg.Datasets = append(cfg.Datasets, d)
+			}
+			if len(datasets) > 0 && len(cfg.Sizes) == 0 && len(cfg.Datasets) == 0 {
+				return fmt.Errorf("%w: nothing to benchmark: none of the --dataset files exists (give --sizes for a synthetic workload)", core.ErrNotFound)
+			}
+			if isTerminal(a.stderr) {
+				cfg.Progress = a.stderr
+			}
+			rep, err := bench.Run(cmd.Context(), cfg)
+			if ee := (*bench.EmbedderError)(nil); errors.As(err, &ee) {
+				return fmt.Errorf("%w (the bench reads embedder %s's settings from embedder.%s.* in the config file or MEMOS_EMBEDDER__%s__* variables)",
+					err, ee.Name, ee.Name, strings.ToUpper(ee.Name))
+			}
+			if err != nil {
+				return err
+			}
+			switch jsonOut {
+			case "-":
+				if err := rep.WriteJSON(a.stdout); err != nil {
+					return err
+				}
+			case "":
+			default:
+				if err := writeFileWith(jsonOut, rep.WriteJSON); err != nil {
+					return fmt.Errorf("--json: %w", err)
+				}
+			}
+			if jsonOut != "-" {
+				if err := rep.WriteTable(a.stdout); err != nil {
+					return err
+				}
+			}
+			if plotOut != "" {
+				if err := rep.SavePlot(plotOut); err != nil {
+					return fmt.Errorf("--plot: %w", err)
+				}
+			}
+			for _, f := range []struct{ what, path string }{{"report", jsonOut}, {"chart", plotOut}} {
+				if f.path != "" && f.path != "-" {
+					fmt.Fprintf(a.stderr, "memos bench: wrote the %s to %s\n", f.what, f.path)
+				}
+			}
+			return nil
+		}),
+	}
+	flags := cmd.Flags()
+	flags.StringSliceVar(&backends, "backends", nil, "backends to compare (default: every one compiled in)")
+	flags.StringSliceVar(&embedders, "embedders", []string{"hash"}, "embedders to compare")
+	flags.StringSliceVar(&sizes, "sizes", nil, "synthetic corpus sizes, e.g. 10k,100k (default 10k without --dataset)")
+	flags.StringArrayVar(&datasets, "dataset", nil, "labelled data set: locomo:FILE, longmemeval:FILE or beir:DIR (repeatable)")
+	flags.IntSliceVar(&ks, "k", []int{10}, "recall cutoffs")
+	flags.IntVar(&queries, "queries", 200, "timed queries per search mode and data set (also the synthetic query count)")
+	flags.IntVar(&warmup, "warmup", 20, "untimed warm-up queries per store and mode")
+	flags.IntVar(&corpora, "corpora", 0, "read at most this many corpora per data set (LongMemEval questions, LoCoMo conversations; 0: all)")
+	flags.IntVar(&batch, "batch", 500, "memories per RememberBatch call")
+	flags.Int64Var(&seed, "seed", 1, "seed of the synthetic data and the query order")
+	// This --json takes a file and shadows the global --json switch.
+	flags.StringVar(&jsonOut, "json", "", `write the full report as JSON to this file ("-": standard output)`)
+	flags.StringVar(&plotOut, "plot", "", "draw the charts to this .svg or .png file")
+	flags.StringVar(&dir, "dir", "", "where the temporary stores go (default: the system's temporary directory)")
+	return cmd
+}
+
+// benchSettings fills the backends' and embedders' settings, the ranking
+// settings and the vector index from the memos configuration, decoded for
+// each module exactly as for a store that uses it.
+func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
+	var base []config.Flag
+	if cmd.Root().PersistentFlags().Changed("home") {
+		base = append(base, config.Flag{Key: "home", Name: "--home", Value: a.home})
+	}
+	if len(cfg.Backends) == 0 {
+		cfg.Backends = bench.DefaultBackends()
+	}
+	load := func(key, flag, name string) (*config.Config, error) {
+		flags := append(append([]config.Flag(nil), base...), config.Flag{Key: key, Name: flag, Value: name})
+		return config.Load(config.Options{Env: a.environ, Flags: flags})
+	}
+	cfg.BackendConfigs, cfg.EmbedderConfigs = map[string]any{}, map[string]any{}
+	for i, name := range cfg.Backends {
+		if _, err := core.LookupBackend(name); err != nil {
+			return fmt.Errorf("--backends: %w", err)
+		}
+		c, err := load("backend", "--backends", name)
+		if err != nil {
+			return err
+		}
+		cfg.BackendConfigs[name] = c.BackendConfig
+		if i == 0 {
+			cfg.Search, cfg.VectorIndex = c.Search, c.VectorIndex
+		}
+	}
+	for _, name := range cfg.Embedders {
+		if _, err := core.LookupEmbedder(name); err != nil {
+			return fmt.Errorf("--embedders: %w", err)
+		}
+		c, err := load("embedder.name", "--embedders", name)
+		if err != nil {
+			return err
+		}
+		cfg.EmbedderConfigs[name] = c.EmbedderConfig
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device, where progress bars
+// belong; bars in a log file or a pipe would be noise.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeFileWith creates path and fills it with write.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(write(f), f.Close())
+}

@@ -1,0 +1,423 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memos-go/memos/cmd/memos/internal/config"
+	"github.com/memos-go/memos/core"
+)
+
+// nargs returns a cobra argument check whose errors are usage errors.
+func nargs(min, max int, usage string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if len(a) < min || (max >= 0 && len(a) > max) {
+			return core.Invalidf("%s takes %s, got %d argument(s); quote text that contains spaces", cmd.CommandPath(), usage, len(a))
+		}
+		return nil
+	}
+}
+
+func (a *app) addCmd() *cobra.Command {
+	var attrs *attrFlags
+	cmd := &cobra.Command{
+		Use:   "add <content|->",
+		Short: "Remember something (\"-\" reads the content from standard input)",
+		Example: `  memos add "Alice prefers open-source tools" --type preference --significance 6 --entities Alice
+  memos add "Alice's home lab runs Proxmox on three nodes" --type fact --source conversation:7#turn-3
+  cat notes.md | memos add - --type document --source file:notes.md`,
+		Args: nargs(1, 1, "one content argument"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			content, err := a.content(args[0])
+			if err != nil {
+				return err
+			}
+			in, err := attrs.input(content)
+			if err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				m, err := eng.Remember(ctx, in)
+				if err != nil {
+					return err
+				}
+				return a.emit(m, func(w io.Writer) {
+					fmt.Fprintf(w, "added memory %d (%s, %s pool, significance %d, namespace %s)\n",
+						m.ID, m.Type, m.Pool, m.Significance, m.Namespace)
+				})
+			})
+		}),
+	}
+	attrs = addAttrFlags(cmd)
+	return cmd
+}
+
+func (a *app) searchCmd() *cobra.Command {
+	var (
+		mode         string
+		limit        int
+		pools, types []string
+		rank         *rankFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "search <query>",
+		Short: "Find the memories that match a query",
+		Long: `Search reads the query as natural language by default (--mode hybrid): stop
+words are dropped, the other words OR-ed, and keyword and vector candidates
+fused and ranked by relevance, significance, trust and recency. --mode keyword
+and --mode vector use one retriever. --mode fts takes FTS5 query syntax:
+AND, OR, NOT, "phrases", prefix*, (parentheses) and NEAR(a b, N).
+
+A search sees the namespace given by --namespace (or MEMOS_NAMESPACE) plus
+the shared "default" namespace, nothing else.`,
+		Example: `  memos search "what does alice like"
+  memos search 'preference AND "open-source"' --mode fts
+  memos search "config*" --namespace project:infra --json`,
+		Args: nargs(1, -1, "a query"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			m, err := core.ParseMode(mode)
+			if err != nil {
+				return err
+			}
+			req := core.SearchRequest{Query: strings.Join(args, " "), Mode: m, Limit: limit}
+			if limit <= 0 {
+				return core.Invalidf("--limit %d must be at least 1", limit)
+			}
+			if req.Pools, err = parsePools(pools); err != nil {
+				return err
+			}
+			if err := rank.apply(&req); err != nil {
+				return err
+			}
+			for _, t := range types {
+				ty, err := core.ParseType(t)
+				if err != nil {
+					return err
+				}
+				req.Types = append(req.Types, ty)
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				res, err := eng.Search(ctx, req)
+				if err != nil {
+					return err
+				}
+				return a.emit(res, func(w io.Writer) { printSearch(w, res, eng.Namespace()) })
+			})
+		}),
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&mode, "mode", "m", "hybrid", "hybrid, keyword, vector or fts")
+	fs.IntVarP(&limit, "limit", "l", 10, "at most this many results (1–1000)")
+	fs.StringSliceVar(&pools, "pool", nil, "only these pools (raw, memory, knowledge, or all; comma-separated or repeated)")
+	fs.StringSliceVarP(&types, "type", "t", nil, "only these types (comma-separated or repeated)")
+	rank = addRankFlags(cmd, true)
+	return cmd
+}
+
+func (a *app) getCmd() *cobra.Command {
+	var version int
+	cmd := &cobra.Command{
+		Use:   "get <id>",
+		Short: "Show a memory (its current version, or --version N)",
+		Args:  nargs(1, 1, "one memory id"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("version") && version <= 0 {
+				return core.Invalidf("--version %d is not a positive integer", version)
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				m, err := eng.GetVersion(ctx, id, version)
+				if err != nil {
+					return err
+				}
+				return a.emit(m, func(w io.Writer) { printMemory(w, m) })
+			})
+		}),
+	}
+	cmd.Flags().IntVar(&version, "version", 0, "show this version instead of the current one")
+	return cmd
+}
+
+func (a *app) updateCmd() *cobra.Command {
+	var attrs *attrFlags
+	cmd := &cobra.Command{
+		Use:   "update <id> [content|-]",
+		Short: "Write a new version of a memory (the old one stays in its history)",
+		Example: `  memos update 2 "Alice's home lab runs Proxmox on four nodes"
+  memos update 2 --significance 7 --meta reviewed=yes`,
+		Args: nargs(1, 2, "a memory id and optionally new content"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			var content *string
+			if len(args) == 2 {
+				c, err := a.content(args[1])
+				if err != nil {
+					return err
+				}
+				content = &c
+			}
+			if content == nil && !attrs.anyChanged() {
+				return core.Invalidf("nothing to update: give new content or attribute flags (see memos update --help)")
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				p, err := attrs.patch(content, func() (map[string]any, error) {
+					m, err := eng.Get(ctx, id)
+					if err != nil {
+						return nil, err
+					}
+					return m.Metadata, nil
+				})
+				if err != nil {
+					return err
+				}
+				m, err := eng.Update(ctx, id, p)
+				if err != nil {
+					return err
+				}
+				return a.emit(m, func(w io.Writer) {
+					fmt.Fprintf(w, "memory %d is at version %d\n", m.ID, m.Version)
+				})
+			})
+		}),
+	}
+	attrs = addAttrFlags(cmd)
+	return cmd
+}
+
+func (a *app) historyCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "history <id>",
+		Short: "List every version of a memory, oldest first",
+		Args:  nargs(1, 1, "one memory id"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				hs, err := eng.History(ctx, id)
+				if err != nil {
+					return err
+				}
+				out := struct {
+					ID       int64          `json:"id"`
+					Versions []*core.Memory `json:"versions"`
+				}{id, hs}
+				return a.emit(out, func(w io.Writer) { printHistory(w, hs) })
+			})
+		}),
+	}
+}
+
+func (a *app) revertCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "revert <id> <version>",
+		Short: "Write a new version of a memory equal to an old one",
+		Args:  nargs(2, 2, "a memory id and a version"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			v, err := parseVersion(args[1])
+			if err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				m, err := eng.Revert(ctx, id, v)
+				if err != nil {
+					return err
+				}
+				return a.emit(m, func(w io.Writer) {
+					fmt.Fprintf(w, "memory %d reverted to version %d: now at version %d\n", m.ID, v, m.Version)
+				})
+			})
+		}),
+	}
+}
+
+func (a *app) linkCmd() *cobra.Command {
+	var (
+		typ    string
+		weight float64
+		source string
+	)
+	cmd := &cobra.Command{
+		Use:   "link <from> <to>",
+		Short: "Add a typed edge between two memories",
+		Long: `Link adds (or replaces) a directed, typed, weighted edge. Well-known types:
+relates_to, supports, contradicts, derived_from, temporal_precedes; any other
+lower_snake_case name works too.`,
+		Example: "  memos link 1 2 --type relates_to",
+		Args:    nargs(2, 2, "two memory ids"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			from, to, err := parseIDs(args)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("weight") && weight <= 0 {
+				return core.Invalidf("--weight %v must be a positive number", weight)
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				e, err := eng.Link(ctx, core.Edge{From: from, To: to, Type: core.EdgeType(typ), Weight: weight, Source: source})
+				if err != nil {
+					return err
+				}
+				return a.emit(e, func(w io.Writer) {
+					fmt.Fprintf(w, "linked %d → %d (%s, weight %g)\n", e.From, e.To, e.Type, e.Weight)
+				})
+			})
+		}),
+	}
+	cmd.Flags().StringVarP(&typ, "type", "t", string(core.EdgeRelatesTo), "edge type")
+	cmd.Flags().Float64VarP(&weight, "weight", "w", 1, "edge weight (positive)")
+	cmd.Flags().StringVar(&source, "source", "", "where the relation came from")
+	return cmd
+}
+
+func (a *app) unlinkCmd() *cobra.Command {
+	var typ string
+	cmd := &cobra.Command{
+		Use:   "unlink <from> <to>",
+		Short: "Remove a typed edge",
+		Args:  nargs(2, 2, "two memory ids"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			from, to, err := parseIDs(args)
+			if err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				if err := eng.Unlink(ctx, from, to, core.EdgeType(typ)); err != nil {
+					return err
+				}
+				out := struct {
+					From    int64         `json:"from"`
+					To      int64         `json:"to"`
+					Type    core.EdgeType `json:"type"`
+					Removed bool          `json:"removed"`
+				}{from, to, core.EdgeType(typ), true}
+				return a.emit(out, func(w io.Writer) { fmt.Fprintf(w, "unlinked %d → %d (%s)\n", from, to, typ) })
+			})
+		}),
+	}
+	cmd.Flags().StringVarP(&typ, "type", "t", string(core.EdgeRelatesTo), "edge type")
+	return cmd
+}
+
+func parseIDs(args []string) (from, to int64, err error) {
+	if from, err = parseID(args[0]); err != nil {
+		return 0, 0, err
+	}
+	if to, err = parseID(args[1]); err != nil {
+		return 0, 0, err
+	}
+	return from, to, nil
+}
+
+func (a *app) edgesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "edges <id>",
+		Short: "List the edges that start or end at a memory",
+		Args:  nargs(1, 1, "one memory id"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				es, err := eng.Edges(ctx, id)
+				if err != nil {
+					return err
+				}
+				if es == nil {
+					es = []core.Edge{}
+				}
+				out := struct {
+					ID    int64       `json:"id"`
+					Edges []core.Edge `json:"edges"`
+				}{id, es}
+				return a.emit(out, func(w io.Writer) { printEdges(w, id, es) })
+			})
+		}),
+	}
+}
+
+func (a *app) forgetCmd() *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "forget <id>",
+		Short: "Remove every version, index entry, vector and edge of a memory",
+		Long: `Forget removes a memory completely — all versions, keyword and vector index
+entries and edges — and prints a deletion certificate: a SHA-256 of the
+forgotten content (never the content itself) chained into the audit log.
+The id is never reused.`,
+		Example: `  memos forget 2 --reason "user asked"`,
+		Args:    nargs(1, 1, "one memory id"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				c, err := eng.Forget(ctx, id, reason)
+				if err != nil {
+					return err
+				}
+				return a.emit(c, func(w io.Writer) { printCertificate(w, c) })
+			})
+		}),
+	}
+	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why the memory is forgotten (recorded in the certificate)")
+	return cmd
+}
+
+// statsOut is stats' JSON: where the store is, then the engine's figures.
+type statsOut struct {
+	Store storeInfo `json:"store"`
+	*core.Stats
+}
+
+type storeInfo struct {
+	Home      string `json:"home"`
+	Backend   string `json:"backend"`
+	Path      string `json:"path,omitempty"`
+	Namespace string `json:"namespace"`
+}
+
+func (a *app) statsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "stats",
+		Short: "Count the memories, versions and edges in scope",
+		Args:  nargs(0, 0, "no arguments"),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, cfg *config.Config) error {
+				st, err := eng.Stats(ctx)
+				if err != nil {
+					return err
+				}
+				out := statsOut{Store: storeOf(cfg), Stats: st}
+				return a.emit(out, func(w io.Writer) { printStats(w, out) })
+			})
+		}),
+	}
+}
+
+func storeOf(cfg *config.Config) storeInfo {
+	s := storeInfo{Home: cfg.Home, Backend: cfg.Backend, Namespace: cfg.Namespace}
+	for _, v := range cfg.Values {
+		if v.Key == "backends."+cfg.Backend+".path" {
+			s.Path, _ = v.Value.(string)
+		}
+	}
+	return s
+}

@@ -1,0 +1,360 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memos-go/memos/cmd/memos/internal/config"
+	"github.com/memos-go/memos/core"
+)
+
+// This file holds the commands of the retrieval pipeline beyond plain
+// search: explain, pack, set-validity and supersede, and the clock and
+// ranking flags they share with search.
+
+// rankFlags are the clock, pool and MMR flags of search, explain and pack.
+type rankFlags struct {
+	validAt, asOf string
+	mmr           bool
+	mmrLambda     float64
+	noExpand      bool
+}
+
+func addRankFlags(cmd *cobra.Command, expand bool) *rankFlags {
+	f := &rankFlags{}
+	fs := cmd.Flags()
+	fs.StringVar(&f.validAt, "valid-at", "", "what was true at this time (RFC3339 or YYYY-MM-DD; default: now, or --as-of)")
+	fs.StringVar(&f.asOf, "as-of", "", "what the store believed at this time: each memory's version current then")
+	fs.BoolVar(&f.mmr, "mmr", false, "re-rank by maximal marginal relevance so that paraphrases do not take every slot")
+	fs.Float64Var(&f.mmrLambda, "mmr-lambda", 0, "MMR's balance of relevance against novelty, 0–1 (default search.mmr_lambda)")
+	if expand {
+		fs.BoolVar(&f.noExpand, "no-expand", false, "no graph or session expansion")
+	}
+	return f
+}
+
+// apply sets the flags' values on req.
+func (f *rankFlags) apply(req *core.SearchRequest) error {
+	var err error
+	if req.ValidAt, err = parseTime("valid-at", f.validAt); err != nil {
+		return err
+	}
+	if req.AsOf, err = parseTime("as-of", f.asOf); err != nil {
+		return err
+	}
+	req.MMR, req.MMRLambda, req.NoExpand = f.mmr, f.mmrLambda, f.noExpand
+	return nil
+}
+
+// parsePools reads --pool values; "all" (or none) means every pool.
+func parsePools(ss []string) ([]core.Pool, error) {
+	var out []core.Pool
+	for _, s := range ss {
+		if s == "all" {
+			return nil, nil
+		}
+		p, err := core.ParsePool(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func parseTypes(ss []string) ([]core.Type, error) {
+	var out []core.Type
+	for _, s := range ss {
+		t, err := core.ParseType(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func (a *app) explainCmd() *cobra.Command {
+	var (
+		mode         string
+		limit        int
+		pools, types []string
+		rank         *rankFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "explain <query>",
+		Short: "Show how a search ranked every candidate",
+		Long: `Explain runs a search and lists every candidate before the relevance gate:
+its keyword rank and score, vector rank and similarity, fused (RRF) score, the
+significance, trust, recency and pool factors, the gate's verdict, the
+expansion that added it, the MMR decision and its final rank. Candidates left
+out before weighting (not valid at the time asked, another pool, ...) come
+last with the reason. It records no access statistics.`,
+		Example: `  memos explain "what does alice like"
+  memos explain "alice's lab" --mmr --json`,
+		Args: nargs(1, -1, "a query"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			m, err := core.ParseMode(mode)
+			if err != nil {
+				return err
+			}
+			req := core.SearchRequest{Query: strings.Join(args, " "), Mode: m, Limit: limit}
+			if req.Pools, err = parsePools(pools); err != nil {
+				return err
+			}
+			if req.Types, err = parseTypes(types); err != nil {
+				return err
+			}
+			if err := rank.apply(&req); err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				x, err := eng.Explain(ctx, req)
+				if err != nil {
+					return err
+				}
+				return a.emit(x, func(w io.Writer) { printExplain(w, x) })
+			})
+		}),
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&mode, "mode", "m", "hybrid", "hybrid, keyword, vector or fts")
+	fs.IntVarP(&limit, "limit", "l", 10, "at most this many results (1–1000)")
+	fs.StringSliceVar(&pools, "pool", nil, "only these pools (raw, memory, knowledge, or all)")
+	fs.StringSliceVarP(&types, "type", "t", nil, "only these types (comma-separated or repeated)")
+	rank = addRankFlags(cmd, true)
+	return cmd
+}
+
+func printExplain(w io.Writer, x *core.Explanation) {
+	fmt.Fprintf(w, "%s search %s", x.Mode, quoteQuery(x.Query))
+	if x.Keyword != "" && x.Keyword != x.Query {
+		fmt.Fprintf(w, " → keyword query %s", x.Keyword)
+	}
+	fmt.Fprintf(w, "\nvalid at %s", x.ValidAt.Format(time.RFC3339))
+	if !x.AsOf.IsZero() {
+		fmt.Fprintf(w, ", as of %s", x.AsOf.Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "; %d candidates, %d returned\n", len(x.Candidates), len(x.Result.Hits))
+	tw := table(w)
+	fmt.Fprintln(tw, "RANK\tID\tKW\tKW SCORE\tVEC\tSIM\tFUSED\tSIG\tTRUST\tREC\tPOOL\tSCORE\tVERDICT\tCONTENT")
+	num := func(rank int) string {
+		if rank == 0 {
+			return "-"
+		}
+		return fmt.Sprint(rank)
+	}
+	for _, c := range x.Candidates {
+		verdict := c.Gate
+		switch {
+		case c.Filtered != "":
+			verdict = "filtered: " + c.Filtered
+		case c.Origin != "":
+			verdict = "expansion: " + c.Origin
+		}
+		if c.MMR != "" {
+			verdict += "; mmr " + c.MMR
+		}
+		kw, kwScore := num(c.KeywordRank), "-"
+		if c.KeywordRank > 0 {
+			kwScore = fmt.Sprintf("%.3g", c.KeywordScore)
+		} else if c.HistoryRank > 0 {
+			kw = "h" + num(c.HistoryRank)
+		}
+		sim := "-"
+		if c.VectorRank > 0 {
+			sim = fmt.Sprintf("%.3f", c.Similarity)
+		}
+		if c.Filtered != "" {
+			fmt.Fprintf(tw, "-\t%d\t%s\t%s\t%s\t%s\t%.4f\t\t\t\t\t\t%s\t\n", c.ID, kw, kwScore, num(c.VectorRank), sim, c.Fused, verdict)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.4f\t%.2f\t%.2f\t%.2f\t%.2f\t%.4f\t%s\t%s\n", num(c.Rank), c.ID, kw, kwScore,
+			num(c.VectorRank), sim, c.Fused, c.Significance, c.Trust, c.Recency, c.PoolFactor, c.Score, verdict, snippet(c.Content, 48))
+	}
+	tw.Flush()
+}
+
+func (a *app) packCmd() *cobra.Command {
+	var (
+		req          core.PackRequest
+		format       string
+		pools, types []string
+		rank         *rankFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "pack [query]",
+		Short: "Build a token-budgeted context pack for a prompt",
+		Long: `Pack selects the memories that matter for a query — with citations (id,
+version, source, times, trust), graph neighbours and the lessons that apply —
+and fits them to a token budget counted with the cl100k_base BPE tokenizer.
+The same store and query give the same pack, byte for byte. --bootstrap packs
+the namespace's most significant, most used memories for the start of a
+session instead. --format md (default) prints prompt-ready Markdown; --format
+json (or --json) the pack with its token accounting.`,
+		Example: `  memos pack "what does alice like" --budget 800
+  memos pack "deploying the web app" --format json
+  memos pack --bootstrap --budget 400 --namespace project:infra`,
+		Args: nargs(0, -1, "a query (or --bootstrap)"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			req.Query = strings.Join(args, " ")
+			if format != "md" && format != "json" {
+				return core.Invalidf("--format %q: want md or json", format)
+			}
+			var err error
+			if req.Pools, err = parsePools(pools); err != nil {
+				return err
+			}
+			if req.Types, err = parseTypes(types); err != nil {
+				return err
+			}
+			var sr core.SearchRequest
+			if err := rank.apply(&sr); err != nil {
+				return err
+			}
+			req.ValidAt, req.AsOf, req.MMR, req.MMRLambda = sr.ValidAt, sr.AsOf, sr.MMR, sr.MMRLambda
+			if req.Budget <= 0 {
+				return core.Invalidf("--budget %d must be at least 1", req.Budget)
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				pk, err := eng.ContextPack(ctx, req)
+				if err != nil {
+					return err
+				}
+				if a.json || format == "json" {
+					b, err := pk.JSON()
+					if err != nil {
+						return err
+					}
+					_, err = a.stdout.Write(b)
+					return err
+				}
+				_, err = io.WriteString(a.stdout, pk.Markdown())
+				return err
+			})
+		}),
+	}
+	fs := cmd.Flags()
+	fs.IntVarP(&req.Budget, "budget", "b", 800, "the most tokens (cl100k_base) the pack may take")
+	fs.BoolVar(&req.Bootstrap, "bootstrap", false, "pack the namespace's most significant, most used memories (no query)")
+	fs.StringVarP(&format, "format", "f", "md", "md or json")
+	fs.IntVarP(&req.Limit, "limit", "l", 20, "the most memories considered (1–200)")
+	fs.IntVar(&req.Lessons, "lessons", 3, "the most lessons included (-1: none)")
+	fs.IntVar(&req.Neighbours, "neighbours", 5, "the most graph neighbours included (-1: none)")
+	fs.StringSliceVar(&pools, "pool", nil, "only these pools (raw, memory, knowledge, or all)")
+	fs.StringSliceVarP(&types, "type", "t", nil, "only these types (comma-separated or repeated)")
+	rank = addRankFlags(cmd, false)
+	return cmd
+}
+
+func (a *app) setValidityCmd() *cobra.Command {
+	var from, to string
+	cmd := &cobra.Command{
+		Use:   "set-validity <id>",
+		Short: "Set when a memory was true (writes a new version)",
+		Long: `set-validity sets a memory's event-time interval: --from is when what it records
+became true, --to when it stopped being true (either may be empty: since
+always, still true). The previous interval stays in its history.`,
+		Example: `  memos set-validity 12 --from 2024-01-01 --to 2024-06-30
+  memos set-validity 12 --to 2025-03-01T12:00:00Z`,
+		Args: nargs(1, 1, "one memory id"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("from") && !cmd.Flags().Changed("to") {
+				return core.Invalidf("give --from, --to or both")
+			}
+			f, err := parseTime("from", from)
+			if err != nil {
+				return err
+			}
+			t, err := parseTime("to", to)
+			if err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				if !cmd.Flags().Changed("from") || !cmd.Flags().Changed("to") {
+					cur, err := eng.Get(ctx, id)
+					if err != nil {
+						return err
+					}
+					if !cmd.Flags().Changed("from") {
+						f = cur.ValidFrom
+					}
+					if !cmd.Flags().Changed("to") {
+						t = cur.ValidTo
+					}
+				}
+				m, err := eng.SetValidity(ctx, id, f, t)
+				if err != nil {
+					return err
+				}
+				return a.emit(m, func(w io.Writer) {
+					fmt.Fprintf(w, "memory %d is now at version %d, valid %s\n", m.ID, m.Version, validity(m))
+				})
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&from, "from", "", "when it became true (RFC3339 or YYYY-MM-DD; empty: since always)")
+	cmd.Flags().StringVar(&to, "to", "", "when it stopped being true (empty: still true)")
+	return cmd
+}
+
+func validity(m *core.Memory) string {
+	from, to := "since always", "still true"
+	if !m.ValidFrom.IsZero() {
+		from = "from " + m.ValidFrom.Format(time.RFC3339)
+	}
+	if !m.ValidTo.IsZero() {
+		to = "until " + m.ValidTo.Format(time.RFC3339)
+	}
+	return from + ", " + to
+}
+
+func (a *app) supersedeCmd() *cobra.Command {
+	var attrs *attrFlags
+	cmd := &cobra.Command{
+		Use:   "supersede <old id> <new content|->",
+		Short: "Replace a memory with a new one, keeping the old one's history",
+		Long: `supersede stores the new content as a new memory, valid from --valid-from
+(default now), ends the old memory's validity there, and links
+new —supersedes→ old. Searches valid now find the new memory; searches with an
+earlier --valid-at or --as-of still find the old one. Attributes not given
+are taken from the old memory.`,
+		Example: `  memos supersede 12 "Alice's home lab runs Proxmox on four nodes"
+  memos supersede 12 "Bob moved to Lisbon" --valid-from 2025-02-01`,
+		Args: nargs(2, 2, "an old memory id and the new content"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			old, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			content, err := a.content(args[1])
+			if err != nil {
+				return err
+			}
+			in, err := attrs.input(content)
+			if err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				m, err := eng.Supersede(ctx, old, in)
+				if err != nil {
+					return err
+				}
+				return a.emit(m, func(w io.Writer) {
+					fmt.Fprintf(w, "added memory %d, valid %s; it supersedes memory %d\n", m.ID, validity(m), old)
+				})
+			})
+		}),
+	}
+	attrs = addAttrFlags(cmd)
+	return cmd
+}

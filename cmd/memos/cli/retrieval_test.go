@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/memos-go/memos/core"
+)
+
+func TestExplainCommand(t *testing.T) {
+	e := newEnv(t)
+	a := e.add("Alice prefers open-source tools", "--type", "preference")
+	e.add("Bob drinks his coffee black")
+	old := e.add("Alice used Windows", "--valid-to", "2020-01-01")
+	out := e.ok("explain", "what does alice like")
+	for _, want := range []string{"hybrid search", "RANK", "KW SCORE", "VERDICT", "kept", fmt.Sprintf("filtered: not valid at"), "Alice prefers"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("explain output lacks %q:\n%s", want, out)
+		}
+	}
+	var x core.Explanation
+	e.json(&x, "explain", "what does alice like", "--valid-at", "2019-06-01")
+	var found bool
+	for _, c := range x.Candidates {
+		if c.ID == old.ID && c.Rank > 0 {
+			found = true
+		}
+		if c.ID == a.ID && c.Filtered != "" {
+			t.Fatalf("memory %d is valid in 2019 too (no interval): %+v", a.ID, c)
+		}
+	}
+	if !found || x.ValidAt.Year() != 2019 {
+		t.Fatalf("explain --valid-at 2019: %+v", x.Candidates)
+	}
+	if r := e.run("explain", "x", "--as-of", "yesterday"); r.code != 2 || !strings.Contains(r.stderr, "--as-of") {
+		t.Fatalf("bad --as-of: %d %s", r.code, r.stderr)
+	}
+}
+
+func TestPackCommand(t *testing.T) {
+	e := newEnv(t)
+	e.add("Alice prefers open-source tools", "--type", "preference", "--significance", "7", "--source", "conversation:1#turn-2")
+	e.add("When a user asks about tools, prefer open-source ones", "--type", "lesson")
+	e.add("Bob drinks his coffee black", "--significance", "2")
+	md := e.ok("pack", "which tools does alice like", "--budget", "200")
+	if !strings.HasPrefix(md, "# Context from memory\nQuery: which tools does alice like\n") || !strings.Contains(md, "source conversation:1#turn-2") ||
+		!strings.Contains(md, "## Lessons") {
+		t.Fatalf("pack markdown:\n%s", md)
+	}
+	if again := e.ok("pack", "which tools does alice like", "--budget", "200"); again != md {
+		t.Fatalf("two packs differ:\n%s\n%s", md, again)
+	}
+	var pk core.Pack
+	out := e.ok("pack", "which tools does alice like", "--format", "json", "--budget", "200")
+	if err := json.Unmarshal([]byte(out), &pk); err != nil {
+		t.Fatal(err)
+	}
+	if pk.Tokens > 200 || pk.Tokens == 0 || pk.Tokenizer != "cl100k_base" || len(pk.Memories) == 0 {
+		t.Fatalf("pack json: %+v", pk)
+	}
+	boot := e.ok("pack", "--bootstrap", "--budget", "60")
+	if !strings.Contains(boot, "Session start") || !strings.Contains(boot, "Alice prefers") || strings.Contains(boot, "coffee") {
+		t.Fatalf("bootstrap pack with a small budget must hold the significant memory only:\n%s", boot)
+	}
+	for _, args := range [][]string{{"pack"}, {"pack", "x", "--format", "xml"}, {"pack", "--bootstrap", "x"}, {"pack", "x", "--budget", "0"}} {
+		if r := e.run(args...); r.code != 2 {
+			t.Fatalf("memos %v: exit %d (%s), want 2", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestValidityAndSupersedeCommands(t *testing.T) {
+	e := newEnv(t)
+	berlin := e.add("Bob lives in Berlin", "--valid-from", "2020-01-01")
+	out := e.ok("supersede", fmt.Sprint(berlin.ID), "Bob lives in Lisbon", "--valid-from", "2024-02-01")
+	if !strings.Contains(out, fmt.Sprintf("supersedes memory %d", berlin.ID)) {
+		t.Fatalf("supersede: %s", out)
+	}
+	var res core.SearchResult
+	e.json(&res, "search", "where does bob live")
+	if len(res.Hits) != 1 || !strings.Contains(res.Hits[0].Memory.Content, "Lisbon") {
+		t.Fatalf("search now: %v", hitIDs(res))
+	}
+	res = core.SearchResult{}
+	e.json(&res, "search", "where does bob live", "--valid-at", "2022-05-01")
+	if len(res.Hits) != 1 || res.Hits[0].Memory.ID != berlin.ID {
+		t.Fatalf("search --valid-at 2022: %v", hitIDs(res))
+	}
+	var m core.Memory
+	e.json(&m, "set-validity", fmt.Sprint(berlin.ID), "--from", "2019-01-01")
+	if m.Version != 3 || m.ValidFrom.Year() != 2019 || m.ValidTo.Year() != 2024 {
+		t.Fatalf("set-validity --from keeps --to: %+v", m)
+	}
+	res = core.SearchResult{}
+	e.json(&res, "search", "bob", "--as-of", "2000-01-01")
+	if len(res.Hits) != 0 {
+		t.Fatalf("as of 2000 the store knew nothing: %v", hitIDs(res))
+	}
+	res = core.SearchResult{}
+	e.json(&res, "search", "bob lives", "--pool", "all", "--mmr", "--no-expand")
+	if len(res.Hits) != 1 {
+		t.Fatalf("search --pool all --mmr: %v", hitIDs(res))
+	}
+	if r := e.run("set-validity", fmt.Sprint(berlin.ID)); r.code != 2 {
+		t.Fatalf("set-validity without flags: %d", r.code)
+	}
+	if r := e.run("supersede", "999", "x"); r.code != 3 {
+		t.Fatalf("supersede unknown: %d %s", r.code, r.stderr)
+	}
+}

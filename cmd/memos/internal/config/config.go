@@ -1,0 +1,569 @@
+// Package config loads the memos CLI's configuration.
+//
+// Settings come from four layers, each overriding the one before:
+//
+//	built-in defaults < $MEMOS_HOME/config.yaml < MEMOS_* environment < flags
+//
+// The home directory itself comes from --home, then MEMOS_HOME, then
+// ~/.memos; it cannot be set in the file that lives inside it.
+//
+// A module's section (backends.<name>, embedder.<name>, search) is decoded
+// strictly into the typed config value its driver registered: an unknown key
+// or a value of the wrong type is an error that names the key and the layer
+// it came from. Load never opens a store; it only says what to open.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/v2"
+
+	"github.com/memos-go/memos/core"
+)
+
+// Built-in defaults.
+const (
+	DefaultBackend     = "sqlite"
+	DefaultEmbedder    = "hash"
+	DefaultVectorIndex = "exact"
+	// FileName is the config file's name inside the home directory.
+	FileName = "config.yaml"
+	// EnvPrefix starts every environment variable the loader reads.
+	EnvPrefix = "MEMOS_"
+)
+
+// Source says which layer an effective setting came from.
+type Source string
+
+// The layers, lowest first.
+const (
+	SourceDefault Source = "default"
+	SourceFile    Source = "file"
+	SourceEnv     Source = "env"
+	SourceFlag    Source = "flag"
+)
+
+// Value is one effective setting and where it came from.
+type Value struct {
+	Key string `json:"key"`
+	// Value is nil when nothing set the key and the component applies its own
+	// default (for instance search.candidates is 50 inside the engine).
+	Value  any    `json:"value"`
+	Source Source `json:"source"`
+	// Origin names the file, environment variable or flag that set the value.
+	Origin string `json:"origin,omitempty"`
+}
+
+// Config is the effective configuration of one CLI run.
+type Config struct {
+	Home string // absolute path of the home directory
+	File string // absolute path of the config file (which may not exist)
+	// FileLoaded reports whether File existed and was read.
+	FileLoaded bool
+	Namespace  string
+	// Backend names the registered backend; BackendConfig is the value its
+	// driver's NewConfig returned, decoded from backends.<Backend>.
+	Backend       string
+	BackendConfig any
+	// Embedder names the registered embedder; EmbedderConfig is decoded from
+	// embedder.<Embedder>.
+	Embedder       string
+	EmbedderConfig any
+	VectorIndex    string
+	Search         core.SearchConfig
+	// Values lists every effective setting with its source, in a stable order.
+	Values []Value
+}
+
+// Flag is a setting given on the command line.
+type Flag struct {
+	Key   string // config key, e.g. "namespace"
+	Name  string // flag as typed, e.g. "--namespace"
+	Value any
+}
+
+// Options are the inputs of Load. Nothing is read from the process
+// environment except through them, so that tests can run in parallel.
+type Options struct {
+	// Env holds "NAME=value" pairs, typically os.Environ().
+	Env []string
+	// Flags holds the settings of the flags the user actually set.
+	Flags []Flag
+}
+
+// topLevel lists the keys allowed at the top of the configuration.
+var topLevel = []string{"backend", "backends", "embedder", "home", "namespace", "search", "vector"}
+
+// Error is a configuration error. Its message names the key and where the key
+// was set; it wraps core.ErrInvalid or core.ErrUnknownName so that the CLI
+// maps it to the right exit code.
+type Error struct {
+	Where string // "file /home/u/.memos/config.yaml", "env MEMOS_BACKEND", …
+	Msg   string
+	Err   error // the sentinel
+}
+
+func (e *Error) Error() string {
+	if e.Where == "" {
+		return "config: " + e.Msg
+	}
+	return "config: " + e.Where + ": " + e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// layer is one source of settings.
+type layer struct {
+	src    Source
+	ko     *koanf.Koanf
+	origin map[string]string // key → env var or flag name; the file path for the file
+	file   string
+}
+
+func (l *layer) where(key string) string {
+	switch l.src {
+	case SourceFile:
+		return "file " + l.file
+	case SourceEnv, SourceFlag:
+		if n := l.origin[key]; n != "" {
+			return string(l.src) + " " + n
+		}
+	}
+	return string(l.src)
+}
+
+func (l *layer) originOf(key string) string {
+	if l.src == SourceFile {
+		return l.file
+	}
+	return l.origin[key]
+}
+
+// loader holds the layers of one Load.
+type loader struct {
+	layers []*layer // lowest first
+	merged *koanf.Koanf
+	home   string
+}
+
+// Load computes the effective configuration from opts.
+func Load(opts Options) (*Config, error) {
+	envs := envMap(opts.Env)
+	envL, err := envLayer(opts.Env)
+	if err != nil {
+		return nil, err
+	}
+	flagL, err := flagLayer(opts.Flags)
+	if err != nil {
+		return nil, err
+	}
+	home, err := resolveHome(flagL, envL, envs)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &Config{Home: home, File: filepath.Join(home, FileName)}
+	fileL, err := fileLayer(cfg.File)
+	if err != nil {
+		return nil, err
+	}
+	cfg.FileLoaded = fileL != nil
+	ld := &loader{home: home}
+	upper := []*layer{fileL, envL, flagL}
+	for _, l := range upper {
+		if l != nil {
+			ld.layers = append(ld.layers, l)
+		}
+	}
+	defL, err := ld.defaults(envs)
+	if err != nil {
+		return nil, err
+	}
+	ld.layers = append([]*layer{defL}, ld.layers...)
+	ld.merged = koanf.New(".")
+	for _, l := range ld.layers {
+		if err := ld.merged.Merge(l.ko); err != nil {
+			return nil, &Error{Where: l.where(""), Msg: err.Error(), Err: core.ErrInvalid}
+		}
+	}
+	if err := ld.build(cfg, envs); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// EnvKey maps an environment variable to a config key: MEMOS_ is stripped,
+// the rest lower-cased and "__" read as "."; MEMOS_EMBEDDER is short for
+// embedder.name. Variables whose first key segment is not a config key
+// return "" (other MEMOS_* variables belong to plugins and tools).
+func EnvKey(name string) string {
+	rest, ok := strings.CutPrefix(name, EnvPrefix)
+	if !ok || rest == "" {
+		return ""
+	}
+	key := strings.ToLower(strings.ReplaceAll(rest, "__", "."))
+	if key == "embedder" {
+		return "embedder.name"
+	}
+	top, _, _ := strings.Cut(key, ".")
+	if !slices.Contains(topLevel, top) {
+		return ""
+	}
+	return key
+}
+
+func envLayer(environ []string) (*layer, error) {
+	l := &layer{src: SourceEnv, ko: koanf.New("."), origin: map[string]string{}}
+	p := env.Provider(".", env.Opt{
+		Prefix:      EnvPrefix,
+		EnvironFunc: func() []string { return environ },
+		TransformFunc: func(name, v string) (string, any) {
+			key := EnvKey(name)
+			if key == "" || v == "" { // an empty variable counts as unset
+				return "", nil
+			}
+			l.origin[key] = name
+			return key, v
+		},
+	})
+	if err := l.ko.Load(p, nil); err != nil {
+		return nil, &Error{Where: "env", Msg: err.Error(), Err: core.ErrInvalid}
+	}
+	return l, nil
+}
+
+func flagLayer(flags []Flag) (*layer, error) {
+	l := &layer{src: SourceFlag, ko: koanf.New("."), origin: map[string]string{}}
+	m := map[string]any{}
+	for _, f := range flags {
+		m[f.Key] = f.Value
+		l.origin[f.Key] = f.Name
+	}
+	if err := l.ko.Load(confmap.Provider(m, "."), nil); err != nil {
+		return nil, &Error{Where: "flags", Msg: err.Error(), Err: core.ErrInvalid}
+	}
+	return l, nil
+}
+
+// resolveHome picks the home directory: --home, then MEMOS_HOME, then
+// ~/.memos. The result is absolute.
+func resolveHome(flagL, envL *layer, envs map[string]string) (string, error) {
+	for _, l := range []*layer{flagL, envL} {
+		if !l.ko.Exists("home") {
+			continue
+		}
+		s, ok := l.ko.Get("home").(string)
+		if !ok || strings.TrimSpace(s) == "" {
+			return "", &Error{Where: l.where("home"), Msg: "home must be a directory path", Err: core.ErrInvalid}
+		}
+		return absPath(s, "", envs)
+	}
+	uh, err := userHome(envs)
+	if err != nil {
+		return "", &Error{Msg: "cannot find the home directory for the default ~/.memos (" + err.Error() + "); set MEMOS_HOME or --home", Err: core.ErrInvalid}
+	}
+	return filepath.Join(uh, ".memos"), nil
+}
+
+func userHome(envs map[string]string) (string, error) {
+	if h := envs["HOME"]; h != "" {
+		return h, nil
+	}
+	return os.UserHomeDir()
+}
+
+// absPath expands a leading "~/" and makes p absolute, relative to base
+// ("" means the working directory).
+func absPath(p, base string, envs map[string]string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		uh, err := userHome(envs)
+		if err != nil {
+			return "", &Error{Msg: "cannot expand ~ in " + p + ": " + err.Error(), Err: core.ErrInvalid}
+		}
+		p = filepath.Join(uh, strings.TrimPrefix(p, "~"))
+	}
+	if base != "" && !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", &Error{Msg: "path " + p + ": " + err.Error(), Err: core.ErrInvalid}
+	}
+	return abs, nil
+}
+
+// fileLayer reads path, or returns nil when it does not exist.
+func fileLayer(path string) (*layer, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &Error{Where: "file " + path, Msg: err.Error(), Err: core.ErrInvalid}
+	}
+	l := &layer{src: SourceFile, ko: koanf.New("."), file: path}
+	m, err := yaml.Parser().Unmarshal(b)
+	if err != nil {
+		return nil, &Error{Where: "file " + path, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), Err: core.ErrInvalid}
+	}
+	if err := l.ko.Load(confmap.Provider(m, ""), nil); err != nil {
+		return nil, &Error{Where: "file " + path, Msg: err.Error(), Err: core.ErrInvalid}
+	}
+	if l.ko.Exists("home") {
+		return nil, &Error{Where: "file " + path, Msg: "key home cannot be set in the file that lives in the home directory; use MEMOS_HOME or --home", Err: core.ErrInvalid}
+	}
+	return l, nil
+}
+
+// top returns the value of key from the highest layer that sets it.
+func (ld *loader) top(key string) (any, *layer) {
+	for i := len(ld.layers) - 1; i >= 0; i-- {
+		if l := ld.layers[i]; l.ko.Exists(key) {
+			return l.ko.Get(key), l
+		}
+	}
+	return nil, nil
+}
+
+// defaults builds the lowest layer. The store path depends on the backend
+// chosen by the upper layers, so it comes after them.
+func (ld *loader) defaults(envs map[string]string) (*layer, error) {
+	m := map[string]any{
+		"home":          ld.home,
+		"namespace":     core.DefaultNamespace,
+		"backend":       DefaultBackend,
+		"embedder.name": DefaultEmbedder,
+		"vector.index":  DefaultVectorIndex,
+	}
+	name := DefaultBackend
+	if v, l := ld.top("backend"); l != nil {
+		name, _ = v.(string) // build reports a name that is not a string
+	}
+	if d, err := core.LookupBackend(name); err == nil && d.DefaultPath != "" && hasKey(d.NewConfig(), "path") {
+		m["backends."+name+".path"] = filepath.Join(ld.home, d.DefaultPath)
+	}
+	l := &layer{src: SourceDefault, ko: koanf.New(".")}
+	if err := l.ko.Load(confmap.Provider(m, "."), nil); err != nil {
+		return nil, &Error{Where: "defaults", Msg: err.Error(), Err: core.ErrInvalid}
+	}
+	return l, nil
+}
+
+// where names the layer that set key in the merged view.
+func (ld *loader) where(key string) string {
+	if _, l := ld.top(key); l != nil {
+		return l.where(key)
+	}
+	return ""
+}
+
+func (ld *loader) value(key string, v any) Value {
+	_, l := ld.top(key)
+	if l == nil {
+		return Value{Key: key, Value: v, Source: SourceDefault}
+	}
+	return Value{Key: key, Value: v, Source: l.src, Origin: l.originOf(key)}
+}
+
+// str reads a top-level string setting.
+func (ld *loader) str(key string) (string, error) {
+	v := ld.merged.Get(key)
+	s, ok := v.(string)
+	if !ok || strings.TrimSpace(s) == "" {
+		return "", &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s must be a non-empty string, not %v", key, v), Err: core.ErrInvalid}
+	}
+	return s, nil
+}
+
+func (ld *loader) build(cfg *Config, envs map[string]string) error {
+	if err := ld.checkTop(); err != nil {
+		return err
+	}
+	var err error
+	if cfg.Namespace, err = ld.str("namespace"); err != nil {
+		return err
+	}
+	if err := core.ValidateNamespace(cfg.Namespace); err != nil {
+		return &Error{Where: ld.where("namespace"), Msg: strings.TrimPrefix(err.Error(), core.ErrInvalid.Error()+": "), Err: core.ErrInvalid}
+	}
+	if cfg.Backend, err = ld.str("backend"); err != nil {
+		return err
+	}
+	if cfg.Embedder, err = ld.str("embedder.name"); err != nil {
+		return err
+	}
+	if cfg.VectorIndex, err = ld.str("vector.index"); err != nil {
+		return err
+	}
+	if _, err := core.LookupVectorIndex(cfg.VectorIndex); err != nil {
+		return &Error{Where: ld.where("vector.index"), Msg: "vector.index: " + err.Error(), Err: err}
+	}
+	cfg.Values = append(cfg.Values,
+		ld.value("home", cfg.Home), ld.value("namespace", cfg.Namespace), ld.value("backend", cfg.Backend))
+
+	// Backends: the chosen one and every configured section.
+	backendNames := ld.sectionNames("backends", cfg.Backend)
+	for _, name := range backendNames {
+		prefix := "backends." + name
+		d, err := core.LookupBackend(name)
+		if err != nil {
+			key := "backend"
+			if name != cfg.Backend || ld.merged.Exists(prefix) {
+				key = prefix
+			}
+			return &Error{Where: ld.whereAny(key), Msg: key + ": " + err.Error(), Err: err}
+		}
+		if err := ld.resolvePath(prefix, envs); err != nil {
+			return err
+		}
+		v, vals, err := ld.decode(prefix, d.NewConfig)
+		if err != nil {
+			return err
+		}
+		if name == cfg.Backend {
+			cfg.BackendConfig = v
+		}
+		cfg.Values = append(cfg.Values, vals...)
+	}
+
+	cfg.Values = append(cfg.Values, ld.value("embedder.name", cfg.Embedder))
+	for _, name := range ld.sectionNames("embedder", cfg.Embedder) {
+		prefix := "embedder." + name
+		d, err := core.LookupEmbedder(name)
+		if err != nil {
+			key := "embedder.name"
+			if name != cfg.Embedder || ld.merged.Exists(prefix) {
+				key = prefix
+			}
+			return &Error{Where: ld.whereAny(key), Msg: key + ": " + err.Error(), Err: err}
+		}
+		v, vals, err := ld.decode(prefix, d.NewConfig)
+		if err != nil {
+			return err
+		}
+		if name == cfg.Embedder {
+			cfg.EmbedderConfig = v
+		}
+		cfg.Values = append(cfg.Values, vals...)
+	}
+
+	cfg.Values = append(cfg.Values, ld.value("vector.index", cfg.VectorIndex))
+	if err := ld.checkKeys("vector", []string{"index"}); err != nil {
+		return err
+	}
+	sc, vals, err := ld.decode("search", func() any { return new(core.SearchConfig) })
+	if err != nil {
+		return err
+	}
+	cfg.Search = *sc.(*core.SearchConfig)
+	cfg.Values = append(cfg.Values, vals...)
+	return nil
+}
+
+// checkTop rejects unknown top-level keys and sections given as scalars.
+func (ld *loader) checkTop() error {
+	for _, key := range ld.merged.Keys() {
+		top, _, nested := strings.Cut(key, ".")
+		switch {
+		case !slices.Contains(topLevel, top):
+			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("unknown key %q (known: %s)", key, strings.Join(topLevel, ", ")), Err: core.ErrInvalid}
+		case (top == "home" || top == "namespace" || top == "backend") && nested:
+			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a single value, not a section (found %s)", top, key), Err: core.ErrInvalid}
+		case (top == "backends" || top == "embedder" || top == "search" || top == "vector") && !nested:
+			if m, ok := ld.merged.Get(key).(map[string]any); ok && len(m) == 0 {
+				continue // an empty section
+			}
+			if ld.merged.Get(key) == nil {
+				continue
+			}
+			hint := ""
+			if top == "embedder" {
+				hint = " (set embedder.name to choose the embedder)"
+			}
+			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a section of settings, not a single value%s", top, hint), Err: core.ErrInvalid}
+		}
+	}
+	return nil
+}
+
+// whereAny names the layer that set key or, for a section, any key in it.
+func (ld *loader) whereAny(key string) string {
+	if w := ld.where(key); w != "" {
+		return w
+	}
+	for _, k := range ld.merged.Keys() {
+		if strings.HasPrefix(k, key+".") {
+			return ld.where(k)
+		}
+	}
+	return ""
+}
+
+// sectionNames lists the module names configured under parent plus the
+// chosen one, chosen first, the rest sorted.
+func (ld *loader) sectionNames(parent, chosen string) []string {
+	names := []string{chosen}
+	for _, n := range ld.merged.MapKeys(parent) {
+		if parent == "embedder" && n == "name" {
+			continue
+		}
+		if n != chosen {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names[1:])
+	return names
+}
+
+// checkKeys rejects keys under section other than the allowed ones.
+func (ld *loader) checkKeys(section string, allowed []string) error {
+	for _, k := range ld.merged.Keys() {
+		rest, ok := strings.CutPrefix(k, section+".")
+		if ok && !slices.Contains(allowed, rest) {
+			return &Error{Where: ld.where(k), Msg: fmt.Sprintf("unknown key %q (%s takes: %s)", k, section, strings.Join(allowed, ", ")), Err: core.ErrInvalid}
+		}
+	}
+	return nil
+}
+
+// resolvePath makes a backend's path absolute: relative paths from the
+// config file are relative to the home directory, others to the working
+// directory.
+func (ld *loader) resolvePath(prefix string, envs map[string]string) error {
+	key := prefix + ".path"
+	v, l := ld.top(key)
+	if l == nil || l.src == SourceDefault {
+		return nil
+	}
+	s, ok := v.(string)
+	if !ok || s == "" {
+		return nil // decode reports the wrong type
+	}
+	base := ""
+	if l.src == SourceFile {
+		base = ld.home
+	}
+	abs, err := absPath(s, base, envs)
+	if err != nil {
+		return err
+	}
+	return ld.merged.Set(key, abs)
+}

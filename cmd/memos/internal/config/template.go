@@ -1,0 +1,76 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/memos-go/memos/core"
+)
+
+// Template returns the commented config.yaml that `memos init` writes: every
+// key with its default or the kind of value it takes, all commented out, for
+// the backends and embedders compiled into this binary.
+func Template() string {
+	var b strings.Builder
+	b.WriteString(`# memos configuration.
+#
+# Order of precedence: built-in defaults < this file < MEMOS_* environment
+# variables (MEMOS_NAMESPACE, MEMOS_BACKEND, MEMOS_EMBEDDER, and any key with
+# "__" for ".", e.g. MEMOS_SEARCH__CANDIDATES) < command-line flags.
+# Every key below is commented out and shows its default or the kind of
+# value it takes; unknown keys are an error. Run "memos config show" to see
+# the effective values and where each one came from.
+
+`)
+	line := func(indent int, key, value, comment string) {
+		s := strings.Repeat("  ", indent) + key + ":"
+		if value != "" {
+			s += " " + value
+		}
+		if comment != "" {
+			s = fmt.Sprintf("%-34s # %s", s, comment)
+		}
+		b.WriteString("# " + s + "\n")
+	}
+	line(0, "namespace", core.DefaultNamespace, "or project:<name>, harness:<name>, user:<id>, agent:<id>, run:<id>")
+	b.WriteString("\n")
+	line(0, "backend", DefaultBackend, "compiled in: "+strings.Join(core.BackendNames(), ", "))
+	line(0, "backends", "", "")
+	for _, name := range core.BackendNames() {
+		d, err := core.LookupBackend(name)
+		if err != nil {
+			continue
+		}
+		line(1, name, "", "")
+		for _, f := range fieldsOf(reflect.TypeOf(d.NewConfig())) {
+			if f.key == "path" && d.DefaultPath != "" {
+				line(2, f.key, d.DefaultPath, "relative to this directory")
+				continue
+			}
+			line(2, f.key, "", describe(f.typ))
+		}
+	}
+	b.WriteString("\n")
+	line(0, "embedder", "", "")
+	line(1, "name", DefaultEmbedder, "compiled in: "+strings.Join(core.EmbedderNames(), ", "))
+	for _, name := range core.EmbedderNames() {
+		d, err := core.LookupEmbedder(name)
+		if err != nil {
+			continue
+		}
+		line(1, name, "", "")
+		for _, f := range fieldsOf(reflect.TypeOf(d.NewConfig())) {
+			line(2, f.key, "", describe(f.typ))
+		}
+	}
+	b.WriteString("\n")
+	line(0, "vector", "", "")
+	line(1, "index", DefaultVectorIndex, "exact: brute-force SIMD search")
+	b.WriteString("\n")
+	line(0, "search", "", "ranking; unset keys take the engine's defaults")
+	for _, f := range fieldsOf(reflect.TypeFor[core.SearchConfig]()) {
+		line(1, f.key, "", describe(f.typ))
+	}
+	return b.String()
+}

@@ -1,0 +1,241 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/memos-go/memos/core/match"
+)
+
+// This file is the validity stage and the two clocks of a search.
+//
+// Event time: a memory is visible only when its valid_from/valid_to
+// interval contains the request's ValidAt (default now).
+//
+// Ingest time: a search AsOf T sees each memory at the version that was
+// current at T — the last version whose UpdatedAt is not after T — and does
+// not see memories created after T. The indexes only know current versions,
+// so an AsOf search also rewinds: it scans the scope (O(n) in the memories
+// of the scope) for memories whose current version was written after T,
+// finds their version at T in History, and evaluates the query against that
+// version in memory: the keyword query with package core/match (the same
+// tokens, stems and operators as the index) and the query vector against
+// the version's stored embedding. Index hits for those memories, which
+// matched content written after T, are discarded. The old versions that
+// match the keyword query have no index score; they form a third ranked
+// list (by how many of the query's terms they contain) that fusion weighs
+// like the keyword list.
+
+// view is a memory as seen at a search's clocks.
+type view struct {
+	m   *Memory // nil: not visible
+	why string  // why not visible
+}
+
+// load resolves every candidate at the request's clocks; those not
+// visible keep mem nil and record why.
+func (p *pipeline) load(ctx context.Context) error {
+	return p.e.b.View(ctx, func(tx ReadTx) error {
+		for _, c := range p.cands {
+			m, why, err := p.resolve(tx, c.id)
+			if err != nil {
+				return err
+			}
+			c.mem, c.filtered = m, why
+		}
+		return nil
+	})
+}
+
+// resolve returns memory id as seen at the request's clocks, or nil and the
+// reason it is not visible: forgotten, out of scope, inactive, outside the
+// pool or type filter, not valid at ValidAt, or created after AsOf.
+func (p *pipeline) resolve(tx ReadTx, id int64) (*Memory, string, error) {
+	if v, ok := p.views[id]; ok {
+		return v.m, v.why, nil
+	}
+	m, why, err := p.resolveUncached(tx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	p.views[id] = view{m, why}
+	return m, why, nil
+}
+
+func (p *pipeline) resolveUncached(tx ReadTx, id int64) (*Memory, string, error) {
+	var m *Memory
+	if old, ok := p.changed[id]; ok {
+		m = old
+	} else {
+		cur, err := tx.Get(id, 0)
+		if errors.Is(err, ErrNotFound) {
+			return nil, "forgotten", nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		m = cur
+		if !p.asOf.IsZero() && cur.UpdatedAt.After(p.asOf) {
+			// Written after the scan of rewind (or not scanned: an expansion).
+			if m, err = versionAt(tx, cur, p.asOf); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	if m == nil {
+		return nil, "created after " + p.asOf.Format(time.RFC3339), nil
+	}
+	if why := p.visible(m); why != "" {
+		return nil, why, nil
+	}
+	return m, "", nil
+}
+
+// visible returns why m (a version at the request's clocks) is not
+// visible, or "".
+func (p *pipeline) visible(m *Memory) string {
+	f := p.filter
+	switch {
+	case !contains(f.Namespaces, m.Namespace):
+		return "namespace " + m.Namespace + " out of scope"
+	case m.Status != StatusActive:
+		return "status " + string(m.Status)
+	case f.Pools != nil && !contains(f.Pools, m.Pool):
+		return "pool " + string(m.Pool) + " not searched"
+	case f.Types != nil && !contains(f.Types, m.Type):
+		return "type " + string(m.Type) + " not searched"
+	case !m.ValidAt(p.validAt):
+		return fmt.Sprintf("not valid at %s (valid %s)", p.validAt.Format(time.RFC3339), interval(m))
+	}
+	return ""
+}
+
+// interval renders m's validity interval for messages.
+func interval(m *Memory) string {
+	from, to := "always", "open"
+	if !m.ValidFrom.IsZero() {
+		from = m.ValidFrom.Format(time.RFC3339)
+	}
+	if !m.ValidTo.IsZero() {
+		to = m.ValidTo.Format(time.RFC3339)
+	}
+	return from + " – " + to
+}
+
+// versionAt returns the version of memory cur (its current version) that
+// was current at t, or nil when the memory was created after t.
+func versionAt(tx ReadTx, cur *Memory, t time.Time) (*Memory, error) {
+	if cur.CreatedAt.After(t) {
+		return nil, nil
+	}
+	if !cur.UpdatedAt.After(t) {
+		return cur, nil
+	}
+	hist, err := tx.History(cur.ID)
+	if err != nil {
+		return nil, err
+	}
+	var at *Memory
+	for _, v := range hist {
+		if !v.UpdatedAt.After(t) {
+			at = v
+		}
+	}
+	return at, nil
+}
+
+// rewind adapts the index hits of an AsOf search: it finds the memories
+// changed after AsOf (see the comment at the top of this file), drops
+// their index hits, and returns the keyword and vector lists without them,
+// the vector list merged with the similarities of their old versions, and
+// the list of old versions that match the keyword query.
+func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n int) (kwOut, vecOut, hist []Hit, err error) {
+	p.changed = map[int64]*Memory{}
+	type histHit struct {
+		id     int64
+		leaves int
+	}
+	var hh []histHit
+	nIndex := len(vec) // vec[:nIndex] are index hits, the rest old versions'
+	err = p.e.b.View(ctx, func(tx ReadTx) error {
+		var later []*Memory
+		err := tx.Scan(ScanOptions{Filter: Filter{Namespaces: p.filter.Namespaces}}, func(m *Memory) error {
+			if m.UpdatedAt.After(p.asOf) {
+				m.Embedding.Vector = nil // not needed: the old version has its own
+				later = append(later, m)
+			}
+			return ctx.Err()
+		})
+		if err != nil {
+			return err
+		}
+		for _, cur := range later {
+			old, err := versionAt(tx, cur, p.asOf)
+			if err != nil {
+				return err
+			}
+			p.changed[cur.ID] = old
+			if old == nil || p.visible(old) != "" {
+				continue
+			}
+			if p.kwq != nil {
+				d := match.NewDoc(old.Content)
+				if d.Match(p.kwq) {
+					hh = append(hh, histHit{old.ID, len(d.Leaves(p.kwq))})
+				}
+			}
+			if qvec != nil && old.Embedding.Model == p.e.model.ID && old.Embedding.Dim() == len(qvec) {
+				v := append([]float32(nil), old.Embedding.Vector...)
+				Normalize(v)
+				vec = append(vec, Hit{ID: old.ID, Score: dot(qvec, v)})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	keep := func(hs []Hit) []Hit {
+		var out []Hit
+		for _, h := range hs {
+			if _, ch := p.changed[h.ID]; !ch {
+				out = append(out, h)
+			}
+		}
+		return out
+	}
+	kwOut = keep(kw)
+	// Index hits of changed memories go; their old versions' hits stay.
+	vecOut = append(keep(vec[:nIndex]), vec[nIndex:]...)
+	sort.SliceStable(vecOut, func(i, j int) bool {
+		if vecOut[i].Score != vecOut[j].Score {
+			return vecOut[i].Score > vecOut[j].Score
+		}
+		return vecOut[i].ID < vecOut[j].ID
+	})
+	if len(vecOut) > n {
+		vecOut = vecOut[:n]
+	}
+	sort.SliceStable(hh, func(i, j int) bool {
+		if hh[i].leaves != hh[j].leaves {
+			return hh[i].leaves > hh[j].leaves
+		}
+		return hh[i].id < hh[j].id
+	})
+	for _, h := range hh {
+		hist = append(hist, Hit{ID: h.id, Score: float64(h.leaves)})
+	}
+	return kwOut, vecOut, hist, nil
+}
+
+// dot is the dot product of two vectors of equal length.
+func dot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}

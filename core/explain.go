@@ -1,0 +1,120 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// Explanation is how a search ranked every candidate; see Engine.Explain.
+type Explanation struct {
+	Query   string       `json:"query"`
+	Mode    Mode         `json:"mode"`
+	Keyword string       `json:"keyword,omitempty"` // the keyword query run, in FTS5 syntax
+	ValidAt time.Time    `json:"valid_at"`          // the event time searched
+	AsOf    time.Time    `json:"as_of,omitzero"`    // zero: current versions
+	MMR     bool         `json:"mmr,omitempty"`
+	Config  SearchConfig `json:"config"` // the weights and thresholds in force
+	// Candidates lists every memory a retriever or an expansion proposed:
+	// the returned ones first, in rank order, then the rest by score, then
+	// those left out before weighting.
+	Candidates []CandidateExplanation `json:"candidates"`
+	// Result is what Search returns for the same request.
+	Result *SearchResult `json:"result"`
+}
+
+// CandidateExplanation is one candidate's path through the pipeline.
+type CandidateExplanation struct {
+	ID      int64  `json:"id"`
+	Version int    `json:"version,omitempty"` // the version seen at the request's clocks
+	Pool    Pool   `json:"pool,omitempty"`
+	Type    Type   `json:"type,omitempty"`
+	Content string `json:"content,omitempty"`
+	// KeywordRank and KeywordScore: rank (1-based, 0 if not found) and score
+	// (higher is better) in the keyword index.
+	KeywordRank  int     `json:"keyword_rank,omitempty"`
+	KeywordScore float64 `json:"keyword_score,omitempty"`
+	// HistoryRank: rank among old versions that matched the keyword query
+	// in memory (AsOf searches).
+	HistoryRank int `json:"history_rank,omitempty"`
+	// VectorRank and Similarity: rank and cosine similarity in the vector index.
+	VectorRank int     `json:"vector_rank,omitempty"`
+	Similarity float64 `json:"similarity,omitempty"`
+	// Fused is the reciprocal-rank-fusion score (for an expansion: the
+	// score its seed passed on).
+	Fused float64 `json:"fused"`
+	// The factors weighting applied, and the resulting score.
+	Significance float64 `json:"significance_factor,omitempty"`
+	Trust        float64 `json:"trust_factor,omitempty"`
+	Recency      float64 `json:"recency_factor,omitempty"`
+	PoolFactor   float64 `json:"pool_factor,omitempty"`
+	Score        float64 `json:"score"`
+	// Filtered says why the memory was left out before weighting (not valid
+	// at the requested time, inactive, outside the filters, created after
+	// AsOf); "" when it was loaded.
+	Filtered string `json:"filtered,omitempty"`
+	// Gate is "kept", "dropped: <why>", or "" when the gate did not run
+	// (filtered candidates, expansions, fts mode).
+	Gate string `json:"gate,omitempty"`
+	// Origin is the expansion that added the memory ("" for retrieval).
+	Origin string `json:"origin,omitempty"`
+	// MMR is the MMR decision ("" without MMR).
+	MMR string `json:"mmr,omitempty"`
+	// Rank is the 1-based rank in the result, 0 when not returned.
+	Rank int `json:"rank"`
+}
+
+// Explain runs the search req describes and reports every candidate before
+// the gate — keyword rank and score, vector rank and similarity, fused
+// score, each weight, gate verdict, expansion origin, MMR decision and final
+// rank — with the result Search would return. Unlike Search it records no
+// access statistics.
+func (e *Engine) Explain(ctx context.Context, req SearchRequest) (*Explanation, error) {
+	const op = "explain"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	p, err := e.runPipeline(ctx, req)
+	if err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	x := &Explanation{Query: req.Query, Mode: p.mode, ValidAt: p.validAt, AsOf: p.asOf,
+		MMR: req.MMR, Config: *p.cfg, Result: p.result()}
+	x.Keyword = x.Result.Keyword
+	x.Candidates = make([]CandidateExplanation, 0, len(p.cands))
+	for _, c := range p.hits {
+		x.Candidates = append(x.Candidates, explainOne(p, c))
+	}
+	var filtered []CandidateExplanation
+	for _, c := range p.cands {
+		switch {
+		case c.mem == nil:
+			filtered = append(filtered, explainOne(p, c))
+		case c.rank == 0:
+			x.Candidates = append(x.Candidates, explainOne(p, c))
+		}
+	}
+	x.Candidates = append(x.Candidates, filtered...)
+	return x, nil
+}
+
+// explainOne describes one candidate.
+func explainOne(p *pipeline, c *candidate) CandidateExplanation {
+	ce := CandidateExplanation{ID: c.id, KeywordRank: c.kwRank, KeywordScore: c.kwScore,
+		HistoryRank: c.histRank, VectorRank: c.vecRank, Similarity: c.similarity, Fused: c.fused,
+		Filtered: c.filtered, Origin: c.origin, MMR: c.mmr, Rank: c.rank}
+	m := c.mem
+	if m == nil {
+		return ce
+	}
+	ce.Version, ce.Pool, ce.Type, ce.Content = m.Version, m.Pool, m.Type, m.Content
+	ce.Significance, ce.Trust, ce.Recency, ce.PoolFactor, ce.Score = c.significance, c.trust, c.recency, c.pool, c.score
+	switch {
+	case p.mode == ModeFTS:
+	case c.kwRank == 0 && c.vecRank == 0 && c.histRank == 0: // an expansion: not gated
+	case c.dropped != "":
+		ce.Gate = "dropped: " + c.dropped
+	default:
+		ce.Gate = "kept"
+	}
+	return ce
+}

@@ -1,0 +1,204 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memos-go/memos/core"
+)
+
+func hitIDs(res *core.SearchResult) []int64 { return ids(res) }
+
+func originOf(res *core.SearchResult, id int64) (string, bool) {
+	for _, h := range res.Hits {
+		if h.Memory.ID == id {
+			return h.Origin, true
+		}
+	}
+	return "", false
+}
+
+func TestSessionExpansionAddsNeighbouringTurns(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t)
+	turns := []string{"hello there", "I went to the zoo yesterday", "what did you see", "a big lion", "wow", "bye"}
+	var ins []core.Input
+	for _, s := range turns {
+		ins = append(ins, core.Input{Content: s, Session: "chat-1", Type: core.TypeTurn})
+	}
+	ins = append(ins, core.Input{Content: "unrelated note in another session", Session: "chat-2", Type: core.TypeTurn})
+	ms, err := e.RememberBatch(ctx, ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Search(ctx, core.SearchRequest{Query: "zoo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := hitIDs(res)
+	want := []int64{ms[1].ID, ms[0].ID, ms[2].ID} // the hit, then its neighbours, earlier first
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("expanded search = %v, want %v", got, want)
+	}
+	if o, _ := originOf(res, ms[2].ID); o != fmt.Sprintf("session neighbour of %d (+1)", ms[1].ID) {
+		t.Fatalf("origin = %q", o)
+	}
+	res, err = e.Search(ctx, core.SearchRequest{Query: "zoo", NoExpand: true})
+	if err != nil || fmt.Sprint(hitIDs(res)) != fmt.Sprint([]int64{ms[1].ID}) {
+		t.Fatalf("unexpanded search = %v, %v", hitIDs(res), err)
+	}
+	// A turn written later joins its session in the index.
+	late := remember(t, e, core.Input{Content: "the zoo had penguins", Session: "chat-2", Type: core.TypeTurn})
+	res, err = e.Search(ctx, core.SearchRequest{Query: "penguins"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := originOf(res, ms[6].ID); !ok || !strings.Contains(o, fmt.Sprint(late.ID)) {
+		t.Fatalf("the late turn's session neighbour is missing: %v", hitIDs(res))
+	}
+	// Forgotten turns leave the index.
+	if _, err := e.Forget(ctx, ms[0].ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = e.Search(ctx, core.SearchRequest{Query: "zoo yesterday"})
+	if slices.Contains(hitIDs(res), ms[0].ID) {
+		t.Fatal("a forgotten turn came back through session expansion")
+	}
+}
+
+func TestGraphExpansionFollowsTypedEdges(t *testing.T) {
+	ctx := context.Background()
+	e := openAt(t, t.TempDir()+"/m.db", core.Options{Search: core.SearchConfig{ExpandBudget: 2,
+		EdgeFactors: map[string]float64{"relates_to": 0}}})
+	defer e.Close()
+	seed := remember(t, e, core.Input{Content: "the payment service uses postgres"})
+	sup := remember(t, e, core.Input{Content: "benchmarks from March back this choice"})
+	rel := remember(t, e, core.Input{Content: "an unrelated thought"})
+	con := remember(t, e, core.Input{Content: "one engineer argued for mongodb"})
+	third := remember(t, e, core.Input{Content: "a third linked note"})
+	for _, ed := range []core.Edge{{From: sup.ID, To: seed.ID, Type: core.EdgeSupports}, {From: seed.ID, To: rel.ID, Type: core.EdgeRelatesTo},
+		{From: con.ID, To: seed.ID, Type: core.EdgeContradicts}, {From: seed.ID, To: third.ID, Type: core.EdgeDerivedFrom, Weight: 0.1}} {
+		if _, err := e.Link(ctx, ed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.Search(ctx, core.SearchRequest{Query: "payment postgres"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := hitIDs(res)
+	if fmt.Sprint(got) != fmt.Sprint([]int64{seed.ID, sup.ID, con.ID}) {
+		t.Fatalf("graph expansion = %v, want seed, supporter, contradiction (budget 2, relates_to off)", got)
+	}
+	if o, _ := originOf(res, sup.ID); o != fmt.Sprintf("it supports %d", seed.ID) {
+		t.Fatalf("origin %q", o)
+	}
+}
+
+func TestPoolsPreferDistilledMemories(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t)
+	raw := remember(t, e, core.Input{Content: "Carol is allergic to peanuts", Type: core.TypeTurn})
+	fact := remember(t, e, core.Input{Content: "Carol is allergic to peanuts", Type: core.TypeFact})
+	res, err := e.Search(ctx, core.SearchRequest{Query: "carol allergic peanuts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(res); fmt.Sprint(got) != fmt.Sprint([]int64{fact.ID, raw.ID}) {
+		t.Fatalf("equal relevance: %v, want the distilled memory %d first", got, fact.ID)
+	}
+	res, err = e.Search(ctx, core.SearchRequest{Query: "carol allergic peanuts", Pools: []core.Pool{core.PoolRaw}})
+	if err != nil || fmt.Sprint(hitIDs(res)) != fmt.Sprint([]int64{raw.ID}) {
+		t.Fatalf("raw pool only: %v %v", hitIDs(res), err)
+	}
+}
+
+func TestKeywordGateDropsCommonWordMatches(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t)
+	var ins []core.Input
+	for i := range 30 {
+		ins = append(ins, core.Input{Content: fmt.Sprintf("status update %d on the project timeline and staffing for the quarter", i)})
+	}
+	ins = append(ins, core.Input{Content: "project kubernetes upgrade to 1.31 is blocked on the ingress controller"})
+	ms, err := e.RememberBatch(ctx, ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Search(ctx, core.SearchRequest{Query: "kubernetes ingress project", Limit: 20, NoExpand: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(hitIDs(res)) != fmt.Sprint([]int64{ms[30].ID}) {
+		t.Fatalf("keyword search = %v, want only %d: memories matching only the common word pad the result", hitIDs(res), ms[30].ID)
+	}
+}
+
+func TestExplainListsEveryCandidate(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t)
+	a := remember(t, e, core.Input{Content: "Alice prefers open-source tools", Significance: 8})
+	b := remember(t, e, core.Input{Content: "Alice's home lab runs Proxmox", ValidTo: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)})
+	c := remember(t, e, core.Input{Content: "Bob drinks his coffee black"})
+	x, err := e.Explain(ctx, core.SearchRequest{Query: "alice tools"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Search(ctx, core.SearchRequest{Query: "alice tools"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Result.Hits) != len(res.Hits) || x.Result.Hits[0].Memory.ID != res.Hits[0].Memory.ID {
+		t.Fatalf("explain's result differs from search: %v vs %v", hitIDs(x.Result), hitIDs(res))
+	}
+	by := map[int64]core.CandidateExplanation{}
+	for _, ce := range x.Candidates {
+		by[ce.ID] = ce
+	}
+	ca := by[a.ID]
+	if ca.Rank != 1 || ca.KeywordRank != 1 || ca.VectorRank == 0 || ca.Gate != "kept" || ca.Fused <= 0 ||
+		ca.Significance <= 1 || ca.Score <= 0 || x.Candidates[0].ID != a.ID {
+		t.Fatalf("explained hit: %+v", ca)
+	}
+	if cb := by[b.ID]; !strings.Contains(cb.Filtered, "not valid at") || cb.Rank != 0 {
+		t.Fatalf("expired memory: %+v", cb)
+	}
+	if cc, ok := by[c.ID]; ok && cc.Rank == 0 && cc.Gate == "kept" && cc.Origin == "" {
+		t.Fatalf("an unreturned kept candidate must have been cut by the limit: %+v", cc)
+	}
+	m, _ := e.Get(ctx, a.ID)
+	if m.AccessCount != 1 {
+		t.Fatalf("access count %d: explain must not count as an access, search must", m.AccessCount)
+	}
+	x, err = e.Explain(ctx, core.SearchRequest{Query: "alice tools", MMR: true})
+	if err != nil || !strings.HasPrefix(x.Candidates[0].MMR, "chosen 1") {
+		t.Fatalf("mmr decision: %+v %v", x.Candidates[0], err)
+	}
+}
+
+func TestMMRSpreadsParaphrases(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t)
+	p1 := remember(t, e, core.Input{Content: "the deploy pipeline caches docker layers"})
+	remember(t, e, core.Input{Content: "the deploy pipeline caches docker layers too"})
+	remember(t, e, core.Input{Content: "the deploy pipeline caches the docker layers"})
+	other := remember(t, e, core.Input{Content: "deploy pipeline secrets live in vault"})
+	plain, err := e.Search(ctx, core.SearchRequest{Query: "deploy pipeline docker", Limit: 2, NoExpand: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(hitIDs(plain), other.ID) {
+		t.Fatalf("without MMR the paraphrases should fill the top 2: %v", hitIDs(plain))
+	}
+	div, err := e.Search(ctx, core.SearchRequest{Query: "deploy pipeline docker", Limit: 2, MMR: true, MMRLambda: 0.5, NoExpand: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(div); len(got) != 2 || got[0] != p1.ID || got[1] != other.ID {
+		t.Fatalf("MMR = %v, want [%d %d]", got, p1.ID, other.ID)
+	}
+}

@@ -1,0 +1,272 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// expand adds the neighbours of the best results, bounded by
+// search.expand_budget: turns next to a seed in the same session
+// (session expansion) and memories joined to a seed by an edge (graph
+// expansion). The seeds are the search.expand_seeds best live candidates.
+//
+// A session neighbour at distance d (in the session's order: valid_from,
+// then created_at, then id) scores seed·session_factor/d; a graph neighbour
+// seed·graph_factor·edge weight·edge_factors[type]. Either is then weighed
+// like any candidate (significance, trust, pool, recency). Proposals are
+// taken best first (ties by id); a memory already in the result, or not
+// visible at the request's clocks, is skipped; a candidate the gate dropped
+// comes back when a seed vouches for it, keeping its gate verdict for
+// explain.
+func (p *pipeline) expand(ctx context.Context) error {
+	cfg := p.cfg
+	if cfg.ExpandSeeds <= 0 || cfg.ExpandBudget <= 0 {
+		return nil
+	}
+	var seeds []*candidate
+	for _, c := range p.cands {
+		if len(seeds) == cfg.ExpandSeeds {
+			break
+		}
+		if c.live() {
+			seeds = append(seeds, c)
+		}
+	}
+	if len(seeds) == 0 {
+		return nil
+	}
+	type proposal struct {
+		id     int64
+		score  float64
+		origin string
+	}
+	var props []proposal
+	if cfg.SessionWindow > 0 && cfg.SessionFactor > 0 {
+		if err := p.e.sess.sync(ctx, p.e.b); err != nil {
+			return err
+		}
+		for _, s := range seeds {
+			for _, nb := range p.e.sess.around(s.id, cfg.SessionWindow) {
+				props = append(props, proposal{nb.id, s.score * cfg.SessionFactor / float64(nb.dist),
+					fmt.Sprintf("session neighbour of %d (%+d)", s.id, nb.offset)})
+			}
+		}
+	}
+	return p.e.b.View(ctx, func(tx ReadTx) error {
+		if cfg.GraphFactor > 0 {
+			for _, s := range seeds {
+				edges, err := tx.Edges(s.id)
+				if errors.Is(err, ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				for _, ed := range edges {
+					f := cfg.edgeFactor(ed.Type) * ed.Weight
+					if f <= 0 {
+						continue
+					}
+					pr := proposal{ed.To, s.score * cfg.GraphFactor * f, fmt.Sprintf("%d %s it", s.id, ed.Type)}
+					if ed.To == s.id {
+						pr = proposal{ed.From, pr.score, fmt.Sprintf("it %s %d", ed.Type, s.id)}
+					}
+					props = append(props, pr)
+				}
+			}
+		}
+		sort.SliceStable(props, func(i, j int) bool {
+			if props[i].score != props[j].score {
+				return props[i].score > props[j].score
+			}
+			return props[i].id < props[j].id
+		})
+		added := 0
+		for _, pr := range props {
+			if added == cfg.ExpandBudget {
+				break
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			c := p.byID[pr.id]
+			if c != nil && (c.live() || c.mem == nil) {
+				continue // already in the result, or not visible
+			}
+			if c == nil {
+				m, _, err := p.resolve(tx, pr.id)
+				if err != nil {
+					return err
+				}
+				if m == nil {
+					continue
+				}
+				c = &candidate{id: pr.id, mem: m}
+				p.cands = append(p.cands, c)
+				p.byID[pr.id] = c
+			}
+			// Weigh the seed's contribution like a fused score; a candidate
+			// the gate dropped keeps its own fused score and the better score.
+			own, fused := c.score, c.fused
+			c.fused = pr.score
+			weigh(c, p.ref, cfg)
+			if c.kwRank > 0 || c.vecRank > 0 || c.histRank > 0 {
+				c.fused, c.score = fused, max(c.score, own)
+			}
+			c.expanded, c.origin = true, pr.origin
+			added++
+		}
+		return nil
+	})
+}
+
+// sessionIndex orders the memories of each session so that expansion can
+// find a turn's neighbours. No backend interface answers "the memories of
+// session S" without a scan, so the engine keeps this index in memory, built
+// by one Scan on first use and then kept in step with the change log, like
+// the vector index. It is safe for concurrent use.
+type sessionIndex struct {
+	mu      sync.Mutex
+	built   bool
+	seq     uint64
+	of      map[int64]sessionKey
+	members map[sessionKey][]sessionMember
+	dirty   map[sessionKey]bool // members to sort again
+}
+
+type sessionKey struct{ ns, session string }
+
+type sessionMember struct {
+	id            int64
+	from, created time.Time
+}
+
+type sessionNeighbour struct {
+	id     int64
+	offset int // position relative to the seed
+	dist   int // |offset|
+}
+
+// sync brings the index up to date with b's change log.
+func (x *sessionIndex) sync(ctx context.Context, b Backend) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	err := b.View(ctx, func(tx ReadTx) error {
+		seq, err := tx.Seq()
+		if err != nil || (x.built && seq == x.seq) {
+			return err
+		}
+		if !x.built {
+			x.of, x.members, x.dirty = map[int64]sessionKey{}, map[sessionKey][]sessionMember{}, map[sessionKey]bool{}
+			err := tx.Scan(ScanOptions{}, func(m *Memory) error {
+				x.put(m)
+				return ctx.Err()
+			})
+			if err != nil {
+				return err
+			}
+		} else {
+			var ids []int64
+			err := tx.Changes(x.seq, func(c Change) error {
+				x.remove(c.ID)
+				if !c.Deleted {
+					ids = append(ids, c.ID)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				m, err := tx.Get(id, 0)
+				if errors.Is(err, ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				x.put(m)
+			}
+		}
+		x.built, x.seq = true, seq
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sync session index: %w", err)
+	}
+	for k := range x.dirty {
+		ms := x.members[k]
+		sort.Slice(ms, func(i, j int) bool {
+			a, b := ms[i], ms[j]
+			if !a.from.Equal(b.from) {
+				return a.from.Before(b.from)
+			}
+			if !a.created.Equal(b.created) {
+				return a.created.Before(b.created)
+			}
+			return a.id < b.id
+		})
+		delete(x.dirty, k)
+	}
+	return nil
+}
+
+func (x *sessionIndex) put(m *Memory) {
+	if m.Session == "" {
+		return
+	}
+	k := sessionKey{m.Namespace, m.Session}
+	x.of[m.ID] = k
+	x.members[k] = append(x.members[k], sessionMember{m.ID, m.ValidFrom, m.CreatedAt})
+	x.dirty[k] = true
+}
+
+func (x *sessionIndex) remove(id int64) {
+	k, ok := x.of[id]
+	if !ok {
+		return
+	}
+	delete(x.of, id)
+	ms := x.members[k]
+	for i := range ms {
+		if ms[i].id == id {
+			x.members[k] = append(ms[:i], ms[i+1:]...)
+			break
+		}
+	}
+	if len(x.members[k]) == 0 {
+		delete(x.members, k)
+	}
+}
+
+// around returns the members within w places of id in its session,
+// nearest first, earlier before later at equal distance.
+func (x *sessionIndex) around(id int64, w int) []sessionNeighbour {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	k, ok := x.of[id]
+	if !ok {
+		return nil
+	}
+	ms := x.members[k]
+	at := -1
+	for i := range ms {
+		if ms[i].id == id {
+			at = i
+			break
+		}
+	}
+	var out []sessionNeighbour
+	for d := 1; d <= w; d++ {
+		for _, off := range []int{-d, d} {
+			if j := at + off; at >= 0 && j >= 0 && j < len(ms) {
+				out = append(out, sessionNeighbour{ms[j].id, off, d})
+			}
+		}
+	}
+	return out
+}

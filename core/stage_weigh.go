@@ -1,0 +1,50 @@
+package core
+
+import (
+	"math"
+	"time"
+)
+
+// weigh applies significance, trust, pool and recency to c's fused score.
+// Validity is not a factor: memories not valid at the requested time never
+// reach weighting (see pipeline.load). ref is the time recency counts from
+// (now, or the AsOf time).
+func weigh(c *candidate, ref time.Time, cfg *SearchConfig) {
+	m := c.mem
+	c.significance = significanceFactor(m.Significance, cfg.SignificanceBoost)
+	c.trust = trustFactor(m.Trust.Score, cfg.TrustWeight)
+	c.recency = recencyFactor(ref.Sub(m.UpdatedAt), cfg.RecencyHalfLife, cfg.RecencyWeight)
+	c.pool = poolFactor(m.Pool, cfg.DistilledBoost)
+	c.score = c.fused * c.significance * c.trust * c.recency * c.pool
+}
+
+// significanceFactor is 1 + boost·(s−5)/5: 1 for the default significance 5,
+// 1+0.8·boost for a 9.
+func significanceFactor(s int, boost float64) float64 {
+	return 1 + boost*float64(s-5)/5
+}
+
+// trustFactor is 1 − w·(1 − score): 1 for a certain memory.
+func trustFactor(score, w float64) float64 { return 1 - w*(1-score) }
+
+// recencyFactor is 1 − w + w·2^(−age/halfLife): 1 for a version written at
+// the reference time, falling towards 1 − w. A negative age (a version
+// written after the reference time) counts as 0.
+func recencyFactor(age, halfLife time.Duration, w float64) float64 {
+	if age < 0 {
+		age = 0
+	}
+	if halfLife <= 0 {
+		return 1
+	}
+	return 1 - w + w*math.Exp2(-float64(age)/float64(halfLife))
+}
+
+// poolFactor prefers distilled memories (memory and knowledge pools) over
+// raw turns of equal relevance.
+func poolFactor(p Pool, boost float64) float64 {
+	if p == PoolRaw || boost <= 0 {
+		return 1
+	}
+	return 1 + boost
+}

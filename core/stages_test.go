@@ -1,0 +1,166 @@
+package core
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+func TestFuseWeightsRanks(t *testing.T) {
+	cfg := SearchConfig{RRFK: 10, KeywordWeight: 1, VectorWeight: 0.5}
+	cs := fuse([]Hit{{ID: 1, Score: 9}, {ID: 2, Score: 3}}, []Hit{{ID: 2, Score: 0.9}, {ID: 3, Score: 0.5}}, []Hit{{ID: 4, Score: 2}}, &cfg)
+	if len(cs) != 4 {
+		t.Fatalf("%d candidates, want 4", len(cs))
+	}
+	by := map[int64]*candidate{}
+	for _, c := range cs {
+		by[c.id] = c
+	}
+	if c := by[2]; c.kwRank != 2 || c.vecRank != 1 || c.kwScore != 3 || c.similarity != 0.9 || !near(c.fused, 1.0/12+0.5/11) {
+		t.Fatalf("candidate 2 = %+v", *c)
+	}
+	if c := by[4]; c.histRank != 1 || !near(c.fused, 1.0/11) {
+		t.Fatalf("history candidate = %+v", *c)
+	}
+	if !near(by[1].fused, 1.0/11) || !near(by[3].fused, 0.5/12) {
+		t.Fatalf("fused 1 = %v, 3 = %v", by[1].fused, by[3].fused)
+	}
+}
+
+func TestWeighFactors(t *testing.T) {
+	if f := significanceFactor(10, 0.2); !near(f, 1.2) {
+		t.Errorf("significance 10: %v", f)
+	}
+	if f := significanceFactor(1, 0.2); !near(f, 0.84) {
+		t.Errorf("significance 1: %v", f)
+	}
+	if f := trustFactor(0.2, 0.5); !near(f, 0.6) {
+		t.Errorf("trust 0.2: %v", f)
+	}
+	day := 24 * time.Hour
+	if f := recencyFactor(30*day, 30*day, 0.1); !near(f, 0.95) {
+		t.Errorf("recency at one half-life: %v", f)
+	}
+	if f := recencyFactor(-day, 30*day, 0.1); f != 1 {
+		t.Errorf("recency of a future version: %v", f)
+	}
+	if poolFactor(PoolRaw, 0.05) != 1 || !near(poolFactor(PoolMemory, 0.05), 1.05) || poolFactor(PoolKnowledge, -1) != 1 {
+		t.Error("pool factor")
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cfg := DefaultSearchConfig()
+	c := &candidate{fused: 1, mem: &Memory{Significance: 5, Trust: Trust{Score: 1}, UpdatedAt: now, Pool: PoolRaw}}
+	weigh(c, now, &cfg)
+	if c.score != 1 {
+		t.Fatalf("neutral memory score %v, want the fused score", c.score)
+	}
+}
+
+func TestGateVerdicts(t *testing.T) {
+	cfg := SearchConfig{MinSimilarity: 0.3, RelativeSimilarity: 0.6, RelativeKeyword: 0.25, TrustGate: 1}.withDefaults()
+	mk := func(id int64, kwRank int, kwScore float64, vecRank int, sim, trust float64) *candidate {
+		return &candidate{id: id, kwRank: kwRank, kwScore: kwScore, vecRank: vecRank, similarity: sim,
+			mem: &Memory{ID: id, Trust: Trust{Score: trust}}}
+	}
+	cs := []*candidate{
+		mk(1, 1, 10, 1, 0.9, 1),    // both retrievers: kept
+		mk(2, 0, 0, 2, 0.7, 1),     // vector only, strong: kept
+		mk(3, 0, 0, 3, 0.25, 1),    // vector only, below min similarity
+		mk(4, 0, 0, 4, 0.5, 1),     // vector only, below 60% of the best (0.54)
+		mk(5, 2, 5, 0, 0, 1),       // keyword only, half the best: kept
+		mk(6, 3, 2, 0, 0, 1),       // keyword only, a fifth of the best: dropped
+		mk(7, 4, 3, 0, 0, 1),       // keyword only, 30% of the best, certain: kept
+		mk(8, 5, 3, 0, 0, 0.2),     // same match, contradicted: needs 1.8×25% = 45%
+		mk(9, 0, 0, 5, 0.55, 0.95), // vector only, trust raises 0.54 to 0.567
+		mk(10, 6, 1, 6, 0.31, 1),   // found by both, weak in both
+		mk(11, 7, 1, 7, 0.6, 1),    // found by both, strong in one
+	}
+	gate(cs, &cfg, true)
+	want := map[int64]string{3: "below 0.300", 4: "below 60% of the best", 6: "keyword score 2 below 25% of the best (10)",
+		8: "raised ×1.80", 9: "below 63% of the best", 10: "similarity 0.310 below 60% of the best (0.900); keyword score 1 below"}
+	for _, c := range cs {
+		w, drop := want[c.id]
+		if drop != (c.dropped != "") || drop && !strings.Contains(c.dropped, w) {
+			t.Errorf("candidate %d: verdict %q, want dropped=%v (%q)", c.id, c.dropped, drop, w)
+		}
+	}
+	off := cfg
+	off.RelativeKeyword = -1
+	gate(cs, &off, true)
+	if cs[5].dropped != "" {
+		t.Errorf("with the keyword gate off candidate 6 was dropped: %s", cs[5].dropped)
+	}
+	// A single-retriever search applies the absolute threshold only.
+	gate(cs, &cfg, false)
+	for _, c := range cs {
+		if (c.dropped != "") != (c.id == 3) {
+			t.Errorf("single retriever: candidate %d verdict %q", c.id, c.dropped)
+		}
+	}
+}
+
+func TestMMRSkipsNearDuplicates(t *testing.T) {
+	v := func(x, y float32) Embedding { return Embedding{Model: "m", Vector: []float32{x, y}} }
+	cs := []*candidate{
+		{id: 1, score: 1.0, mem: &Memory{Embedding: v(1, 0)}},
+		{id: 2, score: 0.95, mem: &Memory{Embedding: v(1, 0)}},    // a paraphrase of 1
+		{id: 3, score: 0.8, mem: &Memory{Embedding: v(0.6, 0.8)}}, // different
+	}
+	got := mmr(cs, 2, 0.5)
+	if len(got) != 2 || got[0].id != 1 || got[1].id != 3 {
+		t.Fatalf("mmr picked %v, want [1 3]", ids(got))
+	}
+	if !strings.HasPrefix(cs[1].mmr, "not chosen") || !strings.Contains(cs[2].mmr, "was 3 by score") {
+		t.Fatalf("decisions: %q, %q", cs[1].mmr, cs[2].mmr)
+	}
+	if got := mmr(cs, 2, 1); got[1].id != 2 {
+		t.Fatalf("lambda 1 must keep the score order, got %v", ids(got))
+	}
+	// Without embeddings, token overlap stands in for similarity.
+	ts := []*candidate{
+		{id: 1, score: 1, mem: &Memory{Content: "alice likes jazz"}},
+		{id: 2, score: 0.9, mem: &Memory{Content: "alice likes jazz a lot"}},
+		{id: 3, score: 0.8, mem: &Memory{Content: "bob plays chess"}},
+	}
+	if got := mmr(ts, 2, 0.5); got[1].id != 3 {
+		t.Fatalf("token mmr picked %v, want [1 3]", ids(got))
+	}
+}
+
+func ids(cs []*candidate) []int64 {
+	var out []int64
+	for _, c := range cs {
+		out = append(out, c.id)
+	}
+	return out
+}
+
+func TestSearchConfigDefaultsAndValidation(t *testing.T) {
+	c := SearchConfig{EdgeFactors: map[string]float64{"supports": 0.1, "mentions": 2}}.withDefaults()
+	if c.edgeFactor(EdgeSupports) != 0.1 || c.edgeFactor("mentions") != 2 || c.edgeFactor(EdgeDerivedFrom) != 0.9 || c.edgeFactor("other") != otherEdgeFactor {
+		t.Fatalf("edge factors = %v", c.EdgeFactors)
+	}
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if defaultEdgeFactors[string(EdgeSupports)] != 1 {
+		t.Fatal("withDefaults changed the shared default map")
+	}
+	for name, bad := range map[string]SearchConfig{
+		"mmr":         {MMRLambda: 1.5},
+		"edge type":   {EdgeFactors: map[string]float64{"Not Snake": 1}},
+		"edge factor": {EdgeFactors: map[string]float64{"supports": -1}},
+		"session":     {SessionFactor: 2},
+		"budget":      {ExpandBudget: -3},
+		"keyword":     {RelativeKeyword: 2},
+		"nan":         {TrustGate: math.NaN()},
+	} {
+		if err := bad.withDefaults().validate(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+}

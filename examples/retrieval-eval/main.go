@@ -1,0 +1,308 @@
+// Command retrieval-eval measures memos' retrieval pipeline on the shared
+// evaluation data: turn-level recall@5/@10/@20 on LoCoMo (categories 1–4)
+// and session recall@5 / turn recall@10 on LongMemEval-S, for keyword only,
+// vector only, hybrid, and hybrid with expansion, with the hash or the
+// wordvec (GloVe) embedder. It is how the defaults of core.SearchConfig were
+// chosen; -cfg runs the same queries under other settings.
+//
+//	go run ./examples/retrieval-eval -data ../shared/data -embedder wordvec
+//	go run ./examples/retrieval-eval -set longmemeval -embedder hash
+//	go run ./examples/retrieval-eval -cfg '{"session_factor":0.3}' -cfg '{"session_window":2}'
+//
+// The data sets are read with core/bench/dataset's loaders (LoCoMo: one raw
+// memory per turn, "Speaker: text", with its session and the session's
+// date; LongMemEval: one per user or assistant turn); session recall counts
+// the sessions of a question's evidence turns. The data sets are not part
+// of memos (see ../shared/data/README.md); the
+// command says so and exits 0 when they are absent.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memos-go/memos/backends/sqlite"
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/bench/dataset"
+	_ "github.com/memos-go/memos/core/vector"
+	"github.com/memos-go/memos/embedders/hash"
+	"github.com/memos-go/memos/embedders/wordvec"
+)
+
+// corpus is one store's worth of turns and the questions over it.
+type corpus struct {
+	name      string
+	docs      []doc
+	questions []question
+}
+
+type doc struct {
+	key string
+	in  core.Input
+}
+
+type question struct {
+	text     string
+	turns    []string // evidence turn keys
+	sessions []string // evidence session ids (LongMemEval)
+}
+
+type cfgList []string
+
+func (c *cfgList) String() string     { return strings.Join(*c, " ") }
+func (c *cfgList) Set(s string) error { *c = append(*c, s); return nil }
+
+func main() {
+	data := flag.String("data", "../shared/data", "the shared data directory")
+	set := flag.String("set", "locomo", "locomo or longmemeval")
+	embName := flag.String("embedder", "hash", "hash or wordvec")
+	maxCorpora := flag.Int("max", 0, "use only the first N corpora (0: all)")
+	only := flag.String("only", "", "run only these variants (comma-separated: keyword,vector,hybrid,expand)")
+	base := flag.String("base", "", "a search config as JSON applied to every variant")
+	var cfgs cfgList
+	flag.Var(&cfgs, "cfg", "a search config as JSON (keys as in the config file); repeatable; each adds a row")
+	flag.Parse()
+	if err := run(context.Background(), *data, *set, *embName, *maxCorpora, *only, *base, cfgs); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			fmt.Printf("skipped: %v (the evaluation data lives in ../shared/data; see its README)\n", err)
+			return
+		}
+		fmt.Fprintln(os.Stderr, "retrieval-eval:", err)
+		os.Exit(1)
+	}
+}
+
+// noClose hides an embedder's Close so that one loaded embedder serves many engines.
+type noClose struct{ core.Embedder }
+
+func run(ctx context.Context, data, set, embName string, maxCorpora int, only, base string, cfgs []string) error {
+	var corpora []corpus
+	var err error
+	switch set {
+	case "locomo":
+		corpora, err = load(set, filepath.Join(data, "locomo", "locomo-dev.json"))
+	case "longmemeval":
+		corpora, err = load(set, filepath.Join(data, "longmemeval", "longmemeval-s-dev100.json.gz"))
+	default:
+		return fmt.Errorf("unknown set %q", set)
+	}
+	if err != nil {
+		return err
+	}
+	if maxCorpora > 0 && len(corpora) > maxCorpora {
+		corpora = corpora[:maxCorpora]
+	}
+	var emb core.Embedder
+	switch embName {
+	case "hash":
+		emb, err = hash.Open(ctx, hash.Config{})
+	case "wordvec":
+		emb, err = wordvec.Open(ctx, wordvec.Config{Path: filepath.Join(data, "glove", "glove-6b-100d-top100k.txt.gz")})
+	default:
+		err = fmt.Errorf("unknown embedder %q", embName)
+	}
+	if err != nil {
+		return err
+	}
+	type variant struct {
+		name string
+		mode core.Mode
+		exp  bool
+		cfg  core.SearchConfig
+	}
+	decode := func(s string) (core.SearchConfig, error) {
+		var sc core.SearchConfig
+		if s == "" {
+			return sc, nil
+		}
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&sc); err != nil {
+			return sc, fmt.Errorf("config %s: %w", s, err)
+		}
+		return sc, nil
+	}
+	bc, err := decode(base)
+	if err != nil {
+		return err
+	}
+	var variants []variant
+	for _, v := range []variant{{"keyword", core.ModeKeyword, false, bc},
+		{"vector", core.ModeVector, false, bc},
+		{"hybrid", core.ModeHybrid, false, bc},
+		{"expand", core.ModeHybrid, true, bc}} {
+		if only == "" || slices.Contains(strings.Split(only, ","), v.name) {
+			variants = append(variants, v)
+		}
+	}
+	for _, c := range cfgs {
+		sc, err := decode(c)
+		if err != nil {
+			return err
+		}
+		variants = append(variants, variant{"expand " + c, core.ModeHybrid, true, sc})
+	}
+	dir, err := os.MkdirTemp("", "memos-eval-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	type acc struct {
+		r5, r10, r20, s5 float64
+		n, nt, ns        int
+		hits             float64 // mean result size at limit 20
+	}
+	accs := make([]acc, len(variants))
+	start := time.Now()
+	for ci, c := range corpora {
+		path := filepath.Join(dir, fmt.Sprintf("c%d.db", ci))
+		if err := ingest(ctx, path, emb, c); err != nil {
+			return err
+		}
+		for vi, v := range variants {
+			v.cfg.DisableAccessTracking = true
+			b, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+			if err != nil {
+				return err
+			}
+			eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: noClose{emb}, Search: v.cfg})
+			if err != nil {
+				b.Close()
+				return err
+			}
+			keyOf := map[string]string{}
+			for _, d := range c.docs {
+				keyOf[d.in.Source] = d.key
+			}
+			for _, q := range c.questions {
+				res, err := eng.Search(ctx, core.SearchRequest{Query: q.text, Mode: v.mode, Limit: 20, NoExpand: !v.exp})
+				if err != nil {
+					eng.Close()
+					return fmt.Errorf("%s: %q: %w", c.name, q.text, err)
+				}
+				var keys, sess []string
+				for _, h := range res.Hits {
+					keys = append(keys, keyOf[h.Memory.Source])
+					sess = append(sess, h.Memory.Session)
+				}
+				a := &accs[vi]
+				if len(q.turns) > 0 {
+					a.r5 += recall(q.turns, keys, 5)
+					a.r10 += recall(q.turns, keys, 10)
+					a.r20 += recall(q.turns, keys, 20)
+					a.nt++
+				}
+				if len(q.sessions) > 0 {
+					a.s5 += recall(q.sessions, sess, 5)
+					a.ns++
+				}
+				a.hits += float64(len(res.Hits))
+				a.n++
+			}
+			if err := eng.Close(); err != nil {
+				return err
+			}
+		}
+		os.Remove(path)
+	}
+	fmt.Printf("%s, %d corpora, %d questions, embedder %s (%.0fs)\n", set, len(corpora), accs[0].n, embName, time.Since(start).Seconds())
+	fmt.Printf("%-40s %8s %8s %8s %8s %8s\n", "variant", "R@5", "R@10", "R@20", "sessR@5", "hits@20")
+	for i, v := range variants {
+		a := accs[i]
+		nt, ns := float64(max(a.nt, 1)), float64(max(a.ns, 1))
+		fmt.Printf("%-40s %8.3f %8.3f %8.3f %8.3f %8.1f\n", v.name, a.r5/nt, a.r10/nt, a.r20/nt, a.s5/ns, a.hits/float64(a.n))
+	}
+	return nil
+}
+
+// recall is the share of want found among the first k of got.
+func recall(want, got []string, k int) float64 {
+	if len(want) == 0 {
+		return 0
+	}
+	top := got[:min(k, len(got))]
+	n := 0
+	for _, w := range want {
+		if slices.Contains(top, w) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
+}
+
+func ingest(ctx context.Context, path string, emb core.Embedder, c corpus) error {
+	b, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	if err != nil {
+		return err
+	}
+	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: noClose{emb}})
+	if err != nil {
+		b.Close()
+		return err
+	}
+	ins := make([]core.Input, len(c.docs))
+	for i, d := range c.docs {
+		ins[i] = d.in
+	}
+	if _, err := eng.RememberBatch(ctx, ins); err != nil {
+		eng.Close()
+		return fmt.Errorf("ingest %s: %w", c.name, err)
+	}
+	return eng.Close()
+}
+
+// load reads a data set with core/bench/dataset's loaders and keeps what
+// recall needs: each corpus's documents and its labelled questions, with
+// the evidence turns' sessions as the evidence sessions.
+func load(kind, path string) ([]corpus, error) {
+	var d *dataset.Dataset
+	var err error
+	switch kind {
+	case "locomo":
+		d, err = dataset.LoadLoCoMo(path, dataset.Options{})
+	case "longmemeval":
+		d, err = dataset.LoadLongMemEval(path, dataset.Options{})
+	default:
+		return nil, fmt.Errorf("unknown set %q", kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []corpus
+	for _, c := range d.Corpora {
+		cc := corpus{name: c.Name}
+		session := map[string]string{}
+		for _, doc := range c.Docs {
+			cc.docs = append(cc.docs, docOf(doc))
+			session[doc.Key] = doc.Input.Session
+		}
+		for _, q := range c.Queries {
+			if !q.Labelled() {
+				continue
+			}
+			qq := question{text: q.Text}
+			for _, k := range slices.Sorted(maps.Keys(q.Relevant)) {
+				qq.turns = append(qq.turns, k)
+				if s := session[k]; kind == "longmemeval" && !slices.Contains(qq.sessions, s) {
+					qq.sessions = append(qq.sessions, s)
+				}
+			}
+			cc.questions = append(cc.questions, qq)
+		}
+		out = append(out, cc)
+	}
+	return out, nil
+}
+
+func docOf(d dataset.Doc) doc { return doc{key: d.Key, in: d.Input} }
