@@ -35,6 +35,11 @@ type Options struct {
 	// EmbedCacheSize bounds the in-memory embedding cache, in vectors (see
 	// EmbedCacheStats); 0 means DefaultEmbedCacheSize, negative turns it off.
 	EmbedCacheSize int
+	// VectorSnapshot is a file where the engine keeps a snapshot of its
+	// vector index between runs (written on Close, removed by Forget), so
+	// that opening a large store does not re-read every vector; "" means none.
+	// Front-ends use the store's path + ".vectors".
+	VectorSnapshot string
 }
 
 // Engine is memos' public Go API: one engine per store, shared by every
@@ -56,6 +61,9 @@ type shared struct {
 	vecMu  sync.Mutex // serialises syncs of vec with the change log
 	vec    VectorIndex
 	vecSeq atomic.Uint64 // the change-log seq vec reflects
+
+	snapPath   string         // Options.VectorSnapshot
+	snapHeader snapshotHeader // what a snapshot of this store and model says
 
 	sess sessionIndex // sessions' members in order, for session expansion
 }
@@ -81,7 +89,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), now: opts.Now}
+	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -109,8 +117,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		if err != nil {
 			return nil, &Error{Op: "open", Err: err}
 		}
-		s.vec = d.New(info.Dim)
-		if err := s.syncVectors(ctx); err != nil {
+		if err := s.openVectors(ctx, name, d); err != nil {
 			return nil, &Error{Op: "open", Err: err}
 		}
 	}
@@ -181,7 +188,11 @@ func (e *Engine) Close() error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return &Error{Op: "close", Err: ErrClosed}
 	}
-	err := e.b.Close()
+	var err error
+	if e.vec != nil {
+		err = e.saveVectors()
+	}
+	err = errors.Join(err, e.b.Close())
 	if c, ok := e.emb.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -528,4 +529,59 @@ func TestCancelledContext(t *testing.T) {
 	if err != nil || st.Memories != 0 {
 		t.Fatalf("stats = %+v, %v", st, err)
 	}
+}
+
+func TestVectorSnapshot(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "memory.db")
+	snap := path + ".vectors"
+	opts := core.Options{VectorSnapshot: snap}
+	e := openAt(t, path, opts)
+	a := remember(t, e, core.Input{Content: "the snapshot keeps this vector"})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(snap); err != nil {
+		t.Fatalf("no snapshot after close: %v", err)
+	}
+	// Writes made while no engine held the snapshot are replayed from the change log.
+	other := openAt(t, path, core.Options{})
+	b := remember(t, other, core.Input{Content: "written after the snapshot was taken"})
+	other.Close()
+
+	e = openAt(t, path, opts)
+	for _, m := range []*core.Memory{a, b} {
+		res, err := e.Search(ctx, core.SearchRequest{Query: m.Content, Mode: core.ModeVector})
+		if err != nil || len(res.Hits) == 0 || res.Hits[0].Memory.ID != m.ID {
+			t.Fatalf("vector search for %q after reopen: %v, %v", m.Content, res, err)
+		}
+	}
+	if _, err := e.Forget(ctx, a.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(snap); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("snapshot still on disk after forget: %v", err)
+	}
+	e.Close()
+
+	// A corrupt snapshot is ignored: the index is rebuilt from the store.
+	if err := os.WriteFile(snap, []byte("MEMOSVS1 garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e = openAt(t, path, opts)
+	st, err := e.Stats(ctx)
+	if err != nil || st.Vectors != 1 {
+		t.Fatalf("after a corrupt snapshot: %d vectors, %v", st.Vectors, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A (valid) snapshot of another store is never used.
+	other2 := openAt(t, filepath.Join(dir, "other.db"), core.Options{VectorSnapshot: snap})
+	st, err = other2.Stats(ctx)
+	if err != nil || st.Vectors != 0 {
+		t.Fatalf("snapshot of another store was used: %d vectors, %v", st.Vectors, err)
+	}
+	other2.Close()
 }

@@ -2,12 +2,17 @@ package core
 
 import (
 	"bufio"
+	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // A vector snapshot lets a large store open without re-reading every vector
@@ -22,6 +27,7 @@ const snapshotMagic = "MEMOSVS1"
 
 // snapshotHeader precedes the index's own serialisation.
 type snapshotHeader struct {
+	Store string // the store's id (meta "store.id"): a snapshot never serves another store
 	Model string
 	Dim   int
 	Index string
@@ -62,7 +68,7 @@ func saveSnapshot(path string, h snapshotHeader, idx PersistentVectorIndex) (err
 	if _, err = io.WriteString(w, snapshotMagic); err != nil {
 		return err
 	}
-	err = errors.Join(writeString(w, h.Model), binary.Write(w, binary.LittleEndian, uint32(h.Dim)),
+	err = errors.Join(writeString(w, h.Store), writeString(w, h.Model), binary.Write(w, binary.LittleEndian, uint32(h.Dim)),
 		writeString(w, h.Index), binary.Write(w, binary.LittleEndian, h.Seq))
 	if err != nil {
 		return err
@@ -98,7 +104,10 @@ func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (Vector
 	}
 	var h snapshotHeader
 	var dim uint32
-	if h.Model, err = readString(r); err == nil {
+	if h.Store, err = readString(r); err == nil {
+		h.Model, err = readString(r)
+	}
+	if err == nil {
 		if err = binary.Read(r, binary.LittleEndian, &dim); err == nil {
 			if h.Index, err = readString(r); err == nil {
 				err = binary.Read(r, binary.LittleEndian, &h.Seq)
@@ -109,12 +118,110 @@ func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (Vector
 		return nil, 0, fmt.Errorf("snapshot %s: header: %w", path, err)
 	}
 	h.Dim = int(dim)
-	if h.Model != want.Model || h.Dim != want.Dim || h.Index != want.Index {
-		return nil, 0, fmt.Errorf("snapshot %s is of %s/%d/%s, the engine uses %s/%d/%s", path, h.Model, h.Dim, h.Index, want.Model, want.Dim, want.Index)
+	if h.Store != want.Store || h.Model != want.Model || h.Dim != want.Dim || h.Index != want.Index {
+		return nil, 0, fmt.Errorf("snapshot %s is of store %s, %s/%d/%s; the engine uses store %s, %s/%d/%s",
+			path, h.Store, h.Model, h.Dim, h.Index, want.Store, want.Model, want.Dim, want.Index)
 	}
 	idx, err := load(r)
 	if err != nil {
 		return nil, 0, fmt.Errorf("snapshot %s: %w", path, err)
 	}
 	return idx, h.Seq, nil
+}
+
+// metaStoreID names a store for its derived files.
+const metaStoreID = "store.id"
+
+// storeID returns the store's id, creating one in a store that has none.
+func (s *shared) storeID(ctx context.Context) (string, error) {
+	var id string
+	err := s.b.View(ctx, func(tx ReadTx) error {
+		var err error
+		id, err = tx.Meta(metaStoreID)
+		return err
+	})
+	if !errors.Is(err, ErrNotFound) {
+		return id, err
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	err = s.b.Update(ctx, func(tx Tx) error {
+		// Another process may have set it meanwhile: keep the first one.
+		if cur, err := tx.Meta(metaStoreID); err == nil {
+			id = cur
+			return nil
+		}
+		id = hex.EncodeToString(b[:])
+		return tx.SetMeta(metaStoreID, id)
+	})
+	return id, err
+}
+
+// openVectors creates the vector index, from the snapshot when one matches
+// the store, and brings it up to date with the change log.
+func (s *shared) openVectors(ctx context.Context, name string, d VectorIndexDriver) error {
+	if s.snapPath != "" && d.Load != nil {
+		id, err := s.storeID(ctx)
+		if err != nil {
+			return err
+		}
+		s.snapHeader = snapshotHeader{Store: id, Model: s.model.ID, Dim: s.model.Dim, Index: name}
+		idx, seq, err := loadSnapshot(s.snapPath, s.snapHeader, d.Load)
+		var cur uint64
+		if err == nil && idx != nil {
+			err = s.b.View(ctx, func(tx ReadTx) error {
+				var err error
+				cur, err = tx.Seq()
+				return err
+			})
+			if err == nil && seq > cur {
+				err = fmt.Errorf("snapshot %s is ahead of the store (seq %d > %d)", s.snapPath, seq, cur)
+			}
+		}
+		switch {
+		case err != nil:
+			slog.Warn("memos: ignoring the vector snapshot; rebuilding the index from the store", "err", err)
+		case idx != nil:
+			s.vec = idx
+			s.vecSeq.Store(seq)
+		}
+	}
+	if s.vec == nil {
+		s.vec = d.New(s.model.Dim)
+	}
+	return s.syncVectors(ctx)
+}
+
+// saveVectors writes the snapshot, if the engine keeps one.
+func (s *shared) saveVectors() error {
+	p, ok := s.vec.(PersistentVectorIndex)
+	if s.snapPath == "" || !ok {
+		return nil
+	}
+	// Catch up first, so that a memory another process forgot is not saved.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.syncVectors(ctx); err != nil {
+		return err
+	}
+	h := s.snapHeader
+	h.Seq = s.vecSeq.Load()
+	if err := saveSnapshot(s.snapPath, h, p); err != nil {
+		return fmt.Errorf("save vector snapshot: %w", err)
+	}
+	return nil
+}
+
+// dropSnapshot deletes the snapshot (after a forget), so that no derived copy
+// of a forgotten memory's vector stays on disk; Close writes a fresh one.
+func (s *shared) dropSnapshot() error {
+	if s.snapPath == "" {
+		return nil
+	}
+	if err := os.Remove(s.snapPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove vector snapshot: %w", err)
+	}
+	return nil
 }

@@ -659,6 +659,9 @@ func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*Deletion
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
+	if err := e.dropSnapshot(); err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
 	if err := e.syncVectors(ctx); err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"database/sql"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/query"
+
+	_ "modernc.org/sqlite"
 )
 
 // The differential test: random documents and random query trees, every
@@ -238,4 +241,25 @@ func scoresOf(hits []core.Hit) []float64 {
 		out[i] = h.Score
 	}
 	return out
+}
+
+// openFTS5 opens an in-memory SQLite database with the FTS5 table the sqlite
+// backend uses (and its vocabulary), the reference bolt is checked against.
+func openFTS5(t testing.TB) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file::memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	for _, s := range []string{
+		`CREATE VIRTUAL TABLE docs USING fts5 (content, tokenize = 'porter unicode61 remove_diacritics 2')`,
+		`CREATE VIRTUAL TABLE vocab USING fts5vocab (docs, 'instance')`,
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return db
 }

@@ -17,6 +17,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/match"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -82,7 +83,7 @@ func newIndexDoc(m *core.Memory, toks []string) *indexDoc {
 	ts := make(analysis.TokenStream, len(toks))
 	backing := make([]analysis.Token, len(toks))
 	for i, tok := range toks {
-		backing[i] = analysis.Token{Term: []byte(stem(tok)), Position: i + 1, Type: analysis.AlphaNumeric}
+		backing[i] = analysis.Token{Term: []byte(match.Stem(tok)), Position: i + 1, Type: analysis.AlphaNumeric}
 		ts[i] = &backing[i]
 	}
 	d := document.NewDocument(docID(m.ID))

@@ -15,6 +15,7 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/match"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -96,7 +97,7 @@ func (c *compiled) newPhrase(words []string, prefix bool) *qnode {
 		return &qnode{kind: kindNone}
 	}
 	for i, t := range toks {
-		toks[i] = stem(t)
+		toks[i] = match.Stem(t)
 	}
 	p := &phrase{idx: len(c.phrases), toks: toks, prefix: prefix}
 	c.phrases = append(c.phrases, p)

@@ -428,7 +428,9 @@ func (s *store) openEngine(ctx context.Context) (*core.Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s backend: %w", s.backend, err)
 	}
-	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: s.emb, VectorIndex: s.r.cfg.VectorIndex, Search: s.r.cfg.Search})
+	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: s.emb, VectorIndex: s.r.cfg.VectorIndex, Search: s.r.cfg.Search,
+		// Measure the embedder, not the cache: queries repeat across modes.
+		EmbedCacheSize: -1})
 	if err != nil {
 		return nil, errors.Join(err, b.Close())
 	}

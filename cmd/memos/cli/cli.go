@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -186,6 +187,17 @@ func (a *app) loadConfig(cmd *cobra.Command, home string) (*config.Config, error
 	return config.Load(config.Options{Env: a.environ, Flags: flags})
 }
 
+// vectorSnapshot is where the engine keeps its vector index between runs:
+// next to the store, named after it.
+func vectorSnapshot(cfg *config.Config) string {
+	for _, v := range cfg.Values {
+		if p, ok := v.Value.(string); ok && v.Key == "backends."+cfg.Backend+".path" && p != "" {
+			return filepath.Clean(p) + ".vectors"
+		}
+	}
+	return ""
+}
+
 // open opens the engine the configuration describes, creating the home
 // directory if needed. The caller closes the engine.
 func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error) {
@@ -216,6 +228,7 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 		Search:      cfg.Search,
 
 		AllowModelChange: a.allowModelChange,
+		VectorSnapshot:   vectorSnapshot(cfg),
 	})
 	if err != nil {
 		// The engine owns backend and embedder only once it is open.

@@ -1,4 +1,4 @@
-package bolt
+package match
 
 import (
 	"database/sql"
@@ -111,10 +111,10 @@ func TestStemMatchesFTS5(t *testing.T) {
 			t.Fatalf("doc %d: FTS5 has token %d, query.Tokenize only %d", doc, off, len(toks))
 		}
 		checked++
-		if got := stem(toks[off]); got != term {
+		if got := Stem(toks[off]); got != term {
 			bad++
 			if bad <= 20 {
-				t.Errorf("stem(%q) = %q, FTS5 stores %q", toks[off], got, term)
+				t.Errorf("Stem(%q) = %q, FTS5 stores %q", toks[off], got, term)
 			}
 		}
 	}
