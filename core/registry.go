@@ -128,3 +128,55 @@ func RegisterVectorIndex(name string, d VectorIndexDriver) { vectorIndexes.regis
 
 // LookupVectorIndex returns the vector index registered as name, or ErrUnknownName.
 func LookupVectorIndex(name string) (VectorIndexDriver, error) { return vectorIndexes.lookup(name) }
+
+// NewBackendDriver adapts a backend package's typed Open to the registry:
+// NewConfig returns a new *C, and Open accepts a *C or a C.
+func NewBackendDriver[C any, B Backend](name, defaultPath string, open func(context.Context, C) (B, error)) BackendDriver {
+	return BackendDriver{
+		NewConfig: func() any { return new(C) },
+		Open: func(ctx context.Context, cfg any) (Backend, error) {
+			c, err := typedConfig[C](name, cfg)
+			if err != nil {
+				return nil, err
+			}
+			b, err := open(ctx, c)
+			if err != nil {
+				return nil, err // not b: a typed nil in an interface is not nil
+			}
+			return b, nil
+		},
+		DefaultPath: defaultPath,
+	}
+}
+
+// NewEmbedderDriver adapts an embedder package's typed Open to the registry;
+// see NewBackendDriver.
+func NewEmbedderDriver[C any, E Embedder](name string, open func(context.Context, C) (E, error)) EmbedderDriver {
+	return EmbedderDriver{
+		NewConfig: func() any { return new(C) },
+		Open: func(ctx context.Context, cfg any) (Embedder, error) {
+			c, err := typedConfig[C](name, cfg)
+			if err != nil {
+				return nil, err
+			}
+			e, err := open(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			return e, nil
+		},
+	}
+}
+
+func typedConfig[C any](name string, cfg any) (C, error) {
+	var zero C
+	switch c := cfg.(type) {
+	case *C:
+		if c != nil {
+			return *c, nil
+		}
+	case C:
+		return c, nil
+	}
+	return zero, invalidf("%s: config is a %T, want a %T", name, cfg, &zero)
+}

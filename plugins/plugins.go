@@ -65,16 +65,7 @@ type Config struct {
 }
 
 func init() {
-	core.RegisterEmbedder(Name, core.EmbedderDriver{
-		NewConfig: func() any { return new(Config) },
-		Open: func(ctx context.Context, cfg any) (core.Embedder, error) {
-			c, ok := cfg.(*Config)
-			if !ok {
-				return nil, fmt.Errorf("%w: plugin embedder: config is %T, want *plugins.Config", core.ErrInvalid, cfg)
-			}
-			return Open(ctx, *c)
-		},
-	})
+	core.RegisterEmbedder(Name, core.NewEmbedderDriver("plugin embedder", Open))
 }
 
 // Embedder runs an embedder plugin out of process and is itself a

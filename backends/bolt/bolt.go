@@ -40,22 +40,7 @@ const initialMmapSize = 256 << 20
 const DefaultTimeout = 30 * time.Second
 
 func init() {
-	core.RegisterBackend(Name, core.BackendDriver{
-		NewConfig: func() any { return new(Config) },
-		Open: func(ctx context.Context, cfg any) (core.Backend, error) {
-			switch c := cfg.(type) {
-			case *Config:
-				if c == nil {
-					return nil, core.Invalidf("bolt: nil config; set path")
-				}
-				return Open(ctx, *c)
-			case Config:
-				return Open(ctx, c)
-			}
-			return nil, core.Invalidf("bolt: config is a %T, want *bolt.Config", cfg)
-		},
-		DefaultPath: "memory.bolt",
-	})
+	core.RegisterBackend(Name, core.NewBackendDriver(Name, "memory.bolt", Open))
 }
 
 // Config configures the bolt backend. Every field but Path may be left zero.

@@ -25,22 +25,7 @@ import (
 const Name = "sqlite"
 
 func init() {
-	core.RegisterBackend(Name, core.BackendDriver{
-		NewConfig: func() any { return new(Config) },
-		Open: func(ctx context.Context, cfg any) (core.Backend, error) {
-			switch c := cfg.(type) {
-			case *Config:
-				if c == nil {
-					return nil, core.Invalidf("sqlite: nil config; set path")
-				}
-				return Open(ctx, *c)
-			case Config:
-				return Open(ctx, c)
-			}
-			return nil, core.Invalidf("sqlite: config is a %T, want *sqlite.Config", cfg)
-		},
-		DefaultPath: "memory.db",
-	})
+	core.RegisterBackend(Name, core.NewBackendDriver(Name, "memory.db", Open))
 }
 
 // DefaultBusyTimeout is how long a writer waits for another writer (in this

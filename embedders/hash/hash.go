@@ -123,16 +123,7 @@ type Embedder struct {
 var _ core.Embedder = (*Embedder)(nil)
 
 func init() {
-	core.RegisterEmbedder(Name, core.EmbedderDriver{
-		NewConfig: func() any { return new(Config) },
-		Open: func(ctx context.Context, cfg any) (core.Embedder, error) {
-			c, ok := cfg.(*Config)
-			if !ok {
-				return nil, fmt.Errorf("hash embedder: config is %T, want *hash.Config", cfg)
-			}
-			return Open(ctx, *c)
-		},
-	})
+	core.RegisterEmbedder(Name, core.NewEmbedderDriver(Name, Open))
 }
 
 // Open returns an embedder for cfg. A dimension outside 16–4096 is an

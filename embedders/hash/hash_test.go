@@ -341,8 +341,11 @@ func TestRegistered(t *testing.T) {
 	if info, _ := e.Info(ctx); info.ID != "hash-v1-64" || info.Dim != 64 {
 		t.Fatalf("driver-opened embedder: %+v, want hash-v1-64", info)
 	}
-	if _, err := d.Open(ctx, hash.Config{}); err == nil {
-		t.Fatalf("driver Open with a hash.Config value (not a pointer) should fail")
+	if _, err := d.Open(ctx, "dim: 64"); !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("driver Open with a string config: %v, want core.ErrInvalid", err)
+	}
+	if _, err := d.Open(ctx, (*hash.Config)(nil)); !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("driver Open with a nil *hash.Config: %v, want core.ErrInvalid", err)
 	}
 	if _, err := d.Open(ctx, &hash.Config{Dim: 3}); !errors.Is(err, core.ErrInvalid) {
 		t.Fatalf("driver Open with dim 3: %v, want core.ErrInvalid", err)

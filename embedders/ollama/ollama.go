@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -64,16 +63,7 @@ type Config struct {
 }
 
 func init() {
-	core.RegisterEmbedder(Name, core.EmbedderDriver{
-		NewConfig: func() any { return new(Config) },
-		Open: func(ctx context.Context, cfg any) (core.Embedder, error) {
-			c, ok := cfg.(*Config)
-			if !ok {
-				return nil, fmt.Errorf("%w: ollama: config is %T, want *ollama.Config", core.ErrInvalid, cfg)
-			}
-			return Open(ctx, *c)
-		},
-	})
+	core.RegisterEmbedder(Name, core.NewEmbedderDriver(Name, Open))
 }
 
 // Embedder calls Ollama's /api/embed. It is safe for concurrent use.
@@ -225,7 +215,7 @@ func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, er
 		return nil, fmt.Errorf("ollama: POST %s: %d embeddings for %d texts", e.url, len(r.Embeddings), len(texts))
 	}
 	for i, v := range r.Embeddings {
-		if !normalize(v) {
+		if !core.Normalize(v) {
 			return nil, fmt.Errorf("ollama: POST %s: embedding %d is zero or not finite", e.url, i)
 		}
 	}
@@ -249,21 +239,4 @@ func errorText(data []byte) string {
 		s = "(empty body)"
 	}
 	return s
-}
-
-// normalize scales v to unit length; it reports false for a zero or
-// non-finite vector.
-func normalize(v []float32) bool {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
-		return false
-	}
-	inv := 1 / math.Sqrt(s)
-	for i := range v {
-		v[i] = float32(float64(v[i]) * inv)
-	}
-	return true
 }

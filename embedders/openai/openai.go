@@ -87,16 +87,7 @@ var knownDims = map[string]int{
 }
 
 func init() {
-	core.RegisterEmbedder(Name, core.EmbedderDriver{
-		NewConfig: func() any { return new(Config) },
-		Open: func(ctx context.Context, cfg any) (core.Embedder, error) {
-			c, ok := cfg.(*Config)
-			if !ok {
-				return nil, fmt.Errorf("%w: openai: config is %T, want *openai.Config", core.ErrInvalid, cfg)
-			}
-			return Open(ctx, *c)
-		},
-	})
+	core.RegisterEmbedder(Name, core.NewEmbedderDriver(Name, Open))
 }
 
 // Embedder calls an OpenAI-compatible embeddings endpoint. It is safe for
@@ -329,7 +320,7 @@ func (e *Embedder) attempt(ctx context.Context, body []byte, n int) (vs [][]floa
 		if d.Index < 0 || d.Index >= n || vs[d.Index] != nil {
 			return nil, false, 0, fmt.Errorf("openai: POST %s: embedding index %d is out of range or repeated", e.url, d.Index)
 		}
-		if !normalize(d.Embedding) {
+		if !core.Normalize(d.Embedding) {
 			return nil, false, 0, fmt.Errorf("openai: POST %s: embedding %d is zero or not finite", e.url, d.Index)
 		}
 		vs[d.Index] = d.Embedding
@@ -386,21 +377,4 @@ func retryAfter(h string, now time.Time) time.Duration {
 		return max(t.Sub(now), 0)
 	}
 	return -1
-}
-
-// normalize scales v to unit length; it reports false for a zero or
-// non-finite vector.
-func normalize(v []float32) bool {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
-		return false
-	}
-	inv := 1 / math.Sqrt(s)
-	for i := range v {
-		v[i] = float32(float64(v[i]) * inv)
-	}
-	return true
 }

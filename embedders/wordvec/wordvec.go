@@ -82,16 +82,7 @@ type Config struct {
 }
 
 func init() {
-	core.RegisterEmbedder(Name, core.EmbedderDriver{
-		NewConfig: func() any { return new(Config) },
-		Open: func(ctx context.Context, cfg any) (core.Embedder, error) {
-			c, ok := cfg.(*Config)
-			if !ok {
-				return nil, fmt.Errorf("%w: wordvec: config is %T, want *wordvec.Config", core.ErrInvalid, cfg)
-			}
-			return Open(ctx, *c)
-		},
-	})
+	core.RegisterEmbedder(Name, core.NewEmbedderDriver(Name, Open))
 }
 
 // Embedder embeds texts with SIF-weighted word vectors. It is immutable
