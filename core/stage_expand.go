@@ -45,7 +45,13 @@ func (p *pipeline) expand(ctx context.Context) error {
 		origin string
 	}
 	var props []proposal
-	if cfg.SessionWindow > 0 && cfg.SessionFactor > 0 {
+	inSession := false
+	for _, s := range seeds {
+		inSession = inSession || (s.mem != nil && s.mem.Session != "")
+	}
+	// The session index costs a scan of the store to build: only a search
+	// whose seeds belong to a session needs it.
+	if inSession && cfg.SessionWindow > 0 && cfg.SessionFactor > 0 {
 		if err := p.e.sess.sync(ctx, p.e.b); err != nil {
 			return err
 		}
