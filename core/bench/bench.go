@@ -430,7 +430,9 @@ func (s *store) openEngine(ctx context.Context) (*core.Engine, error) {
 	}
 	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: s.emb, VectorIndex: s.r.cfg.VectorIndex, Search: s.r.cfg.Search,
 		// Measure the embedder, not the cache: queries repeat across modes.
-		EmbedCacheSize: -1})
+		EmbedCacheSize: -1,
+		// As the CLI does: the vector index is kept next to the store.
+		VectorSnapshot: s.path + ".vectors"})
 	if err != nil {
 		return nil, errors.Join(err, b.Close())
 	}
