@@ -156,3 +156,15 @@ type AuditReader interface {
 	// Audit calls fn for every audit entry in ascending Seq order.
 	Audit(fn func(AuditEntry) error) error
 }
+
+// Importer is an optional interface of Tx for backends that can take
+// memories with their ids, which copying a store between backends needs
+// (see Migrate). A backend that implements it must pass its conformance case.
+type Importer interface {
+	// InsertAt stores m as version 1 of memory m.ID, which must be positive
+	// and unused (ErrConflict otherwise); later versions follow with Put.
+	InsertAt(m *Memory) error
+	// ReserveIDs makes sure Insert never assigns an id up to and including id,
+	// so that ids forgotten in the source store are not reused in the copy.
+	ReserveIDs(id int64) error
+}

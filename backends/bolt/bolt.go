@@ -95,6 +95,7 @@ var (
 	_ core.Tx            = (*writeTx)(nil)
 	_ core.AuditReader   = (*readTx)(nil)
 	_ core.BackendStater = (*DB)(nil)
+	_ core.Importer      = (*writeTx)(nil)
 )
 
 // Open opens the store in cfg.Path, creating it when missing, and brings the

@@ -386,7 +386,31 @@ func (t *writeTx) putCurrent(op string, m *core.Memory) (ntok int, err error) {
 }
 
 // Insert stores m as version 1 of a new memory and assigns m.ID.
-func (t *writeTx) Insert(m *core.Memory) error {
+func (t *writeTx) Insert(m *core.Memory) error { return t.insert(m, false) }
+
+// InsertAt stores m as version 1 of memory m.ID (see core.Importer).
+func (t *writeTx) InsertAt(m *core.Memory) error {
+	if m.ID <= 0 {
+		return fmt.Errorf("bolt: insert at: %w", core.Invalidf("id %d is not positive", m.ID))
+	}
+	return t.insert(m, true)
+}
+
+// ReserveIDs makes sure Insert never assigns an id up to id (see core.Importer).
+func (t *writeTx) ReserveIDs(id int64) error {
+	if err := t.check("reserve ids"); err != nil {
+		return err
+	}
+	b := t.tx.Bucket(bktMem)
+	if id > 0 && uint64(id) > b.Sequence() {
+		if err := b.SetSequence(uint64(id)); err != nil {
+			return fmt.Errorf("bolt: reserve ids: %w", err)
+		}
+	}
+	return nil
+}
+
+func (t *writeTx) insert(m *core.Memory, keepID bool) error {
 	if err := t.check("insert"); err != nil {
 		return err
 	}
@@ -396,11 +420,20 @@ func (t *writeTx) Insert(m *core.Memory) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("bolt: insert: %w", err)
 	}
-	id, err := t.tx.Bucket(bktMem).NextSequence()
-	if err != nil {
-		return fmt.Errorf("bolt: insert: %w", err)
+	if keepID {
+		if t.tx.Bucket(bktMem).Get(idKey(m.ID)) != nil {
+			return fmt.Errorf("bolt: insert at: memory %d exists: %w", m.ID, core.ErrConflict)
+		}
+		if err := t.ReserveIDs(m.ID); err != nil {
+			return err
+		}
+	} else {
+		id, err := t.tx.Bucket(bktMem).NextSequence()
+		if err != nil {
+			return fmt.Errorf("bolt: insert: %w", err)
+		}
+		m.ID = int64(id)
 	}
-	m.ID = int64(id)
 	ntok, err := t.putCurrent("insert", m)
 	if err != nil {
 		return err

@@ -80,6 +80,7 @@ var (
 	_ core.Tx          = (*writeTx)(nil)
 	_ core.AuditReader = (*readTx)(nil)
 	_ core.AuditReader = (*writeTx)(nil)
+	_ core.Importer    = (*writeTx)(nil)
 )
 
 // sqliteMagic starts every SQLite database file.

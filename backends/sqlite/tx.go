@@ -482,12 +482,31 @@ func (t *writeTx) nextSeq() (int64, error) {
 
 // Insert stores m as version 1 of a new memory and sets m.ID. Any ID already
 // in m is ignored.
-func (t *writeTx) Insert(m *core.Memory) error {
+func (t *writeTx) Insert(m *core.Memory) error { return t.insert(m, false) }
+
+// InsertAt stores m as version 1 of memory m.ID (see core.Importer).
+func (t *writeTx) InsertAt(m *core.Memory) error {
+	if m != nil && m.ID <= 0 {
+		return core.Invalidf("insert at: id %d is not positive", m.ID)
+	}
+	return t.insert(m, true)
+}
+
+// insert writes version 1 of m, with m.ID when keepID is set and under a
+// new AUTOINCREMENT id otherwise.
+func (t *writeTx) insert(m *core.Memory, keepID bool) error {
 	if m == nil {
 		return core.Invalidf("insert: nil memory")
 	}
 	if m.Version != 1 {
 		return core.Invalidf("insert: a new memory has version 1, not %d", m.Version)
+	}
+	if keepID {
+		if _, err := t.Get(m.ID, 0); err == nil {
+			return fmt.Errorf("insert at: memory %d exists: %w", m.ID, core.ErrConflict)
+		} else if !errors.Is(err, core.ErrNotFound) {
+			return err
+		}
 	}
 	args, err := memoryArgs(m)
 	if err != nil {
@@ -501,7 +520,9 @@ func (t *writeTx) Insert(m *core.Memory) error {
 	if err != nil {
 		return t.fail("insert memory", err)
 	}
-	args[0] = nil // AUTOINCREMENT assigns the id
+	if !keepID {
+		args[0] = nil // AUTOINCREMENT assigns the id
+	}
 	res, err := t.exec(qInsert, append(args, accessed, m.AccessCount, seq)...)
 	if err != nil {
 		return t.fail("insert memory", err)
@@ -515,6 +536,18 @@ func (t *writeTx) Insert(m *core.Memory) error {
 		return t.fail(fmt.Sprintf("insert memory %d version 1", id), err)
 	}
 	m.ID = id
+	return nil
+}
+
+// ReserveIDs raises the AUTOINCREMENT counter to at least id (see core.Importer).
+func (t *writeTx) ReserveIDs(id int64) error {
+	if _, err := t.exec(`INSERT INTO sqlite_sequence (name, seq) SELECT 'memories', 0
+		WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'memories')`); err != nil {
+		return t.fail("reserve ids", err)
+	}
+	if _, err := t.exec(`UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'memories'`, id); err != nil {
+		return t.fail("reserve ids", err)
+	}
 	return nil
 }
 

@@ -102,6 +102,7 @@ var cases = []testCase{
 	{"ChangeLog", []string{"ChangeLog.Seq", "ChangeLog.Changes"}, testChangeLog},
 	{"Meta", []string{"ReadTx.Meta", "Tx.SetMeta"}, testMeta},
 	{"Audit", []string{"Tx.AppendAudit", "AuditReader.Audit"}, testAudit},
+	{"Import", []string{"Importer.InsertAt", "Importer.ReserveIDs"}, testImport},
 	{"Atomicity", []string{"Backend.Update"}, testAtomicity},
 	{"Reopen", []string{"Backend.Close"}, testReopen},
 	{"CanceledContext", []string{"Backend.View", "Backend.Update", "KeywordIndex.SearchKeyword"}, testCanceledContext},

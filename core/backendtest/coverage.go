@@ -20,6 +20,7 @@ var declaring = []reflect.Type{
 	reflect.TypeFor[core.Tx](),
 	reflect.TypeFor[core.Backend](),
 	reflect.TypeFor[core.AuditReader](),
+	reflect.TypeFor[core.Importer](),
 }
 
 // covered lists the interfaces whose every method, embedded ones included,
@@ -29,6 +30,7 @@ var covered = []reflect.Type{
 	reflect.TypeFor[core.ReadTx](),
 	reflect.TypeFor[core.Tx](),
 	reflect.TypeFor[core.AuditReader](),
+	reflect.TypeFor[core.Importer](),
 }
 
 // methodNames returns the qualified names of every method the suite must
