@@ -151,7 +151,7 @@ New here? Run: memos quickstart`,
 		c.GroupID = "graph"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{a.initCmd(), a.quickstartCmd(), a.configCmd(), a.benchCmd(), a.reembedCmd(), a.pluginCmd()} {
+	for _, c := range []*cobra.Command{a.initCmd(), a.quickstartCmd(), a.configCmd(), a.benchCmd(), a.reembedCmd(), a.migrateCmd(), a.pluginCmd()} {
 		c.GroupID = "setup"
 		root.AddCommand(c)
 	}

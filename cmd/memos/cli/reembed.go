@@ -43,9 +43,9 @@ Stop other memos processes that write to the store first.`,
 			}
 			a.allowModelChange = true // this command only: it is how a store changes models
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				var bar *reembedBar
+				var bar *countBar
 				if isTerminal(a.stderr) {
-					bar = &reembedBar{w: a.stderr}
+					bar = &countBar{w: a.stderr, desc: "re-embedding"}
 				}
 				rep, err := eng.Reembed(ctx, core.ReembedOptions{BatchSize: batch, Progress: bar.progress})
 				bar.finish()
@@ -82,21 +82,24 @@ func printReembed(w io.Writer, r *core.ReembedReport) {
 	}
 }
 
-// reembedBar draws the progress of a re-embedding on a terminal. A nil
-// *reembedBar draws nothing.
-type reembedBar struct {
-	w   io.Writer
-	bar *progressbar.ProgressBar
+// countBar draws the progress of a re-embedding on a terminal. A nil
+// *countBar draws nothing.
+// countBar is a progress bar over a count of memories, for long commands
+// (reembed, migrate); a nil *countBar shows nothing.
+type countBar struct {
+	w    io.Writer
+	desc string
+	bar  *progressbar.ProgressBar
 }
 
-func (b *reembedBar) progress(done, total int) {
+func (b *countBar) progress(done, total int) {
 	if b == nil {
 		return
 	}
 	if b.bar == nil {
 		b.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(b.w),
-			progressbar.OptionSetDescription("re-embedding"),
+			progressbar.OptionSetDescription(b.desc),
 			progressbar.OptionSetWidth(30),
 			progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(),
@@ -110,7 +113,7 @@ func (b *reembedBar) progress(done, total int) {
 }
 
 // finish ends the bar, complete or not, and leaves the cursor on a new line.
-func (b *reembedBar) finish() {
+func (b *countBar) finish() {
 	if b == nil || b.bar == nil {
 		return
 	}

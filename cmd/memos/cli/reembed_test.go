@@ -79,14 +79,14 @@ func TestReembedHuman(t *testing.T) {
 
 func TestReembedBar(t *testing.T) {
 	var buf bytes.Buffer
-	b := &reembedBar{w: &buf}
+	b := &countBar{w: &buf, desc: "re-embedding"}
 	b.progress(0, 10)
 	b.progress(10, 10)
 	b.finish()
 	if s := buf.String(); !strings.Contains(s, "re-embedding") || !strings.Contains(s, "10/10") || !strings.HasSuffix(s, "\n") {
 		t.Errorf("bar drew %q", s)
 	}
-	var none *reembedBar
+	var none *countBar
 	none.progress(1, 2) // a nil bar draws nothing and does not panic
 	none.finish()
 }
