@@ -21,9 +21,15 @@ type Options struct {
 	// Namespace scopes writes and reads; "" means DefaultNamespace. A scoped
 	// read returns this namespace and the shared default one, nothing else.
 	Namespace string
-	// VectorIndex names a registered vector index ("exact", "hnsw"); "" means
-	// "exact" (see RegisterVectorIndex).
+	// VectorIndex names a registered vector index ("exact", "hnsw"), or
+	// "auto": exact for a store with fewer than HNSWThreshold vectors when it
+	// is opened, hnsw from there on. "" means "exact".
 	VectorIndex string
+	// HNSWThreshold is where "auto" switches to hnsw (0: DefaultHNSWThreshold).
+	// Building an HNSW graph is slow (about 900 vectors/s on 2 cores), so the
+	// first open past the threshold takes a while; with VectorSnapshot set,
+	// later opens load the graph instead.
+	HNSWThreshold int
 	// Search holds ranking weights and thresholds; zero fields take defaults.
 	Search SearchConfig
 	// AllowModelChange opens a store whose vectors were made by another
@@ -58,9 +64,10 @@ type shared struct {
 	now    func() time.Time
 	closed atomic.Bool
 
-	vecMu  sync.Mutex // serialises syncs of vec with the change log
-	vec    VectorIndex
-	vecSeq atomic.Uint64 // the change-log seq vec reflects
+	vecMu   sync.Mutex // serialises syncs of vec with the change log
+	vec     VectorIndex
+	vecName string        // the registered name of vec's kind
+	vecSeq  atomic.Uint64 // the change-log seq vec reflects
 
 	snapPath   string         // Options.VectorSnapshot
 	snapHeader snapshotHeader // what a snapshot of this store and model says
@@ -109,15 +116,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		if err := s.checkModel(ctx, opts.AllowModelChange); err != nil {
 			return nil, &Error{Op: "open", Err: err}
 		}
-		name := opts.VectorIndex
-		if name == "" {
-			name = "exact"
-		}
-		d, err := LookupVectorIndex(name)
-		if err != nil {
-			return nil, &Error{Op: "open", Err: err}
-		}
-		if err := s.openVectors(ctx, name, d); err != nil {
+		if err := s.openIndex(ctx, opts.VectorIndex, opts.HNSWThreshold); err != nil {
 			return nil, &Error{Op: "open", Err: err}
 		}
 	}

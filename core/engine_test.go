@@ -585,3 +585,45 @@ func TestVectorSnapshot(t *testing.T) {
 	}
 	other2.Close()
 }
+
+func TestAutoVectorIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	opts := core.Options{VectorIndex: "auto", HNSWThreshold: 20, VectorSnapshot: path + ".vectors"}
+	kind := func(e *core.Engine) string {
+		st, err := e.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.VectorIndex
+	}
+	e := openAt(t, path, opts)
+	var ins []core.Input
+	for i := range 30 {
+		ins = append(ins, core.Input{Content: fmt.Sprintf("note %d on the backup schedule", i)})
+	}
+	if _, err := e.RememberBatch(ctx, ins[:10]); err != nil {
+		t.Fatal(err)
+	}
+	if k := kind(e); k != "exact" {
+		t.Fatalf("10 vectors under a threshold of 20: index %q, want exact", k)
+	}
+	if _, err := e.RememberBatch(ctx, ins[10:]); err != nil {
+		t.Fatal(err)
+	}
+	if k := kind(e); k != "exact" {
+		t.Fatalf("the index kind changed while open: %q", k)
+	}
+	e.Close()
+	for range 2 { // the first open past the threshold builds HNSW, the second loads it
+		e = openAt(t, path, opts)
+		if k := kind(e); k != "hnsw" {
+			t.Fatalf("30 vectors over a threshold of 20: index %q, want hnsw", k)
+		}
+		res, err := e.Search(ctx, core.SearchRequest{Query: "note 7 on the backup schedule", Mode: core.ModeVector})
+		if err != nil || len(res.Hits) == 0 || res.Hits[0].Memory.Content != "note 7 on the backup schedule" {
+			t.Fatalf("vector search on hnsw: %v, %v", res, err)
+		}
+		e.Close()
+	}
+}

@@ -103,8 +103,8 @@ func EmbedderNames() []string { return embedders.names() }
 
 // VectorIndexDriver is how a vector index implementation registers itself.
 // The core cannot import its own vector packages (they import core), so the
-// engine finds them here; every backend package imports the standard ones,
-// so they are registered wherever a backend is.
+// engine finds them here; the sqlite and bolt backends import the standard
+// ones ("exact", "hnsw"), so they are registered wherever a backend is.
 type VectorIndexDriver struct {
 	// New returns an empty index for vectors of dim dimensions.
 	New func(dim int) VectorIndex

@@ -12,8 +12,9 @@ type Stats struct {
 	Versions    int            `json:"versions"`
 	Edges       int            `json:"edges"`
 	Embedder    ModelInfo      `json:"embedder"`
-	Vectors     int            `json:"vectors"` // entries in the vector index
-	Seq         uint64         `json:"seq"`     // latest change-log sequence
+	Vectors     int            `json:"vectors"`                // entries in the vector index
+	VectorIndex string         `json:"vector_index,omitempty"` // its kind: exact, hnsw
+	Seq         uint64         `json:"seq"`                    // latest change-log sequence
 	// Backend holds backend-specific figures (file size, …) when the backend
 	// implements BackendStater.
 	Backend map[string]any `json:"backend,omitempty"`
@@ -62,7 +63,7 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 		if err := e.syncVectors(ctx); err != nil {
 			return nil, &Error{Op: op, Err: err}
 		}
-		st.Vectors = e.vec.Len()
+		st.Vectors, st.VectorIndex = e.vec.Len(), e.vecName
 	}
 	if bs, ok := e.b.(BackendStater); ok {
 		if st.Backend, err = bs.BackendStats(ctx); err != nil {

@@ -40,7 +40,8 @@ import (
 
 	"github.com/memos-go/memos/cmd/memos/internal/config"
 	"github.com/memos-go/memos/core"
-	_ "github.com/memos-go/memos/core/vector" // registers "exact", the default vector.index
+	_ "github.com/memos-go/memos/core/vector"      // registers "exact", the default vector.index
+	_ "github.com/memos-go/memos/core/vector/hnsw" // registers "hnsw"
 )
 
 // Main runs the memos command line with args (without the program name) and
@@ -221,11 +222,12 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 		return nil, errors.Join(fmt.Errorf("open %s embedder: %w", cfg.Embedder, err), b.Close())
 	}
 	eng, err := core.Open(ctx, core.Options{
-		Backend:     b,
-		Embedder:    emb,
-		Namespace:   cfg.Namespace,
-		VectorIndex: cfg.VectorIndex,
-		Search:      cfg.Search,
+		Backend:       b,
+		Embedder:      emb,
+		Namespace:     cfg.Namespace,
+		VectorIndex:   cfg.VectorIndex,
+		HNSWThreshold: cfg.HNSWThreshold,
+		Search:        cfg.Search,
 
 		AllowModelChange: a.allowModelChange,
 		VectorSnapshot:   vectorSnapshot(cfg),

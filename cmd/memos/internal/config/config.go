@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/knadh/koanf/parsers/yaml"
@@ -79,6 +80,7 @@ type Config struct {
 	Embedder       string
 	EmbedderConfig any
 	VectorIndex    string
+	HNSWThreshold  int // vector.hnsw_threshold; 0: the engine's default
 	Search         core.SearchConfig
 	// Values lists every effective setting with its source, in a stable order.
 	Values []Value
@@ -413,8 +415,15 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	if cfg.VectorIndex, err = ld.str("vector.index"); err != nil {
 		return err
 	}
-	if _, err := core.LookupVectorIndex(cfg.VectorIndex); err != nil {
-		return &Error{Where: ld.where("vector.index"), Msg: "vector.index: " + err.Error(), Err: err}
+	if _, err := core.LookupVectorIndex(cfg.VectorIndex); err != nil && cfg.VectorIndex != "auto" {
+		return &Error{Where: ld.where("vector.index"), Msg: "vector.index: " + err.Error() + ` (or "auto")`, Err: err}
+	}
+	if v := ld.merged.Get("vector.hnsw_threshold"); v != nil {
+		n, err := strconv.Atoi(strings.TrimSpace(fmt.Sprint(v)))
+		if err != nil || n < 1 {
+			return &Error{Where: ld.where("vector.hnsw_threshold"), Msg: fmt.Sprintf("vector.hnsw_threshold must be a positive whole number, not %v", v), Err: core.ErrInvalid}
+		}
+		cfg.HNSWThreshold = n
 	}
 	cfg.Values = append(cfg.Values,
 		ld.value("home", cfg.Home), ld.value("namespace", cfg.Namespace), ld.value("backend", cfg.Backend))
@@ -466,7 +475,10 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	}
 
 	cfg.Values = append(cfg.Values, ld.value("vector.index", cfg.VectorIndex))
-	if err := ld.checkKeys("vector", []string{"index"}); err != nil {
+	if cfg.HNSWThreshold != 0 {
+		cfg.Values = append(cfg.Values, ld.value("vector.hnsw_threshold", cfg.HNSWThreshold))
+	}
+	if err := ld.checkKeys("vector", []string{"index", "hnsw_threshold"}); err != nil {
 		return err
 	}
 	sc, vals, err := ld.decode("search", func() any { return new(core.SearchConfig) })
