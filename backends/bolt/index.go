@@ -201,7 +201,8 @@ func (d *DB) replay(ctx context.Context, from, latest uint64) error {
 		if err := d.idx.Batch(b); err != nil {
 			return fmt.Errorf("bolt: update the keyword index: %w", err)
 		}
-		b.Reset()
+		// A new batch, not Reset: scorch may still read the old one after Batch returns.
+		b = d.idx.NewBatch()
 		return nil
 	}
 	err := d.bdb.View(func(tx *bbolt.Tx) error {
@@ -312,7 +313,7 @@ func (d *DB) rebuild(ctx context.Context, storeID string) error {
 				if err := d.idx.Batch(b); err != nil {
 					return err
 				}
-				b.Reset()
+				b = d.idx.NewBatch() // not Reset: see replay
 			}
 		}
 		return nil
