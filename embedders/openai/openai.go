@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/embedders/internal/batched"
 )
 
 // Name is the registry name of this embedder.
@@ -173,25 +174,7 @@ func (e *Embedder) Info(context.Context) (core.ModelInfo, error) { return e.info
 // Embed implements core.Embedder. Batches larger than Batch are sent as
 // several requests.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("openai: %w", err)
-	}
-	out := make([][]float32, 0, len(texts))
-	for start := 0; start < len(texts); start += e.cfg.Batch {
-		chunk := texts[start:min(start+e.cfg.Batch, len(texts))]
-		vs, err := e.request(ctx, chunk)
-		if err != nil {
-			return nil, err
-		}
-		for i, v := range vs {
-			if len(v) != e.info.Dim {
-				return nil, fmt.Errorf("%w: openai: model %s returned %d dimensions for text %d, expected %d",
-					core.ErrDimensionMismatch, e.cfg.Model, len(v), start+i, e.info.Dim)
-			}
-		}
-		out = append(out, vs...)
-	}
-	return out, nil
+	return batched.Embed(ctx, texts, e.cfg.Batch, e.info.Dim, "openai: model "+e.cfg.Model, e.request)
 }
 
 type request struct {
