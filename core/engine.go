@@ -71,6 +71,9 @@ type shared struct {
 
 	snapPath   string         // Options.VectorSnapshot
 	snapHeader snapshotHeader // what a snapshot of this store and model says
+	snapMu     sync.Mutex
+	snapSeq    uint64 // the seq of the snapshot on disk, when snapOK
+	snapOK     bool   // the file holds what this engine loaded or saved
 
 	sess sessionIndex // sessions' members in order, for session expansion
 }

@@ -627,3 +627,28 @@ func TestAutoVectorIndex(t *testing.T) {
 		e.Close()
 	}
 }
+
+// An engine that changed nothing does not rewrite the snapshot on Close.
+func TestVectorSnapshotNotRewrittenWhenUnchanged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	opts := core.Options{VectorSnapshot: path + ".vectors"}
+	e := openAt(t, path, opts)
+	remember(t, e, core.Input{Content: "one memory"})
+	e.Close()
+	st1, err := os.Stat(opts.VectorSnapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = openAt(t, path, opts)
+	if _, err := e.Search(context.Background(), core.SearchRequest{Query: "memory", Mode: core.ModeVector}); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	st2, err := os.Stat(opts.VectorSnapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st2.ModTime().Equal(st1.ModTime()) || os.SameFile(st1, st2) == false {
+		t.Fatalf("a read-only session rewrote the snapshot")
+	}
+}

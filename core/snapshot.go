@@ -227,6 +227,7 @@ func (s *shared) openIndex(ctx context.Context, name string, threshold int) erro
 // openVectors creates the vector index, from the snapshot when one matches
 // the store, and brings it up to date with the change log.
 func (s *shared) openVectors(ctx context.Context, name string, d VectorIndexDriver) error {
+	s.snapOK = false // whatever was loaded before is not this index
 	if s.snapPath != "" && d.Load != nil {
 		id, err := s.storeID(ctx)
 		if err != nil {
@@ -251,6 +252,7 @@ func (s *shared) openVectors(ctx context.Context, name string, d VectorIndexDriv
 		case idx != nil:
 			s.vec = idx
 			s.vecSeq.Store(seq)
+			s.snapSeq, s.snapOK = seq, true
 		}
 	}
 	if s.vec == nil {
@@ -272,11 +274,19 @@ func (s *shared) saveVectors() error {
 	if err := s.syncVectors(ctx); err != nil {
 		return err
 	}
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
 	h := s.snapHeader
 	h.Seq = s.vecSeq.Load()
+	if s.snapOK && s.snapSeq == h.Seq {
+		if _, err := os.Stat(s.snapPath); err == nil {
+			return nil // nothing changed since the snapshot was read or written
+		}
+	}
 	if err := saveSnapshot(s.snapPath, h, p); err != nil {
 		return fmt.Errorf("save vector snapshot: %w", err)
 	}
+	s.snapSeq, s.snapOK = h.Seq, true
 	return nil
 }
 
@@ -286,6 +296,9 @@ func (s *shared) dropSnapshot() error {
 	if s.snapPath == "" {
 		return nil
 	}
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	s.snapOK = false
 	if err := os.Remove(s.snapPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove vector snapshot: %w", err)
 	}
