@@ -2,8 +2,10 @@ package vector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -215,23 +217,57 @@ func (x *Exact) Search(ctx context.Context, q []float32, k int, f core.VectorFil
 		return []core.Hit{}, nil
 	}
 
-	top := newTopK(min(k, n))
-	dim := x.dim
-	for start := 0; start < n; start += ctxCheckRows {
-		if start > 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("vector search: %w", err)
+	scan := func(lo, hi int) (*topK, error) {
+		top := newTopK(min(k, n))
+		dim := x.dim
+		for start := lo; start < hi; start += ctxCheckRows {
+			if start > lo {
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("vector search: %w", err)
+				}
+			}
+			for s := start; s < min(start+ctxCheckRows, hi); s++ {
+				if (!nsAny && !nsOK[x.nsOf[s]]) || (!poolAny && !poolOK[x.pool[s]]) {
+					continue
+				}
+				top.push(Dot(x.data[s*dim:(s+1)*dim], qn), x.ids[s])
 			}
 		}
-		for s := start; s < min(start+ctxCheckRows, n); s++ {
-			if (!nsAny && !nsOK[x.nsOf[s]]) || (!poolAny && !poolOK[x.pool[s]]) {
-				continue
-			}
-			top.push(Dot(x.data[s*dim:(s+1)*dim], qn), x.ids[s])
+		return top, nil
+	}
+	parts := 1
+	if n*x.dim >= parallelScanFloats {
+		parts = max(1, min(runtime.GOMAXPROCS(0), maxScanParts))
+	}
+	tops := make([]*topK, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tops[p], errs[p] = scan(n*p/parts, n*(p+1)/parts)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	top := tops[0]
+	for _, t := range tops[1:] {
+		for i := range t.ids {
+			top.push(t.s[i], t.ids[i])
 		}
 	}
 	return top.sorted(), nil
 }
+
+// A scan over at least parallelScanFloats components is split between up to
+// maxScanParts goroutines: one core does not saturate memory bandwidth.
+const (
+	parallelScanFloats = 1 << 21
+	maxScanParts       = 4
+)
 
 func poolStrings(ps []core.Pool) []string {
 	if ps == nil {

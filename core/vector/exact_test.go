@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -237,6 +238,54 @@ func BenchmarkAdd(b *testing.B) {
 				}
 				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "vectors/s")
 			})
+		}
+	}
+}
+
+// A large index is scanned in parallel parts; the merged top k must equal a
+// sequential scan's, ties by id included.
+func TestParallelScanMatchesSequential(t *testing.T) {
+	ctx := context.Background()
+	const n, dim, k = 12_000, 256, 25 // 3M floats: above the parallel threshold
+	x := vector.NewExact(dim)
+	es := randomEntries(n, dim, 7)
+	// Duplicate vectors make exact ties that must be broken by id.
+	for i := 0; i < 200; i++ {
+		es[n-1-i].Vector = es[i].Vector
+	}
+	if err := x.Add(ctx, es...); err != nil {
+		t.Fatal(err)
+	}
+	for qi, q := range []([]float32){es[3].Vector, randomEntries(1, dim, 9)[0].Vector} {
+		got, err := x.Search(ctx, q, k, core.VectorFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qn := slices.Clone(q)
+		vector.Normalize(qn)
+		type hit struct {
+			id int64
+			s  float32
+		}
+		var all []hit
+		for _, e := range es {
+			v := slices.Clone(e.Vector)
+			vector.Normalize(v)
+			all = append(all, hit{e.ID, vector.Dot(v, qn)})
+		}
+		slices.SortFunc(all, func(a, b hit) int {
+			if a.s != b.s {
+				if a.s > b.s {
+					return -1
+				}
+				return 1
+			}
+			return int(a.id - b.id)
+		})
+		for i := range k {
+			if got[i].ID != all[i].id {
+				t.Fatalf("query %d, rank %d: got id %d, sequential scan has %d", qi, i, got[i].ID, all[i].id)
+			}
 		}
 	}
 }
