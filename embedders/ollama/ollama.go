@@ -103,20 +103,11 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 	if e.client == nil {
 		e.client = http.DefaultClient
 	}
-	dim := cfg.Dim
-	if dim == 0 {
-		vs, err := e.request(ctx, []string{"dimension probe"})
-		if err != nil {
-			return nil, fmt.Errorf("ollama: finding the dimension of model %s (set dim to skip this): %w", cfg.Model, err)
-		}
-		dim = len(vs[0])
+	info, err := batched.Info(ctx, "ollama", cfg.Model, cfg.Dim, cfg.Batch, "dim", e.request)
+	if err != nil {
+		return nil, err
 	}
-	e.info = core.ModelInfo{
-		ID:         fmt.Sprintf("ollama:%s:%d", cfg.Model, dim),
-		Dim:        dim,
-		MaxBatch:   cfg.Batch,
-		Normalized: true,
-	}
+	e.info = info
 	return e, nil
 }
 

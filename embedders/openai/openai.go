@@ -152,19 +152,11 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 	if dim == 0 {
 		dim = knownDims[cfg.Model]
 	}
-	if dim == 0 {
-		vs, err := e.request(ctx, []string{"dimension probe"})
-		if err != nil {
-			return nil, fmt.Errorf("openai: finding the dimension of model %s (set dimensions to skip this): %w", cfg.Model, err)
-		}
-		dim = len(vs[0])
+	info, err := batched.Info(ctx, "openai", cfg.Model, dim, cfg.Batch, "dimensions", e.request)
+	if err != nil {
+		return nil, err
 	}
-	e.info = core.ModelInfo{
-		ID:         fmt.Sprintf("openai:%s:%d", cfg.Model, dim),
-		Dim:        dim,
-		MaxBatch:   cfg.Batch,
-		Normalized: true,
-	}
+	e.info = info
 	return e, nil
 }
 

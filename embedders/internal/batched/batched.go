@@ -36,3 +36,26 @@ func Embed(ctx context.Context, texts []string, size, dim int, who string,
 	}
 	return out, nil
 }
+
+// Info describes a provider's model, asking the server for the dimension
+// (one request with a probe text) when dim is 0. dimKey names the config key
+// that skips the probe, for the error message.
+func Info(ctx context.Context, provider, model string, dim, batch int, dimKey string,
+	request func(context.Context, []string) ([][]float32, error)) (core.ModelInfo, error) {
+	if dim == 0 {
+		vs, err := request(ctx, []string{"dimension probe"})
+		if err != nil {
+			return core.ModelInfo{}, fmt.Errorf("%s: finding the dimension of model %s (set %s to skip this): %w", provider, model, dimKey, err)
+		}
+		if len(vs) != 1 || len(vs[0]) == 0 {
+			return core.ModelInfo{}, fmt.Errorf("%s: model %s answered the dimension probe with %d vectors", provider, model, len(vs))
+		}
+		dim = len(vs[0])
+	}
+	return core.ModelInfo{
+		ID:         fmt.Sprintf("%s:%s:%d", provider, model, dim),
+		Dim:        dim,
+		MaxBatch:   batch,
+		Normalized: true,
+	}, nil
+}
