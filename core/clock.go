@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/match"
 )
 
@@ -99,13 +101,13 @@ func (p *pipeline) resolveUncached(tx ReadTx, id int64) (*Memory, string, error)
 func (p *pipeline) visible(m *Memory) string {
 	f := p.filter
 	switch {
-	case !contains(f.Namespaces, m.Namespace):
+	case !slices.Contains(f.Namespaces, m.Namespace):
 		return "namespace " + m.Namespace + " out of scope"
 	case m.Status != StatusActive:
 		return "status " + string(m.Status)
-	case f.Pools != nil && !contains(f.Pools, m.Pool):
+	case f.Pools != nil && !slices.Contains(f.Pools, m.Pool):
 		return "pool " + string(m.Pool) + " not searched"
-	case f.Types != nil && !contains(f.Types, m.Type):
+	case f.Types != nil && !slices.Contains(f.Types, m.Type):
 		return "type " + string(m.Type) + " not searched"
 	case !m.ValidAt(p.validAt):
 		return fmt.Sprintf("not valid at %s (valid %s)", p.validAt.Format(time.RFC3339), interval(m))
@@ -189,7 +191,7 @@ func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n 
 			}
 			if qvec != nil && old.Embedding.Model == p.e.model.ID && old.Embedding.Dim() == len(qvec) {
 				v := append([]float32(nil), old.Embedding.Vector...)
-				Normalize(v)
+				driver.Normalize(v)
 				vec = append(vec, Hit{ID: old.ID, Score: dot(qvec, v)})
 			}
 		}

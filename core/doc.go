@@ -1,5 +1,4 @@
-// Package core is the heart of memos: the memory model, the interfaces that
-// storage backends and embedders implement, and the Engine, which is the public
+// Package core is the heart of memos: the Engine, which is the public
 // Go API every front-end (CLI, HTTP, MCP) calls.
 //
 // # Basics
@@ -10,11 +9,13 @@
 //	m, err := eng.Remember(ctx, core.Input{Content: "Alice prefers open-source tools"})
 //	res, err := eng.Search(ctx, core.SearchRequest{Query: "what does alice like"})
 //
-// Backends implement the small interfaces in backend.go (store of record with
-// an integrated keyword index and graph); the vector index lives in the core
-// (package core/vector) and serves every backend. Backends and embedders
-// register themselves by name (see Register*), so a program picks its set by
-// blank imports.
+// Backends and embedders implement the small interfaces of package
+// core/driver (store of record with an integrated keyword index and graph;
+// embedder), which core re-exports under the same names. The vector index
+// (exact in core/vector, HNSW in core/vector/hnsw) is chosen by the engine
+// (Options.VectorIndex) and serves every backend. Backends and embedders
+// register themselves by name (driver.RegisterBackend, RegisterEmbedder), so
+// a program picks its set by blank imports.
 //
 // # Caveats
 //

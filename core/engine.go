@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,7 +183,7 @@ func (e *Engine) scope() []string {
 	return []string{e.ns, DefaultNamespace}
 }
 
-func (e *Engine) inScope(m *Memory) bool { return contains(e.scope(), m.Namespace) }
+func (e *Engine) inScope(m *Memory) bool { return slices.Contains(e.scope(), m.Namespace) }
 
 // Close closes the backend and, if it is an io.Closer, the embedder. Calls
 // after the first return ErrClosed.

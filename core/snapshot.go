@@ -194,20 +194,14 @@ func (s *shared) openIndex(ctx context.Context, name string, threshold int) erro
 		if threshold <= 0 {
 			threshold = DefaultHNSWThreshold
 		}
-		hnsw, err := LookupVectorIndex("hnsw")
-		if err != nil {
-			return fmt.Errorf(`vector index "auto" needs "hnsw": %w`, err)
-		}
+		hnsw := vectorIndexes["hnsw"]
 		// A store that already has an HNSW snapshot keeps using it.
 		if s.snapPath != "" {
 			if h, err := peekSnapshot(s.snapPath); err == nil && h.Index == "hnsw" {
 				return s.openVectors(ctx, "hnsw", hnsw)
 			}
 		}
-		exact, err := LookupVectorIndex("exact")
-		if err != nil {
-			return err
-		}
+		exact := vectorIndexes["exact"]
 		if err := s.openVectors(ctx, "exact", exact); err != nil || s.vec.Len() < threshold {
 			return err
 		}
@@ -217,7 +211,7 @@ func (s *shared) openIndex(ctx context.Context, name string, threshold int) erro
 		s.vecSeq.Store(0)
 		return s.openVectors(ctx, "hnsw", hnsw)
 	}
-	d, err := LookupVectorIndex(name)
+	d, err := lookupVectorIndex(name)
 	if err != nil {
 		return err
 	}
@@ -226,15 +220,15 @@ func (s *shared) openIndex(ctx context.Context, name string, threshold int) erro
 
 // openVectors creates the vector index, from the snapshot when one matches
 // the store, and brings it up to date with the change log.
-func (s *shared) openVectors(ctx context.Context, name string, d VectorIndexDriver) error {
+func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind) error {
 	s.snapOK = false // whatever was loaded before is not this index
-	if s.snapPath != "" && d.Load != nil {
+	if s.snapPath != "" && d.load != nil {
 		id, err := s.storeID(ctx)
 		if err != nil {
 			return err
 		}
 		s.snapHeader = snapshotHeader{Store: id, Model: s.model.ID, Dim: s.model.Dim, Index: name}
-		idx, seq, err := loadSnapshot(s.snapPath, s.snapHeader, d.Load)
+		idx, seq, err := loadSnapshot(s.snapPath, s.snapHeader, d.load)
 		var cur uint64
 		if err == nil && idx != nil {
 			err = s.b.View(ctx, func(tx ReadTx) error {
@@ -256,7 +250,11 @@ func (s *shared) openVectors(ctx context.Context, name string, d VectorIndexDriv
 		}
 	}
 	if s.vec == nil {
-		s.vec = d.New(s.model.Dim)
+		vec, err := d.new(s.model.Dim)
+		if err != nil {
+			return fmt.Errorf("vector index %s: %w", name, err)
+		}
+		s.vec = vec
 	}
 	s.vecName = name
 	return s.syncVectors(ctx)

@@ -20,12 +20,6 @@ type Stats struct {
 	Backend map[string]any `json:"backend,omitempty"`
 }
 
-// BackendStater is an optional interface of Backend that reports
-// backend-specific figures for Stats.
-type BackendStater interface {
-	BackendStats(ctx context.Context) (map[string]any, error)
-}
-
 // Stats counts the memories in this handle's scope (every status), their
 // versions and edges. It reads every memory: O(n).
 func (e *Engine) Stats(ctx context.Context) (*Stats, error) {

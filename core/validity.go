@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"time"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
 // EdgeSupersedes links a memory to the one it replaced (new → old); see
@@ -37,7 +39,7 @@ func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, e
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
-	if err := validateContent(in.Content); err != nil {
+	if err := driver.ValidateContent(in.Content); err != nil {
 		return nil, &Error{Op: op, ID: old, Err: err}
 	}
 	vs, err := e.embed(ctx, []string{in.Content})

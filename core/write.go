@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
 // Input is what a caller gives to Remember. Zero fields take defaults:
@@ -248,7 +250,7 @@ func (s *shared) checkVectors(vs [][]float32, n int) error {
 				return fmt.Errorf("embedder returned a non-finite value in vector %d", i)
 			}
 		}
-		Normalize(v) // a zero vector stays zero: it matches nothing
+		driver.Normalize(v) // a zero vector stays zero: it matches nothing
 	}
 	return nil
 }
@@ -386,7 +388,7 @@ func (e *Engine) Update(ctx context.Context, id int64, p Patch) (*Memory, error)
 	}
 	var vec []float32
 	if p.Content != nil {
-		if err := validateContent(*p.Content); err != nil {
+		if err := driver.ValidateContent(*p.Content); err != nil {
 			return nil, &Error{Op: op, ID: id, Err: err}
 		}
 		vs, err := e.embed(ctx, []string{*p.Content})

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/embedders/hash"
 	"github.com/memos-go/memos/plugins"
@@ -81,7 +81,7 @@ func BenchmarkEmbed(b *testing.B) {
 		texts := benchTexts(n)
 		for _, c := range []struct {
 			name string
-			e    core.Embedder
+			e    driver.Embedder
 			pid  int
 		}{{"inprocess", h, 0}, {"plugin", p, pid}} {
 			b.Run(fmt.Sprintf("batch=%d/%s", n, c.name), func(b *testing.B) {

@@ -20,7 +20,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/plugins/internal/shim"
 )
 
@@ -65,11 +65,11 @@ type Config struct {
 }
 
 func init() {
-	core.RegisterEmbedder(Name, core.NewEmbedderDriver("plugin embedder", Open))
+	driver.RegisterEmbedder(Name, driver.NewEmbedderDriver("plugin embedder", Open))
 }
 
 // Embedder runs an embedder plugin out of process and is itself a
-// core.Embedder. It is safe for concurrent use.
+// driver.Embedder. It is safe for concurrent use.
 //
 // Embed splits batches larger than the plugin's MaxBatch, sends the caller's
 // context with every call (cancelling it cancels the plugin's work), bounds
@@ -82,7 +82,7 @@ type Embedder struct {
 	path     string
 	checksum []byte
 	log      *slog.Logger
-	info     core.ModelInfo // from the first start; a plugin must not change it
+	info     driver.ModelInfo // from the first start; a plugin must not change it
 
 	mu     sync.Mutex
 	cur    *proc
@@ -90,8 +90,8 @@ type Embedder struct {
 }
 
 var (
-	_ core.Embedder = (*Embedder)(nil)
-	_ io.Closer     = (*Embedder)(nil)
+	_ driver.Embedder = (*Embedder)(nil)
+	_ io.Closer       = (*Embedder)(nil)
 )
 
 // proc is one plugin process and its gRPC client.
@@ -140,12 +140,12 @@ const maxChunk = 256
 var errCallTimeout = errors.New("plugin call timeout")
 
 // Open starts the plugin cfg.Path, completes the handshake and asks for its
-// model info. Errors wrap core.ErrInvalid for configuration problems (no
+// model info. Errors wrap driver.ErrInvalid for configuration problems (no
 // such file, bad or mismatched checksum, wrong protocol version, invalid
-// model info) and core.ErrUnavailable when the process fails to start.
+// model info) and driver.ErrUnavailable when the process fails to start.
 func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 	if cfg.Path == "" {
-		return nil, fmt.Errorf("%w: plugin: path is empty; set embedder.plugin.path to the plugin binary", core.ErrInvalid)
+		return nil, fmt.Errorf("%w: plugin: path is empty; set embedder.plugin.path to the plugin binary", driver.ErrInvalid)
 	}
 	e := &Embedder{cfg: cfg, name: filepath.Base(cfg.Path), log: cfg.Logger}
 	if e.log == nil {
@@ -192,22 +192,22 @@ func resolve(path string) (string, error) {
 	if !strings.ContainsRune(path, filepath.Separator) {
 		p, err := exec.LookPath(path)
 		if err != nil {
-			return "", fmt.Errorf("%w: plugin %q: not found in PATH; give a path such as ./%s", core.ErrInvalid, path, path)
+			return "", fmt.Errorf("%w: plugin %q: not found in PATH; give a path such as ./%s", driver.ErrInvalid, path, path)
 		}
 		path = p
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", fmt.Errorf("%w: plugin %q: %v", core.ErrInvalid, path, err)
+		return "", fmt.Errorf("%w: plugin %q: %v", driver.ErrInvalid, path, err)
 	}
 	st, err := os.Stat(abs)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("%w: plugin %q: %v; build the plugin or fix embedder.plugin.path", core.ErrInvalid, path, err)
+		return "", fmt.Errorf("%w: plugin %q: %v; build the plugin or fix embedder.plugin.path", driver.ErrInvalid, path, err)
 	case st.IsDir():
-		return "", fmt.Errorf("%w: plugin %q is a directory, not an executable", core.ErrInvalid, path)
+		return "", fmt.Errorf("%w: plugin %q is a directory, not an executable", driver.ErrInvalid, path)
 	case st.Mode()&0o111 == 0:
-		return "", fmt.Errorf("%w: plugin %q is not executable (chmod +x it)", core.ErrInvalid, path)
+		return "", fmt.Errorf("%w: plugin %q is not executable (chmod +x it)", driver.ErrInvalid, path)
 	}
 	return abs, nil
 }
@@ -216,11 +216,11 @@ func resolve(path string) (string, error) {
 func ParseChecksum(s string) ([]byte, error) {
 	algo, hexsum, ok := strings.Cut(s, ":")
 	if !ok || algo != "sha256" {
-		return nil, fmt.Errorf("%w: checksum %q: want \"sha256:<64 hex digits>\" (the output of sha256sum)", core.ErrInvalid, s)
+		return nil, fmt.Errorf("%w: checksum %q: want \"sha256:<64 hex digits>\" (the output of sha256sum)", driver.ErrInvalid, s)
 	}
 	sum, err := hex.DecodeString(hexsum)
 	if err != nil || len(sum) != sha256.Size {
-		return nil, fmt.Errorf("%w: checksum %q: after \"sha256:\" want 64 hex digits (the output of sha256sum)", core.ErrInvalid, s)
+		return nil, fmt.Errorf("%w: checksum %q: after \"sha256:\" want 64 hex digits (the output of sha256sum)", driver.ErrInvalid, s)
 	}
 	return sum, nil
 }
@@ -318,17 +318,17 @@ func (e *Embedder) startError(err error) error {
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
 		got, _ := FileChecksum(e.path)
 		return fmt.Errorf("%w: plugin %s: checksum mismatch: the file %s has %s but the config expects sha256:%x; "+
-			"if you rebuilt the plugin on purpose, update embedder.plugin.checksum", core.ErrInvalid, e.name, e.path, got, e.checksum)
+			"if you rebuilt the plugin on purpose, update embedder.plugin.checksum", driver.ErrInvalid, e.name, e.path, got, e.checksum)
 	case strings.Contains(msg, "incompatible API version"):
 		return fmt.Errorf("%w: plugin %s speaks another memos plugin protocol version than this memos (%d): %s; "+
-			"rebuild the plugin against the plugins/sdk of this memos version", core.ErrInvalid, e.name, ProtocolVersion, msg)
+			"rebuild the plugin against the plugins/sdk of this memos version", driver.ErrInvalid, e.name, ProtocolVersion, msg)
 	case strings.Contains(msg, "Unrecognized remote plugin message"), strings.Contains(msg, "exited before we could connect"):
 		return fmt.Errorf("%w: plugin %s did not complete the plugin handshake (is it a memos embedder plugin that calls sdk.Serve? see its log lines above): %s",
-			core.ErrUnavailable, e.name, firstLine(msg))
+			driver.ErrUnavailable, e.name, firstLine(msg))
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
-		return fmt.Errorf("%w: plugin %s did not start within %v (start_timeout)", core.ErrUnavailable, e.name, e.cfg.StartTimeout)
+		return fmt.Errorf("%w: plugin %s did not start within %v (start_timeout)", driver.ErrUnavailable, e.name, e.cfg.StartTimeout)
 	}
-	return fmt.Errorf("%w: plugin %s: start: %v", core.ErrUnavailable, e.name, err)
+	return fmt.Errorf("%w: plugin %s: start: %v", driver.ErrUnavailable, e.name, err)
 }
 
 func firstLine(s string) string {
@@ -336,19 +336,19 @@ func firstLine(s string) string {
 	return s
 }
 
-func validInfo(mi core.ModelInfo) error {
+func validInfo(mi driver.ModelInfo) error {
 	switch {
 	case mi.ID == "":
-		return fmt.Errorf("%w: the plugin reports an empty model id", core.ErrInvalid)
+		return fmt.Errorf("%w: the plugin reports an empty model id", driver.ErrInvalid)
 	case mi.Dim <= 0:
-		return fmt.Errorf("%w: the plugin reports dimension %d", core.ErrInvalid, mi.Dim)
+		return fmt.Errorf("%w: the plugin reports dimension %d", driver.ErrInvalid, mi.Dim)
 	case mi.MaxBatch < 0:
-		return fmt.Errorf("%w: the plugin reports max batch %d", core.ErrInvalid, mi.MaxBatch)
+		return fmt.Errorf("%w: the plugin reports max batch %d", driver.ErrInvalid, mi.MaxBatch)
 	}
 	return nil
 }
 
-func (e *Embedder) infoOf(ctx context.Context, p *proc) (core.ModelInfo, error) {
+func (e *Embedder) infoOf(ctx context.Context, p *proc) (driver.ModelInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.CallTimeout)
 	defer cancel()
 	return p.rpc.Info(ctx)
@@ -359,30 +359,30 @@ func (e *Embedder) current() (*proc, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return nil, fmt.Errorf("plugin %s: %w", e.name, core.ErrClosed)
+		return nil, fmt.Errorf("plugin %s: %w", e.name, driver.ErrClosed)
 	}
 	return e.cur, nil
 }
 
 // Info asks the plugin for its model info and checks that it has not
 // changed since the plugin started.
-func (e *Embedder) Info(ctx context.Context) (core.ModelInfo, error) {
-	var mi core.ModelInfo
+func (e *Embedder) Info(ctx context.Context) (driver.ModelInfo, error) {
+	var mi driver.ModelInfo
 	err := e.call(ctx, "info", func(ctx context.Context, p *proc) (err error) {
 		mi, err = p.rpc.Info(ctx)
 		return err
 	})
 	if err != nil {
-		return core.ModelInfo{}, err
+		return driver.ModelInfo{}, err
 	}
 	if mi != e.info {
-		return core.ModelInfo{}, fmt.Errorf("plugin %s changed its model info from %+v to %+v; an embedder's info must not change while it runs",
+		return driver.ModelInfo{}, fmt.Errorf("plugin %s changed its model info from %+v to %+v; an embedder's info must not change while it runs",
 			e.name, e.info, mi)
 	}
 	return mi, nil
 }
 
-// Embed implements core.Embedder. It accepts batches of any size.
+// Embed implements driver.Embedder. It accepts batches of any size.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("plugin %s: embed: %w", e.name, err)
@@ -411,7 +411,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		for i, v := range vs {
 			if len(v) != e.info.Dim {
 				return nil, fmt.Errorf("%w: plugin %s returned a vector of %d dimensions for text %d, but its model %s has %d",
-					core.ErrDimensionMismatch, e.name, len(v), start+i, e.info.ID, e.info.Dim)
+					driver.ErrDimensionMismatch, e.name, len(v), start+i, e.info.ID, e.info.Dim)
 			}
 		}
 		out = append(out, vs...)
@@ -438,7 +438,7 @@ func (e *Embedder) call(ctx context.Context, op string, fn func(context.Context,
 			return fmt.Errorf("plugin %s: %s: %w", e.name, op, ctx.Err())
 		case timedOut:
 			return fmt.Errorf("%w: plugin %s: %s did not answer within %v (call_timeout): the plugin may be hung or overloaded",
-				core.ErrUnavailable, e.name, op, e.cfg.CallTimeout)
+				driver.ErrUnavailable, e.name, op, e.cfg.CallTimeout)
 		case attempt == 0 && e.crashed(p, err):
 			e.log.Warn("plugin process died during a call; restarting it and retrying once", "op", op, "error", err)
 			if p, err = e.restart(ctx, p); err != nil {
@@ -447,7 +447,7 @@ func (e *Embedder) call(ctx context.Context, op string, fn func(context.Context,
 			continue
 		}
 		if e.crashed(p, err) {
-			return fmt.Errorf("%w: plugin %s: %s: the plugin died again after a restart: %v", core.ErrUnavailable, e.name, op, err)
+			return fmt.Errorf("%w: plugin %s: %s: the plugin died again after a restart: %v", driver.ErrUnavailable, e.name, op, err)
 		}
 		return fmt.Errorf("plugin %s: %s: %w", e.name, op, err)
 	}
@@ -463,7 +463,7 @@ func (e *Embedder) crashed(p *proc, err error) bool {
 	if p.client.Exited() {
 		return true
 	}
-	if !errors.Is(err, core.ErrUnavailable) {
+	if !errors.Is(err, driver.ErrUnavailable) {
 		return false
 	}
 	rpc, cerr := p.client.Client()
@@ -476,7 +476,7 @@ func (e *Embedder) restart(ctx context.Context, old *proc) (*proc, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return nil, fmt.Errorf("plugin %s: %w", e.name, core.ErrClosed)
+		return nil, fmt.Errorf("plugin %s: %w", e.name, driver.ErrClosed)
 	}
 	if e.cur != old {
 		return e.cur, nil
@@ -498,7 +498,7 @@ func (e *Embedder) restart(ctx context.Context, old *proc) (*proc, error) {
 	return p, nil
 }
 
-// Close ends the plugin process. Later calls return core.ErrClosed. Close
+// Close ends the plugin process. Later calls return driver.ErrClosed. Close
 // may be called more than once.
 func (e *Embedder) Close() error {
 	e.mu.Lock()

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/plugins"
 	"github.com/memos-go/memos/plugins/internal/testembed"
@@ -183,7 +183,7 @@ func TestInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := core.ModelInfo{ID: "testembed-v1", Dim: 32, MaxBatch: 4, Normalized: true}
+	want := driver.ModelInfo{ID: "testembed-v1", Dim: 32, MaxBatch: 4, Normalized: true}
 	if mi != want {
 		t.Fatalf("Info = %+v, want %+v", mi, want)
 	}
@@ -262,7 +262,7 @@ func TestCrashRestartsAndRetries(t *testing.T) {
 func TestCrashTwiceFails(t *testing.T) {
 	e := open(t, "crashalways", nil, nil)
 	_, err := e.Embed(t.Context(), []string{"x"})
-	if !errors.Is(err, core.ErrUnavailable) || !strings.Contains(err.Error(), "died again") {
+	if !errors.Is(err, driver.ErrUnavailable) || !strings.Contains(err.Error(), "died again") {
 		t.Fatalf("want an unavailable error saying it died again, got %v", err)
 	}
 }
@@ -270,7 +270,7 @@ func TestCrashTwiceFails(t *testing.T) {
 func TestHungCallTimesOut(t *testing.T) {
 	e := open(t, "hang", nil, func(c *plugins.Config) { c.CallTimeout = 300 * time.Millisecond })
 	_, err := e.Embed(t.Context(), []string{"never answered"})
-	if !errors.Is(err, core.ErrUnavailable) {
+	if !errors.Is(err, driver.ErrUnavailable) {
 		t.Fatalf("want ErrUnavailable, got %v", err)
 	}
 	for _, want := range []string{"testplugin", "call_timeout", "hung"} {
@@ -313,8 +313,8 @@ func TestErrorsMapToSentinels(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"invalid", core.ErrInvalid, "not welcome here"},
-		{"unavailable", core.ErrUnavailable, "model server is down"},
+		{"invalid", driver.ErrInvalid, "not welcome here"},
+		{"unavailable", driver.ErrUnavailable, "model server is down"},
 		{"panic", nil, "asked to panic"},
 	} {
 		_, err := e.Embed(t.Context(), []string{tc.text})
@@ -342,12 +342,12 @@ func TestChecksum(t *testing.T) {
 
 	wrong := "sha256:" + strings.Repeat("ab", 32)
 	_, err = plugins.Open(t.Context(), config(t, "good", nil, func(c *plugins.Config) { c.Checksum = wrong }))
-	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "checksum mismatch") || !strings.Contains(err.Error(), sum) {
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "checksum mismatch") || !strings.Contains(err.Error(), sum) {
 		t.Fatalf("wrong checksum: got %v", err)
 	}
 	for _, bad := range []string{"md5:abcd", "sha256:xyz", "sha256:abcd", strings.TrimPrefix(sum, "sha256:")} {
 		_, err = plugins.Open(t.Context(), config(t, "good", nil, func(c *plugins.Config) { c.Checksum = bad }))
-		if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "64 hex digits") {
+		if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "64 hex digits") {
 			t.Errorf("checksum %q: got %v", bad, err)
 		}
 	}
@@ -355,14 +355,14 @@ func TestChecksum(t *testing.T) {
 
 func TestWrongProtocolVersion(t *testing.T) {
 	_, err := plugins.Open(t.Context(), config(t, "v2", nil, nil))
-	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "protocol version") {
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "protocol version") {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestNotAPlugin(t *testing.T) {
 	_, err := plugins.Open(t.Context(), config(t, "junk", nil, nil))
-	if !errors.Is(err, core.ErrUnavailable) || !strings.Contains(err.Error(), "handshake") {
+	if !errors.Is(err, driver.ErrUnavailable) || !strings.Contains(err.Error(), "handshake") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -370,7 +370,7 @@ func TestNotAPlugin(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "missing"), t.TempDir(), "no-such-plugin-in-path"} {
 		_, err := plugins.Open(t.Context(), plugins.Config{Path: path})
-		if !errors.Is(err, core.ErrInvalid) {
+		if !errors.Is(err, driver.ErrInvalid) {
 			t.Errorf("path %q: got %v", path, err)
 		}
 	}
@@ -384,7 +384,7 @@ func TestCloseEndsProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDead(t, pid)
-	if _, err := e.Embed(t.Context(), []string{"x"}); !errors.Is(err, core.ErrClosed) {
+	if _, err := e.Embed(t.Context(), []string{"x"}); !errors.Is(err, driver.ErrClosed) {
 		t.Fatalf("Embed after Close: %v", err)
 	}
 	if err := e.Close(); err != nil {
@@ -398,7 +398,7 @@ func TestKillAll(t *testing.T) {
 	pid := readPID(t, pidfile)
 	plugins.KillAll()
 	waitDead(t, pid)
-	if _, err := e.Embed(t.Context(), []string{"x"}); !errors.Is(err, core.ErrClosed) {
+	if _, err := e.Embed(t.Context(), []string{"x"}); !errors.Is(err, driver.ErrClosed) {
 		t.Fatalf("Embed after KillAll: %v", err)
 	}
 }
@@ -431,7 +431,7 @@ func TestNoOrphanWhenHostDies(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	d, err := core.LookupEmbedder(plugins.Name)
+	d, err := driver.LookupEmbedder(plugins.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -51,10 +51,10 @@ func benchText(r *rand.Rand, z *rand.Zipf) string {
 	return strings.Join(ws, " ")
 }
 
-func benchMemories(seed uint64, n int) []*core.Memory {
+func benchMemories(seed uint64, n int) []*driver.Memory {
 	r := rand.New(rand.NewPCG(seed, 7))
 	z := rand.NewZipf(r, 1.1, 2, uint64(len(benchVocab)-1))
-	ms := make([]*core.Memory, n)
+	ms := make([]*driver.Memory, n)
 	nss := []string{"default", "user:alice", "project:memos"}
 	for i := range ms {
 		m := testMemory(benchText(r, z))
@@ -63,16 +63,16 @@ func benchMemories(seed uint64, n int) []*core.Memory {
 		for j := range v {
 			v[j] = r.Float32()*2 - 1
 		}
-		m.Embedding = core.Embedding{Model: "bench-256", Vector: v}
+		m.Embedding = driver.Embedding{Model: "bench-256", Vector: v}
 		ms[i] = m
 	}
 	return ms
 }
 
-func insertAll(tb testing.TB, d *DB, ms []*core.Memory, batch int) {
+func insertAll(tb testing.TB, d *DB, ms []*driver.Memory, batch int) {
 	tb.Helper()
 	for i := 0; i < len(ms); i += batch {
-		err := d.Update(context.Background(), func(tx core.Tx) error {
+		err := d.Update(context.Background(), func(tx driver.Tx) error {
 			for _, m := range ms[i:min(i+batch, len(ms))] {
 				m.ID = 0
 				if err := tx.Insert(m); err != nil {
@@ -163,7 +163,7 @@ func BenchmarkKeywordSearch10k(b *testing.B) {
 	}
 	defer d.Close()
 	qs := benchQueries()
-	f := core.Filter{Namespaces: []string{"default", "user:alice"}, Statuses: []core.Status{core.StatusActive}}
+	f := driver.Filter{Namespaces: []string{"default", "user:alice"}, Statuses: []driver.Status{driver.StatusActive}}
 	var lat []time.Duration
 	b.ResetTimer()
 	i := 0
@@ -190,7 +190,7 @@ func BenchmarkColdOpenFirstQuery10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := d.SearchKeyword(context.Background(), q, core.Filter{}, 20); err != nil {
+		if _, err := d.SearchKeyword(context.Background(), q, driver.Filter{}, 20); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
@@ -220,7 +220,7 @@ func TestBenchQueriesMatch(t *testing.T) {
 	d := openTestDB(t)
 	insertAll(t, d, benchMemories(5, 500), 500)
 	for _, q := range benchQueries() {
-		hits, err := d.SearchKeyword(context.Background(), q, core.Filter{}, 20)
+		hits, err := d.SearchKeyword(context.Background(), q, driver.Filter{}, 20)
 		if err != nil {
 			t.Fatal(err)
 		}

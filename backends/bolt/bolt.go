@@ -16,7 +16,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // Name is the name the backend registers under.
@@ -40,7 +40,7 @@ const initialMmapSize = 256 << 20
 const DefaultTimeout = 30 * time.Second
 
 func init() {
-	core.RegisterBackend(Name, core.NewBackendDriver(Name, "memory.bolt", Open))
+	driver.RegisterBackend(Name, driver.NewBackendDriver(Name, "memory.bolt", Open))
 }
 
 // Config configures the bolt backend. Every field but Path may be left zero.
@@ -50,11 +50,11 @@ type Config struct {
 	Path string `koanf:"path"`
 	// Timeout is how long Open waits for the exclusive lock on the store
 	// while another process holds it, before failing with
-	// core.ErrUnavailable (default 30s).
+	// driver.ErrUnavailable (default 30s).
 	Timeout time.Duration `koanf:"timeout"`
 }
 
-// DB is an open bolt store. It implements core.Backend and is safe for
+// DB is an open bolt store. It implements driver.Backend and is safe for
 // concurrent use by the goroutines of one process; see the package
 // documentation for its guarantees.
 type DB struct {
@@ -91,11 +91,11 @@ type DB struct {
 }
 
 var (
-	_ core.Backend       = (*DB)(nil)
-	_ core.Tx            = (*writeTx)(nil)
-	_ core.AuditReader   = (*readTx)(nil)
-	_ core.BackendStater = (*DB)(nil)
-	_ core.Importer      = (*writeTx)(nil)
+	_ driver.Backend       = (*DB)(nil)
+	_ driver.Tx            = (*writeTx)(nil)
+	_ driver.AuditReader   = (*readTx)(nil)
+	_ driver.BackendStater = (*DB)(nil)
+	_ driver.Importer      = (*writeTx)(nil)
 )
 
 // Open opens the store in cfg.Path, creating it when missing, and brings the
@@ -104,23 +104,23 @@ var (
 //
 // A bolt store is used by one process at a time: while another process has
 // it open, Open waits up to cfg.Timeout and then fails with an error wrapping
-// core.ErrUnavailable.
+// driver.ErrUnavailable.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.Path == "" {
-		return nil, core.Invalidf("bolt: path is empty; set path to the store's directory, e.g. ~/.memos/memory.bolt")
+		return nil, driver.Invalidf("bolt: path is empty; set path to the store's directory, e.g. ~/.memos/memory.bolt")
 	}
 	if cfg.Timeout < 0 {
-		return nil, core.Invalidf("bolt: timeout must not be negative")
+		return nil, driver.Invalidf("bolt: timeout must not be negative")
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
 	dir, err := filepath.Abs(cfg.Path)
 	if err != nil {
-		return nil, core.Invalidf("bolt: path %q: %v", cfg.Path, err)
+		return nil, driver.Invalidf("bolt: path %q: %v", cfg.Path, err)
 	}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return nil, core.Invalidf("bolt: %s is a file; path must name the store's directory (the bolt backend keeps %s and %s in it)", dir, StoreFile, IndexDir)
+		return nil, driver.Invalidf("bolt: %s is a file; path must name the store's directory (the bolt backend keeps %s and %s in it)", dir, StoreFile, IndexDir)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("bolt: create store directory: %w", err)
@@ -138,7 +138,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("bolt: %s is in use by another process, or open already in this one (waited %v for its lock): a bolt store can be open once at a time; stop the other memos process, or use the sqlite backend to share a store: %w", dir, cfg.Timeout, core.ErrUnavailable)
+			return nil, fmt.Errorf("bolt: %s is in use by another process, or open already in this one (waited %v for its lock): a bolt store can be open once at a time; stop the other memos process, or use the sqlite backend to share a store: %w", dir, cfg.Timeout, driver.ErrUnavailable)
 		}
 		return nil, fmt.Errorf("bolt: open %s: %w", file, err)
 	}
@@ -191,7 +191,7 @@ func (d *DB) initStore() (string, error) {
 		sys := tx.Bucket(bktSys)
 		if sys == nil {
 			if tx.Bucket(bktMem) != nil || len(rootBuckets(tx)) > 0 {
-				return core.Invalidf("bolt: %s is a bbolt file but not a memos store; choose another path", d.dir)
+				return driver.Invalidf("bolt: %s is a bbolt file but not a memos store; choose another path", d.dir)
 			}
 			for _, b := range buckets {
 				if _, err := tx.CreateBucket(b); err != nil {
@@ -211,7 +211,7 @@ func (d *DB) initStore() (string, error) {
 			}
 		}
 		if f := getU64(sys, keyFormat); f != storeFormat {
-			return core.Invalidf("bolt: %s has store format %d, this memos understands %d; upgrade memos", d.dir, f, storeFormat)
+			return driver.Invalidf("bolt: %s has store format %d, this memos understands %d; upgrade memos", d.dir, f, storeFormat)
 		}
 		for _, b := range buckets {
 			if tx.Bucket(b) == nil {
@@ -242,7 +242,7 @@ func (d *DB) enter(op string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return fmt.Errorf("bolt: %s: store %s: %w", op, d.dir, core.ErrClosed)
+		return fmt.Errorf("bolt: %s: store %s: %w", op, d.dir, driver.ErrClosed)
 	}
 	d.active.Add(1)
 	return nil
@@ -253,7 +253,7 @@ func (d *DB) leave() { d.active.Done() }
 // View runs fn in a read transaction on one snapshot of the store. Several
 // Views run at once, also while an Update is in progress; they see only
 // committed writes.
-func (d *DB) View(ctx context.Context, fn func(tx core.ReadTx) error) error {
+func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 	if err := d.enter("view"); err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func (d *DB) View(ctx context.Context, fn func(tx core.ReadTx) error) error {
 // When fn returns nil, the records commit to the bbolt file first and the
 // keyword index follows before Update returns; a crash in between is
 // repaired by the next Open.
-func (d *DB) Update(ctx context.Context, fn func(tx core.Tx) error) error {
+func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	if err := d.enter("update"); err != nil {
 		return err
 	}
@@ -343,13 +343,13 @@ func (d *DB) Update(ctx context.Context, fn func(tx core.Tx) error) error {
 
 // Close waits for the transactions and searches in progress, overwrites
 // free pages that may still hold forgotten bytes, and releases the store.
-// Later calls of any method, Close included, return core.ErrClosed. Close
+// Later calls of any method, Close included, return driver.ErrClosed. Close
 // must not be called from inside View or Update.
 func (d *DB) Close() error {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		return fmt.Errorf("bolt: close: store %s: %w", d.dir, core.ErrClosed)
+		return fmt.Errorf("bolt: close: store %s: %w", d.dir, driver.ErrClosed)
 	}
 	d.closed = true
 	d.mu.Unlock()

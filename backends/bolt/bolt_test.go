@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/driver"
 )
 
 func TestConformance(t *testing.T) {
 	backendtest.Run(t, backendtest.Harness{
 		Name: Name,
-		Open: func(t testing.TB, path string) (core.Backend, error) {
+		Open: func(t testing.TB, path string) (driver.Backend, error) {
 			return Open(context.Background(), Config{Path: path})
 		},
 	})

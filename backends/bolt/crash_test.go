@@ -16,7 +16,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -173,8 +173,8 @@ func crashWriter(dir, seed string) {
 	}
 	var ids []int64
 	wordOf := map[int64]string{}
-	d.View(context.Background(), func(tx core.ReadTx) error {
-		return tx.Scan(core.ScanOptions{}, func(m *core.Memory) error {
+	d.View(context.Background(), func(tx driver.ReadTx) error {
+		return tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
 			ids = append(ids, m.ID)
 			wordOf[m.ID] = strings.Fields(m.Content)[3]
 			return nil
@@ -185,11 +185,11 @@ func crashWriter(dir, seed string) {
 		// Plan the transaction: a few inserts, sometimes a new version or
 		// a delete of an existing memory.
 		var words []string
-		var ops []func(tx core.Tx) (string, error)
+		var ops []func(tx driver.Tx) (string, error)
 		for j := range 1 + r.IntN(4) {
 			word := fmt.Sprintf("k%dx%dx%d", n, txn, j)
 			words = append(words, word)
-			ops = append(ops, func(tx core.Tx) (string, error) {
+			ops = append(ops, func(tx driver.Tx) (string, error) {
 				m := testMemory("crash test memory " + word + " with filler text")
 				if err := tx.Insert(m); err != nil {
 					return "", err
@@ -204,7 +204,7 @@ func crashWriter(dir, seed string) {
 			if r.IntN(2) == 0 {
 				word := fmt.Sprintf("k%dx%dxp", n, txn)
 				words = append(words, word)
-				ops = append(ops, func(tx core.Tx) (string, error) {
+				ops = append(ops, func(tx driver.Tx) (string, error) {
 					cur, err := tx.Get(id, 0)
 					if err != nil {
 						return "", err
@@ -219,7 +219,7 @@ func crashWriter(dir, seed string) {
 				})
 			} else {
 				ids = append(ids[:i], ids[i+1:]...)
-				ops = append(ops, func(tx core.Tx) (string, error) {
+				ops = append(ops, func(tx driver.Tx) (string, error) {
 					return fmt.Sprintf("D %d", id), tx.Delete(id)
 				})
 			}
@@ -227,7 +227,7 @@ func crashWriter(dir, seed string) {
 		fmt.Fprintln(w, "B", strings.Join(words, " "))
 		w.Flush()
 		var lines []string
-		err := d.Update(context.Background(), func(tx core.Tx) error {
+		err := d.Update(context.Background(), func(tx driver.Tx) error {
 			lines = lines[:0]
 			for _, op := range ops {
 				line, err := op(tx)
@@ -268,7 +268,7 @@ func checkAfterCrash(t *testing.T, dir string, round int, m *crashModel) {
 	defer d.Close()
 	ctx := context.Background()
 	search := func(word string) []int64 {
-		hits, err := d.SearchKeyword(ctx, &query.Term{Text: word}, core.Filter{}, 1000)
+		hits, err := d.SearchKeyword(ctx, &query.Term{Text: word}, driver.Filter{}, 1000)
 		if err != nil {
 			t.Fatalf("round %d: search %s: %v", round, word, err)
 		}
@@ -297,8 +297,8 @@ func checkAfterCrash(t *testing.T, dir string, round int, m *crashModel) {
 	// The index and the records agree exactly: every memory is found by
 	// its word, and the index has no other document.
 	var n int
-	err = d.View(ctx, func(tx core.ReadTx) error {
-		return tx.Scan(core.ScanOptions{}, func(mem *core.Memory) error {
+	err = d.View(ctx, func(tx driver.ReadTx) error {
+		return tx.Scan(driver.ScanOptions{}, func(mem *driver.Memory) error {
 			n++
 			word := strings.Fields(mem.Content)[3]
 			if got := search(word); len(got) != 1 || got[0] != mem.ID {
@@ -316,7 +316,7 @@ func checkAfterCrash(t *testing.T, dir string, round int, m *crashModel) {
 	for w := range m.uncertain {
 		for _, id := range search(w) {
 			var content string
-			d.View(ctx, func(tx core.ReadTx) error {
+			d.View(ctx, func(tx driver.ReadTx) error {
 				if mem, err := tx.Get(id, 0); err == nil {
 					content = mem.Content
 				}

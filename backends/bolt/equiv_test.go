@@ -9,7 +9,7 @@ import (
 
 	"github.com/memos-go/memos/backends/bolt"
 	"github.com/memos-go/memos/backends/sqlite"
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -18,32 +18,32 @@ import (
 var equivCorpus = []struct {
 	content string
 	ns      string
-	pool    core.Pool
-	status  core.Status
-	typ     core.Type
+	pool    driver.Pool
+	status  driver.Status
+	typ     driver.Type
 }{
-	{"Alice prefers open-source tools for vector search", "default", core.PoolMemory, core.StatusActive, core.TypePreference},
-	{"Bob runs the nightly build at midnight", "user:bob", core.PoolMemory, core.StatusActive, core.TypeEvent},
-	{"Running benchmarks on the PostgreSQL cluster took hours", "project:alpha", core.PoolRaw, core.StatusActive, core.TypeTurn},
-	{"Meet Alice and Bob at the Café Müller on Friday", "default", core.PoolMemory, core.StatusActive, core.TypeEvent},
-	{"search vector embeddings with cosine similarity", "default", core.PoolKnowledge, core.StatusActive, core.TypeLesson},
-	{"configuration files are configured by the config loader", "project:alpha", core.PoolMemory, core.StatusArchived, core.TypeNote},
-	{"the conference call about connection pooling moved to Tuesday", "user:bob", core.PoolMemory, core.StatusActive, core.TypeEvent},
-	{"connected clients reconnect after the connecting phase", "default", core.PoolRaw, core.StatusQuarantined, core.TypeDocument},
-	{"Zoë's teammate Łukasz maintains the ingest pipeline — 日本語 notes included", "project:alpha", core.PoolKnowledge, core.StatusActive, core.TypeRelationship},
-	{"a naïve generalization of happiness is not happy generalizations", "default", core.PoolMemory, core.StatusActive, core.TypeFact},
-	{"release v2.1 fixed the deploy to staging; v2.2 deploys to production", "project:alpha", core.PoolMemory, core.StatusActive, core.TypeFact},
-	{"deploying to staging failed twice before the deployment succeeded", "project:alpha", core.PoolRaw, core.StatusActive, core.TypeTurn},
-	{"the team agreed that agreement matters more than agreeing fast", "default", core.PoolMemory, core.StatusActive, core.TypeLesson},
-	{"zebra crossing near the old market square with many pedestrians", "default", core.PoolRaw, core.StatusActive, core.TypeDocument},
-	{"zebra zebra zebra", "default", core.PoolMemory, core.StatusArchived, core.TypeFact},
-	{"Alice reviewed Bob's pull request about open source licensing", "user:bob", core.PoolMemory, core.StatusActive, core.TypeEvent},
-	{"the graph connects nodes through typed edges; each node has a label", "default", core.PoolKnowledge, core.StatusActive, core.TypeKnowledge},
-	{"skies were clear and the sky was blue over the cafe terrace", "default", core.PoolMemory, core.StatusActive, core.TypeFact},
-	{"CAFÉ au lait and croissants at eight", "user:bob", core.PoolMemory, core.StatusActive, core.TypePreference},
-	{"alpha one two three beta", "default", core.PoolMemory, core.StatusActive, core.TypeNote},
-	{"beta alpha", "default", core.PoolMemory, core.StatusActive, core.TypeNote},
-	{"tools, tooling and toolchains for Go developers", "project:alpha", core.PoolKnowledge, core.StatusActive, core.TypeKnowledge},
+	{"Alice prefers open-source tools for vector search", "default", driver.PoolMemory, driver.StatusActive, driver.TypePreference},
+	{"Bob runs the nightly build at midnight", "user:bob", driver.PoolMemory, driver.StatusActive, driver.TypeEvent},
+	{"Running benchmarks on the PostgreSQL cluster took hours", "project:alpha", driver.PoolRaw, driver.StatusActive, driver.TypeTurn},
+	{"Meet Alice and Bob at the Café Müller on Friday", "default", driver.PoolMemory, driver.StatusActive, driver.TypeEvent},
+	{"search vector embeddings with cosine similarity", "default", driver.PoolKnowledge, driver.StatusActive, driver.TypeLesson},
+	{"configuration files are configured by the config loader", "project:alpha", driver.PoolMemory, driver.StatusArchived, driver.TypeNote},
+	{"the conference call about connection pooling moved to Tuesday", "user:bob", driver.PoolMemory, driver.StatusActive, driver.TypeEvent},
+	{"connected clients reconnect after the connecting phase", "default", driver.PoolRaw, driver.StatusQuarantined, driver.TypeDocument},
+	{"Zoë's teammate Łukasz maintains the ingest pipeline — 日本語 notes included", "project:alpha", driver.PoolKnowledge, driver.StatusActive, driver.TypeRelationship},
+	{"a naïve generalization of happiness is not happy generalizations", "default", driver.PoolMemory, driver.StatusActive, driver.TypeFact},
+	{"release v2.1 fixed the deploy to staging; v2.2 deploys to production", "project:alpha", driver.PoolMemory, driver.StatusActive, driver.TypeFact},
+	{"deploying to staging failed twice before the deployment succeeded", "project:alpha", driver.PoolRaw, driver.StatusActive, driver.TypeTurn},
+	{"the team agreed that agreement matters more than agreeing fast", "default", driver.PoolMemory, driver.StatusActive, driver.TypeLesson},
+	{"zebra crossing near the old market square with many pedestrians", "default", driver.PoolRaw, driver.StatusActive, driver.TypeDocument},
+	{"zebra zebra zebra", "default", driver.PoolMemory, driver.StatusArchived, driver.TypeFact},
+	{"Alice reviewed Bob's pull request about open source licensing", "user:bob", driver.PoolMemory, driver.StatusActive, driver.TypeEvent},
+	{"the graph connects nodes through typed edges; each node has a label", "default", driver.PoolKnowledge, driver.StatusActive, driver.TypeKnowledge},
+	{"skies were clear and the sky was blue over the cafe terrace", "default", driver.PoolMemory, driver.StatusActive, driver.TypeFact},
+	{"CAFÉ au lait and croissants at eight", "user:bob", driver.PoolMemory, driver.StatusActive, driver.TypePreference},
+	{"alpha one two three beta", "default", driver.PoolMemory, driver.StatusActive, driver.TypeNote},
+	{"beta alpha", "default", driver.PoolMemory, driver.StatusActive, driver.TypeNote},
+	{"tools, tooling and toolchains for Go developers", "project:alpha", driver.PoolKnowledge, driver.StatusActive, driver.TypeKnowledge},
 }
 
 // equivQueries covers every operator, combinations, stemming, prefixes,
@@ -72,7 +72,7 @@ var equivQueries = []string{
 	"nonexistentword", "alice AND nonexistentword", `"bob alice"`, "xylo*", "NEAR(alice zebra, 1)",
 }
 
-func openBoth(t *testing.T) (core.Backend, core.Backend) {
+func openBoth(t *testing.T) (driver.Backend, driver.Backend) {
 	t.Helper()
 	dir := t.TempDir()
 	b, err := bolt.Open(context.Background(), bolt.Config{Path: filepath.Join(dir, "store.bolt")})
@@ -85,13 +85,13 @@ func openBoth(t *testing.T) (core.Backend, core.Backend) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	for _, be := range []core.Backend{b, s} {
-		err := be.Update(context.Background(), func(tx core.Tx) error {
+	for _, be := range []driver.Backend{b, s} {
+		err := be.Update(context.Background(), func(tx driver.Tx) error {
 			for i, d := range equivCorpus {
-				m := &core.Memory{
+				m := &driver.Memory{
 					Version: 1, Namespace: d.ns, Pool: d.pool, Type: d.typ, Status: d.status,
 					Content: d.content, Significance: 5,
-					Trust: core.Trust{Level: core.TrustCertain, Score: 1},
+					Trust: driver.Trust{Level: driver.TrustCertain, Score: 1},
 				}
 				if err := tx.Insert(m); err != nil {
 					return err
@@ -109,7 +109,7 @@ func openBoth(t *testing.T) (core.Backend, core.Backend) {
 	return b, s
 }
 
-func hitIDs(hits []core.Hit) []int64 {
+func hitIDs(hits []driver.Hit) []int64 {
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -117,7 +117,7 @@ func hitIDs(hits []core.Hit) []int64 {
 	return ids
 }
 
-func sortedIDs(hits []core.Hit) []int64 {
+func sortedIDs(hits []driver.Hit) []int64 {
 	ids := hitIDs(hits)
 	slices.Sort(ids)
 	return ids
@@ -132,11 +132,11 @@ func TestEquivalentToSQLite(t *testing.T) {
 	}
 	b, s := openBoth(t)
 	ctx := context.Background()
-	filters := []core.Filter{
+	filters := []driver.Filter{
 		{},
-		{Namespaces: []string{"default", "user:bob"}, Statuses: []core.Status{core.StatusActive}},
-		{Pools: []core.Pool{core.PoolRaw, core.PoolKnowledge}},
-		{Types: []core.Type{core.TypeEvent, core.TypeFact}, Statuses: []core.Status{core.StatusActive, core.StatusArchived}},
+		{Namespaces: []string{"default", "user:bob"}, Statuses: []driver.Status{driver.StatusActive}},
+		{Pools: []driver.Pool{driver.PoolRaw, driver.PoolKnowledge}},
+		{Types: []driver.Type{driver.TypeEvent, driver.TypeFact}, Statuses: []driver.Status{driver.StatusActive, driver.StatusArchived}},
 	}
 	nonEmpty := 0
 	for qi, text := range equivQueries {
@@ -188,8 +188,8 @@ func TestEquivalentToSQLite(t *testing.T) {
 func TestEquivalentAfterChanges(t *testing.T) {
 	b, s := openBoth(t)
 	ctx := context.Background()
-	for _, be := range []core.Backend{b, s} {
-		err := be.Update(ctx, func(tx core.Tx) error {
+	for _, be := range []driver.Backend{b, s} {
+		err := be.Update(ctx, func(tx driver.Tx) error {
 			m, err := tx.Get(1, 0)
 			if err != nil {
 				return err
@@ -213,11 +213,11 @@ func TestEquivalentAfterChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := s.SearchKeyword(ctx, q, core.Filter{}, 50)
+		want, err := s.SearchKeyword(ctx, q, driver.Filter{}, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := b.SearchKeyword(ctx, q, core.Filter{}, 50)
+		got, err := b.SearchKeyword(ctx, q, driver.Filter{}, 50)
 		if err != nil {
 			t.Fatal(err)
 		}

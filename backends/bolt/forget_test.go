@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blevesearch/bleve/v2"
-	bbolt "go.etcd.io/bbolt"
 	"slices"
 
-	"github.com/memos-go/memos/core"
+	"github.com/blevesearch/bleve/v2"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/match"
 	"github.com/memos-go/memos/core/query"
 )
@@ -81,7 +82,7 @@ func indexHasTerm(t *testing.T, dir, term string) bool {
 	}
 }
 
-func update(t *testing.T, d *DB, fn func(tx core.Tx) error) {
+func update(t *testing.T, d *DB, fn func(tx driver.Tx) error) {
 	t.Helper()
 	if err := d.Update(context.Background(), fn); err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestForgetScrubsFiles(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "store")
 			d := reopen(t, dir)
 			victim := testMemory("the vault code is " + secretWord + " until spring")
-			update(t, d, func(tx core.Tx) error {
+			update(t, d, func(tx driver.Tx) error {
 				for i := range 200 {
 					if err := tx.Insert(testMemory("filler memory number " + docID(int64(i)))); err != nil {
 						return err
@@ -120,7 +121,7 @@ func TestForgetScrubsFiles(t *testing.T) {
 			})
 			next := victim.Clone()
 			next.Version, next.Content = 2, "the vault code "+secretWord+" was rotated"
-			update(t, d, func(tx core.Tx) error { return tx.Put(next) })
+			update(t, d, func(tx driver.Tx) error { return tx.Put(next) })
 			if err := d.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +140,7 @@ func TestForgetScrubsFiles(t *testing.T) {
 				scrubWait = 20 * time.Millisecond
 				t.Cleanup(func() { scrubWait = 2 * time.Second })
 				go func() {
-					done <- d.View(context.Background(), func(tx core.ReadTx) error {
+					done <- d.View(context.Background(), func(tx driver.ReadTx) error {
 						close(viewing)
 						<-release
 						return nil
@@ -147,7 +148,7 @@ func TestForgetScrubsFiles(t *testing.T) {
 				}()
 				<-viewing
 			}
-			update(t, d, func(tx core.Tx) error { return tx.Delete(victim.ID) })
+			update(t, d, func(tx driver.Tx) error { return tx.Delete(victim.ID) })
 			if heldReader {
 				if !d.scrubFile.Load() {
 					t.Error("the scrub did not wait for a reader that began before the Delete")
@@ -157,7 +158,7 @@ func TestForgetScrubsFiles(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			hits, err := d.SearchKeyword(context.Background(), &query.Term{Text: secretWord}, core.Filter{}, 10)
+			hits, err := d.SearchKeyword(context.Background(), &query.Term{Text: secretWord}, driver.Filter{}, 10)
 			if err != nil || len(hits) != 0 {
 				t.Errorf("search for the secret after Delete = %v, %v; want nothing", hits, err)
 			}

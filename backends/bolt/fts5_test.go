@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 
 	_ "modernc.org/sqlite"
@@ -112,7 +112,7 @@ func TestKeywordMatchesFTS5(t *testing.T) {
 	}
 	// A few documents repeat words, to exercise repeated phrase tokens.
 	docs[0], docs[1], docs[2] = "alpha alpha alpha beta", "run run running runner runs", "the the the"
-	err := d.Update(context.Background(), func(tx core.Tx) error {
+	err := d.Update(context.Background(), func(tx driver.Tx) error {
 		for _, c := range docs {
 			if err := tx.Insert(testMemory(c)); err != nil {
 				return err
@@ -168,7 +168,7 @@ func TestKeywordMatchesFTS5(t *testing.T) {
 			wantScores = append(wantScores, s)
 		}
 		rows.Close()
-		hits, err := d.SearchKeyword(context.Background(), q, core.Filter{}, 1000)
+		hits, err := d.SearchKeyword(context.Background(), q, driver.Filter{}, 1000)
 		if err != nil {
 			t.Fatalf("SearchKeyword(%s): %v", text, err)
 		}
@@ -235,7 +235,7 @@ func sortedCopy(ids []int64) []int64 {
 	return s
 }
 
-func scoresOf(hits []core.Hit) []float64 {
+func scoresOf(hits []driver.Hit) []float64 {
 	out := make([]float64, len(hits))
 	for i, h := range hits {
 		out[i] = h.Score

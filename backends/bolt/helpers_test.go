@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // openTestDB opens a new store in a temporary directory, closed at the end
@@ -24,17 +24,17 @@ func openTestDB(t testing.TB) *DB {
 var testTime = time.Date(2025, time.March, 14, 15, 9, 26, 0, time.UTC)
 
 // testMemory returns a valid version-1 memory with content.
-func testMemory(content string) *core.Memory {
-	return &core.Memory{
+func testMemory(content string) *driver.Memory {
+	return &driver.Memory{
 		Version:      1,
-		Namespace:    core.DefaultNamespace,
-		Pool:         core.PoolMemory,
-		Type:         core.TypeFact,
+		Namespace:    driver.DefaultNamespace,
+		Pool:         driver.PoolMemory,
+		Type:         driver.TypeFact,
 		Content:      content,
 		Significance: 5,
-		Trust:        core.Trust{Level: core.TrustCertain, Score: 1},
+		Trust:        driver.Trust{Level: driver.TrustCertain, Score: 1},
 		CreatedAt:    testTime,
 		UpdatedAt:    testTime,
-		Status:       core.StatusActive,
+		Status:       driver.StatusActive,
 	}
 }

@@ -16,7 +16,7 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 	bbolt "go.etcd.io/bbolt"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/match"
 	"github.com/memos-go/memos/core/query"
 )
@@ -79,7 +79,7 @@ func parseDocID(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
 
 // newIndexDoc builds the document of m whose content has tokens toks
 // (unstemmed, as query.Tokenize returns them).
-func newIndexDoc(m *core.Memory, toks []string) *indexDoc {
+func newIndexDoc(m *driver.Memory, toks []string) *indexDoc {
 	ts := make(analysis.TokenStream, len(toks))
 	backing := make([]analysis.Token, len(toks))
 	for i, tok := range toks {

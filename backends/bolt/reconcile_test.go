@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
 // searchWord returns the ids whose content has word.
 func searchWord(t *testing.T, d *DB, word string) []int64 {
 	t.Helper()
-	hits, err := d.SearchKeyword(context.Background(), &query.Term{Text: word}, core.Filter{}, 1000)
+	hits, err := d.SearchKeyword(context.Background(), &query.Term{Text: word}, driver.Filter{}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,27 +31,27 @@ func TestOpenRepairsIndex(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	d := reopen(t, dir)
 	a, b, c := testMemory("apricot orchard"), testMemory("blueberry field"), testMemory("cherry tree")
-	update(t, d, func(tx core.Tx) error {
-		for _, m := range []*core.Memory{a, b, c} {
+	update(t, d, func(tx driver.Tx) error {
+		for _, m := range []*driver.Memory{a, b, c} {
 			if err := tx.Insert(m); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	update(t, d, func(tx core.Tx) error { return tx.Delete(c.ID) })
+	update(t, d, func(tx driver.Tx) error { return tx.Delete(c.ID) })
 	next := b.Clone()
 	next.Version, next.Content = 2, "blackberry field"
 
 	// A commit whose index update is lost: the index keeps the old sequence
 	// number and lacks the change, and has a document the store does not.
 	seqBefore := decodeU64(must(d.idx.GetInternal(internalSeq)))
-	update(t, d, func(tx core.Tx) error { return tx.Put(next) })
+	update(t, d, func(tx driver.Tx) error { return tx.Put(next) })
 	batch := d.idx.NewBatch()
 	if err := batch.IndexAdvanced(newIndexDoc(b, []string{"blueberry", "field"}).doc); err != nil {
 		t.Fatal(err)
 	}
-	if err := batch.IndexAdvanced(newIndexDoc(&core.Memory{ID: 999, Content: "ghost"}, []string{"ghost"}).doc); err != nil {
+	if err := batch.IndexAdvanced(newIndexDoc(&driver.Memory{ID: 999, Content: "ghost"}, []string{"ghost"}).doc); err != nil {
 		t.Fatal(err)
 	}
 	batch.SetInternal(internalSeq, u64(seqBefore))
@@ -76,7 +76,7 @@ func TestOpenRepairsIndex(t *testing.T) {
 
 	// An index of another store is rebuilt; so is a missing one.
 	other := reopen(t, filepath.Join(t.TempDir(), "other"))
-	update(t, other, func(tx core.Tx) error { return tx.Insert(testMemory("durian")) })
+	update(t, other, func(tx driver.Tx) error { return tx.Insert(testMemory("durian")) })
 	other.Close()
 	os.RemoveAll(filepath.Join(dir, IndexDir))
 	if err := os.Rename(filepath.Join(other.Path(), IndexDir), filepath.Join(dir, IndexDir)); err != nil {
@@ -128,8 +128,8 @@ func TestLockedStore(t *testing.T) {
 	if err == nil {
 		t.Fatal("a second Open of a store in use succeeded")
 	}
-	if core.KindOf(err).Name != "unavailable" {
-		t.Errorf("second Open: %v, want an error wrapping core.ErrUnavailable", err)
+	if driver.KindOf(err).Name != "unavailable" {
+		t.Errorf("second Open: %v, want an error wrapping driver.ErrUnavailable", err)
 	}
 	t.Log(err)
 }

@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // A record is one version of a memory as stored in bbolt. The encoding is
@@ -58,12 +58,12 @@ func (e *encoder) time(t time.Time) {
 
 // encodeRecord encodes m, the current or an old version, with its change-log
 // sequence number (0 for an old version) and token count.
-func encodeRecord(m *core.Memory, seq uint64, ntok int) ([]byte, error) {
+func encodeRecord(m *driver.Memory, seq uint64, ntok int) ([]byte, error) {
 	var meta []byte
 	if len(m.Metadata) > 0 {
 		var err error
 		if meta, err = json.Marshal(m.Metadata); err != nil {
-			return nil, core.Invalidf("metadata of memory %d cannot be stored as JSON: %v", m.ID, err)
+			return nil, driver.Invalidf("metadata of memory %d cannot be stored as JSON: %v", m.ID, err)
 		}
 	}
 	e := encoder{b: make([]byte, 0, 128+len(m.Content)+4*len(m.Embedding.Vector)+len(meta))}
@@ -196,10 +196,10 @@ type recordHead struct {
 	Version   int
 	NTok      int
 	Namespace string
-	Pool      core.Pool
-	Type      core.Type
-	Status    core.Status
-	Embedding core.Embedding
+	Pool      driver.Pool
+	Type      driver.Type
+	Status    driver.Status
+	Embedding driver.Embedding
 }
 
 // decodeHead decodes the head of v; d is left at the tail.
@@ -215,9 +215,9 @@ func decodeHead(v []byte) (recordHead, *decoder) {
 	h.Version = int(d.uvarint())
 	h.NTok = int(d.uvarint())
 	h.Namespace = d.str()
-	h.Pool = core.Pool(d.str())
-	h.Type = core.Type(d.str())
-	h.Status = core.Status(d.str())
+	h.Pool = driver.Pool(d.str())
+	h.Type = driver.Type(d.str())
+	h.Status = driver.Status(d.str())
 	h.Embedding.Model = d.str()
 	if dim := d.uvarint(); dim > 0 {
 		p := d.raw(4 * dim)
@@ -232,9 +232,9 @@ func decodeHead(v []byte) (recordHead, *decoder) {
 }
 
 // decodeRecord decodes a whole record for memory id into a fresh Memory.
-func decodeRecord(id int64, v []byte) (*core.Memory, recordHead, error) {
+func decodeRecord(id int64, v []byte) (*driver.Memory, recordHead, error) {
 	h, d := decodeHead(v)
-	m := &core.Memory{
+	m := &driver.Memory{
 		ID: id, Version: h.Version, Namespace: h.Namespace, Pool: h.Pool, Type: h.Type,
 		Status: h.Status, Embedding: h.Embedding,
 	}
@@ -258,7 +258,7 @@ func decodeRecord(id int64, v []byte) (*core.Memory, recordHead, error) {
 	m.EmotionalContext = d.str()
 	m.Source = d.str()
 	m.Session = d.str()
-	m.Trust.Level = core.TrustLevel(d.str())
+	m.Trust.Level = driver.TrustLevel(d.str())
 	m.Trust.Score = d.f64()
 	m.ValidFrom = d.time()
 	m.ValidTo = d.time()

@@ -14,7 +14,7 @@ import (
 	bq "github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/match"
 	"github.com/memos-go/memos/core/query"
 )
@@ -106,7 +106,7 @@ func (c *compiled) newPhrase(words []string, prefix bool) *qnode {
 
 func (c *compiled) compile(n query.Node, depth int) (*qnode, error) {
 	if depth > maxQueryDepth {
-		return nil, core.Invalidf("query nests deeper than %d levels", maxQueryDepth)
+		return nil, driver.Invalidf("query nests deeper than %d levels", maxQueryDepth)
 	}
 	switch n := n.(type) {
 	case *query.Term:
@@ -135,7 +135,7 @@ func (c *compiled) compile(n query.Node, depth int) (*qnode, error) {
 			kids, kind = o.Children, kindOr
 		}
 		if len(kids) == 0 {
-			return nil, core.Invalidf("query has an AND or OR without operands")
+			return nil, driver.Invalidf("query has an AND or OR without operands")
 		}
 		out := &qnode{kind: kind}
 		for _, k := range kids {
@@ -183,10 +183,10 @@ func (c *compiled) compile(n query.Node, depth int) (*qnode, error) {
 			break
 		}
 		if n.Distance < 0 {
-			return nil, core.Invalidf("NEAR distance %d is negative", n.Distance)
+			return nil, driver.Invalidf("NEAR distance %d is negative", n.Distance)
 		}
 		if len(n.Groups) == 0 {
-			return nil, core.Invalidf("query has a NEAR without groups")
+			return nil, driver.Invalidf("query has a NEAR without groups")
 		}
 		out := &qnode{kind: kindNear, dist: n.Distance}
 		for _, g := range n.Groups {
@@ -197,7 +197,7 @@ func (c *compiled) compile(n query.Node, depth int) (*qnode, error) {
 			case *query.Phrase:
 				q = c.newPhrase(g.Terms, false)
 			default:
-				return nil, core.Invalidf("a NEAR group must be a term or a phrase, not %T", g)
+				return nil, driver.Invalidf("a NEAR group must be a term or a phrase, not %T", g)
 			}
 			if q.kind == kindNone {
 				return q, nil
@@ -210,9 +210,9 @@ func (c *compiled) compile(n query.Node, depth int) (*qnode, error) {
 		return out, nil
 	}
 	if n == nil {
-		return nil, core.Invalidf("query is nil")
+		return nil, driver.Invalidf("query is nil")
 	}
-	return nil, core.Invalidf("unknown query node %T", n)
+	return nil, driver.Invalidf("unknown query node %T", n)
 }
 
 // candidates returns a bleve query whose matches are a superset of n's.
@@ -533,7 +533,7 @@ func idf(n, hits uint64) float64 {
 
 // filterQuery restricts candidates to f; it returns ok false when f matches
 // nothing.
-func filterQuery(f core.Filter) (qs []bq.Query, ok bool) {
+func filterQuery(f driver.Filter) (qs []bq.Query, ok bool) {
 	add := func(field string, vals []string) bool {
 		if vals == nil {
 			return true
@@ -571,8 +571,8 @@ func strs[T ~string](vs []T) []string {
 // SearchKeyword returns up to limit memories that match q and f, best first
 // (FTS5's bm25, negated: higher is better; ties broken by ascending id). A
 // query that query.Validate rejects, or a limit that is not positive, is
-// core.ErrInvalid.
-func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f core.Filter, limit int) ([]core.Hit, error) {
+// driver.ErrInvalid.
+func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, limit int) ([]driver.Hit, error) {
 	if err := d.enter("search"); err != nil {
 		return nil, err
 	}
@@ -581,19 +581,19 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f core.Filter, lim
 		return nil, fmt.Errorf("bolt: search: %w", err)
 	}
 	if q == nil {
-		return nil, core.Invalidf("bolt: search: no query")
+		return nil, driver.Invalidf("bolt: search: no query")
 	}
 	if err := query.Validate(q); err != nil {
-		return nil, fmt.Errorf("bolt: search: %w: %v", core.ErrInvalid, err)
+		return nil, fmt.Errorf("bolt: search: %w: %v", driver.ErrInvalid, err)
 	}
 	if limit <= 0 {
-		return nil, core.Invalidf("bolt: search: limit %d is not positive", limit)
+		return nil, driver.Invalidf("bolt: search: limit %d is not positive", limit)
 	}
 	cq, err := compileQuery(q)
 	if err != nil {
 		return nil, fmt.Errorf("bolt: search: %w", err)
 	}
-	hits := []core.Hit{}
+	hits := []driver.Hit{}
 	fqs, ok := filterQuery(f)
 	if !ok || cq.root.kind == kindNone {
 		return hits, nil
@@ -646,7 +646,7 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f core.Filter, lim
 		if err != nil {
 			return nil, fmt.Errorf("bolt: search: keyword index document %q has a malformed id; reopen the store to rebuild the index", h.ID)
 		}
-		hits = append(hits, core.Hit{ID: id, Score: h.Score})
+		hits = append(hits, driver.Hit{ID: id, Score: h.Score})
 	}
 	// bleve sorts by score then id already; sorting again guards the
 	// contract against float formatting of ties in its sort keys.

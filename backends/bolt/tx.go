@@ -11,11 +11,11 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
-// readTx implements core.ReadTx and core.AuditReader over a bbolt transaction.
+// readTx implements driver.ReadTx and driver.AuditReader over a bbolt transaction.
 type readTx struct {
 	ctx  context.Context
 	tx   *bbolt.Tx
@@ -41,7 +41,7 @@ func verKey(id int64, v int) []byte {
 // check returns an error when the transaction may no longer be used.
 func (t *readTx) check(op string) error {
 	if t.done {
-		return fmt.Errorf("bolt: %s: the transaction has ended (a ReadTx or Tx must not be used after its View or Update returns): %w", op, core.ErrClosed)
+		return fmt.Errorf("bolt: %s: the transaction has ended (a ReadTx or Tx must not be used after its View or Update returns): %w", op, driver.ErrClosed)
 	}
 	if err := t.ctx.Err(); err != nil {
 		return fmt.Errorf("bolt: %s: %w", op, err)
@@ -50,11 +50,11 @@ func (t *readTx) check(op string) error {
 }
 
 func notFound(op string, id int64) error {
-	return fmt.Errorf("bolt: %s %d: %w", op, id, core.ErrNotFound)
+	return fmt.Errorf("bolt: %s %d: %w", op, id, driver.ErrNotFound)
 }
 
 // Get returns version v of memory id, or its current version when v is 0.
-func (t *readTx) Get(id int64, v int) (*core.Memory, error) {
+func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
 	if err := t.check("get"); err != nil {
 		return nil, err
 	}
@@ -68,14 +68,14 @@ func (t *readTx) Get(id int64, v int) (*core.Memory, error) {
 	}
 	old := t.tx.Bucket(bktVer).Get(verKey(id, v))
 	if old == nil {
-		return nil, fmt.Errorf("bolt: get %d version %d: %w", id, v, core.ErrNotFound)
+		return nil, fmt.Errorf("bolt: get %d version %d: %w", id, v, driver.ErrNotFound)
 	}
 	m, _, err = decodeRecord(id, old)
 	return m, err
 }
 
 // History returns every version of id, oldest first.
-func (t *readTx) History(id int64) ([]*core.Memory, error) {
+func (t *readTx) History(id int64) ([]*driver.Memory, error) {
 	if err := t.check("history"); err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (t *readTx) History(id int64) ([]*core.Memory, error) {
 	if cur == nil {
 		return nil, notFound("history", id)
 	}
-	var hist []*core.Memory
+	var hist []*driver.Memory
 	prefix := idKey(id)
 	c := t.tx.Bucket(bktVer).Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -101,7 +101,7 @@ func (t *readTx) History(id int64) ([]*core.Memory, error) {
 }
 
 // matchFilter reports whether a memory with these attributes passes f.
-func matchFilter(f *core.Filter, ns string, pool core.Pool, st core.Status, ty core.Type) bool {
+func matchFilter(f *driver.Filter, ns string, pool driver.Pool, st driver.Status, ty driver.Type) bool {
 	return (f.Namespaces == nil || slices.Contains(f.Namespaces, ns)) &&
 		(f.Pools == nil || slices.Contains(f.Pools, pool)) &&
 		(f.Statuses == nil || slices.Contains(f.Statuses, st)) &&
@@ -110,7 +110,7 @@ func matchFilter(f *core.Filter, ns string, pool core.Pool, st core.Status, ty c
 
 // Scan calls fn with the current version of every memory that matches opts,
 // in ascending id order.
-func (t *readTx) Scan(opts core.ScanOptions, fn func(*core.Memory) error) error {
+func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) error {
 	if err := t.check("scan"); err != nil {
 		return err
 	}
@@ -146,11 +146,11 @@ func (t *readTx) Scan(opts core.ScanOptions, fn func(*core.Memory) error) error 
 }
 
 // edgeKey is from, to, type.
-func edgeKey(from, to int64, typ core.EdgeType) []byte {
+func edgeKey(from, to int64, typ driver.EdgeType) []byte {
 	return append(binary.BigEndian.AppendUint64(idKey(from), uint64(to)), typ...)
 }
 
-func encodeEdge(e core.Edge) []byte {
+func encodeEdge(e driver.Edge) []byte {
 	enc := encoder{}
 	enc.f64(e.Weight)
 	enc.time(e.CreatedAt)
@@ -158,33 +158,33 @@ func encodeEdge(e core.Edge) []byte {
 	return enc.b
 }
 
-func decodeEdge(k, v []byte) (core.Edge, error) {
+func decodeEdge(k, v []byte) (driver.Edge, error) {
 	if len(k) < 16 {
-		return core.Edge{}, errCorrupt
+		return driver.Edge{}, errCorrupt
 	}
 	d := decoder{b: v}
-	e := core.Edge{
+	e := driver.Edge{
 		From: int64(binary.BigEndian.Uint64(k)),
 		To:   int64(binary.BigEndian.Uint64(k[8:])),
-		Type: core.EdgeType(k[16:]),
+		Type: driver.EdgeType(k[16:]),
 	}
 	e.Weight = d.f64()
 	e.CreatedAt = d.time()
 	e.Source = d.str()
 	if d.err != nil {
-		return core.Edge{}, fmt.Errorf("%w: edge %d→%d (%s); restore the store from a backup", d.err, e.From, e.To, e.Type)
+		return driver.Edge{}, fmt.Errorf("%w: edge %d→%d (%s); restore the store from a backup", d.err, e.From, e.To, e.Type)
 	}
 	return e, nil
 }
 
 // Edges returns the edges that start or end at id, ordered by (From, To, Type).
-func (t *readTx) Edges(id int64) ([]core.Edge, error) {
+func (t *readTx) Edges(id int64) ([]driver.Edge, error) {
 	if err := t.check("edges"); err != nil {
 		return nil, err
 	}
 	edges := t.tx.Bucket(bktEdge)
 	prefix := idKey(id)
-	var out []core.Edge
+	var out []driver.Edge
 	c := edges.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		e, err := decodeEdge(k, v)
@@ -202,14 +202,14 @@ func (t *readTx) Edges(id int64) ([]core.Edge, error) {
 		if from == id {
 			continue // a self-loop, already listed
 		}
-		fk := edgeKey(from, id, core.EdgeType(k[16:]))
+		fk := edgeKey(from, id, driver.EdgeType(k[16:]))
 		e, err := decodeEdge(fk, edges.Get(fk))
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b core.Edge) int {
+	slices.SortFunc(out, func(a, b driver.Edge) int {
 		if a.From != b.From {
 			return cmpInt(a.From, b.From)
 		}
@@ -241,7 +241,7 @@ func (t *readTx) Seq() (uint64, error) {
 
 // Changes calls fn for every memory changed after since, in ascending Seq
 // order, with its latest state or Deleted.
-func (t *readTx) Changes(since uint64, fn func(core.Change) error) error {
+func (t *readTx) Changes(since uint64, fn func(driver.Change) error) error {
 	if err := t.check("changes"); err != nil {
 		return err
 	}
@@ -256,7 +256,7 @@ func (t *readTx) Changes(since uint64, fn func(core.Change) error) error {
 		}
 		seq := binary.BigEndian.Uint64(k)
 		id := int64(binary.BigEndian.Uint64(v))
-		ch := core.Change{Seq: seq, ID: id}
+		ch := driver.Change{Seq: seq, ID: id}
 		if rec := mem.Get(v); rec != nil {
 			h, d := decodeHead(rec)
 			if d.err != nil {
@@ -282,19 +282,19 @@ func (t *readTx) Meta(key string) (string, error) {
 	}
 	v := t.tx.Bucket(bktMeta).Get([]byte(key))
 	if v == nil {
-		return "", fmt.Errorf("bolt: meta %q: %w", key, core.ErrNotFound)
+		return "", fmt.Errorf("bolt: meta %q: %w", key, driver.ErrNotFound)
 	}
 	return string(v), nil
 }
 
 // Audit calls fn for every audit entry in ascending Seq order.
-func (t *readTx) Audit(fn func(core.AuditEntry) error) error {
+func (t *readTx) Audit(fn func(driver.AuditEntry) error) error {
 	if err := t.check("audit"); err != nil {
 		return err
 	}
 	c := t.tx.Bucket(bktAudit).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		var e core.AuditEntry
+		var e driver.AuditEntry
 		if err := json.Unmarshal(v, &e); err != nil {
 			return fmt.Errorf("bolt: audit entry %d is corrupt (%v); restore the store from a backup", binary.BigEndian.Uint64(k), err)
 		}
@@ -305,7 +305,7 @@ func (t *readTx) Audit(fn func(core.AuditEntry) error) error {
 	return nil
 }
 
-// writeTx implements core.Tx. Counters are read lazily and written back by
+// writeTx implements driver.Tx. Counters are read lazily and written back by
 // flush before the commit; keyword index changes are collected in docs and
 // applied after the commit.
 type writeTx struct {
@@ -367,7 +367,7 @@ func storeErr(op string, id int64, err error) error {
 
 // putCurrent writes m as the current version of its memory under a new
 // sequence number and queues it for the keyword index.
-func (t *writeTx) putCurrent(op string, m *core.Memory) (ntok int, err error) {
+func (t *writeTx) putCurrent(op string, m *driver.Memory) (ntok int, err error) {
 	toks := query.Tokenize(m.Content)
 	seq := t.next()
 	rec, err := encodeRecord(m, seq, len(toks))
@@ -386,17 +386,17 @@ func (t *writeTx) putCurrent(op string, m *core.Memory) (ntok int, err error) {
 }
 
 // Insert stores m as version 1 of a new memory and assigns m.ID.
-func (t *writeTx) Insert(m *core.Memory) error { return t.insert(m, false) }
+func (t *writeTx) Insert(m *driver.Memory) error { return t.insert(m, false) }
 
-// InsertAt stores m as version 1 of memory m.ID (see core.Importer).
-func (t *writeTx) InsertAt(m *core.Memory) error {
+// InsertAt stores m as version 1 of memory m.ID (see driver.Importer).
+func (t *writeTx) InsertAt(m *driver.Memory) error {
 	if m.ID <= 0 {
-		return fmt.Errorf("bolt: insert at: %w", core.Invalidf("id %d is not positive", m.ID))
+		return fmt.Errorf("bolt: insert at: %w", driver.Invalidf("id %d is not positive", m.ID))
 	}
 	return t.insert(m, true)
 }
 
-// ReserveIDs makes sure Insert never assigns an id up to id (see core.Importer).
+// ReserveIDs makes sure Insert never assigns an id up to id (see driver.Importer).
 func (t *writeTx) ReserveIDs(id int64) error {
 	if err := t.check("reserve ids"); err != nil {
 		return err
@@ -410,19 +410,19 @@ func (t *writeTx) ReserveIDs(id int64) error {
 	return nil
 }
 
-func (t *writeTx) insert(m *core.Memory, keepID bool) error {
+func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
 	if err := t.check("insert"); err != nil {
 		return err
 	}
 	if m.Version != 1 {
-		return fmt.Errorf("bolt: insert: %w", core.Invalidf("a new memory must have version 1, not %d", m.Version))
+		return fmt.Errorf("bolt: insert: %w", driver.Invalidf("a new memory must have version 1, not %d", m.Version))
 	}
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("bolt: insert: %w", err)
 	}
 	if keepID {
 		if t.tx.Bucket(bktMem).Get(idKey(m.ID)) != nil {
-			return fmt.Errorf("bolt: insert at: memory %d exists: %w", m.ID, core.ErrConflict)
+			return fmt.Errorf("bolt: insert at: memory %d exists: %w", m.ID, driver.ErrConflict)
 		}
 		if err := t.ReserveIDs(m.ID); err != nil {
 			return err
@@ -444,7 +444,7 @@ func (t *writeTx) insert(m *core.Memory, keepID bool) error {
 }
 
 // Put stores m as the next version of its memory.
-func (t *writeTx) Put(m *core.Memory) error {
+func (t *writeTx) Put(m *driver.Memory) error {
 	if err := t.check("put"); err != nil {
 		return err
 	}
@@ -458,7 +458,7 @@ func (t *writeTx) Put(m *core.Memory) error {
 		return err
 	}
 	if m.Version != old.Version+1 {
-		return fmt.Errorf("bolt: put %d: version %d, but the current version is %d; reload the memory and retry: %w", m.ID, m.Version, old.Version, core.ErrConflict)
+		return fmt.Errorf("bolt: put %d: version %d, but the current version is %d; reload the memory and retry: %w", m.ID, m.Version, old.Version, driver.ErrConflict)
 	}
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("bolt: put %d: %w", m.ID, err)
@@ -606,17 +606,17 @@ func (t *writeTx) Touch(ids []int64, at time.Time) error {
 }
 
 // Link adds or replaces the edge (From, To, Type).
-func (t *writeTx) Link(e core.Edge) error {
+func (t *writeTx) Link(e driver.Edge) error {
 	if err := t.check("link"); err != nil {
 		return err
 	}
-	if err := core.ValidateEdgeType(e.Type); err != nil {
+	if err := driver.ValidateEdgeType(e.Type); err != nil {
 		return fmt.Errorf("bolt: link: %w", err)
 	}
 	mem := t.tx.Bucket(bktMem)
 	for _, id := range []int64{e.From, e.To} {
 		if mem.Get(idKey(id)) == nil {
-			return fmt.Errorf("bolt: link %d→%d: memory %d: %w", e.From, e.To, id, core.ErrNotFound)
+			return fmt.Errorf("bolt: link %d→%d: memory %d: %w", e.From, e.To, id, driver.ErrNotFound)
 		}
 	}
 	k := edgeKey(e.From, e.To, e.Type)
@@ -631,14 +631,14 @@ func (t *writeTx) Link(e core.Edge) error {
 }
 
 // Unlink removes the edge (from, to, typ).
-func (t *writeTx) Unlink(from, to int64, typ core.EdgeType) error {
+func (t *writeTx) Unlink(from, to int64, typ driver.EdgeType) error {
 	if err := t.check("unlink"); err != nil {
 		return err
 	}
 	k := edgeKey(from, to, typ)
 	edges := t.tx.Bucket(bktEdge)
 	if edges.Get(k) == nil {
-		return fmt.Errorf("bolt: unlink %d→%d (%s): %w", from, to, typ, core.ErrNotFound)
+		return fmt.Errorf("bolt: unlink %d→%d (%s): %w", from, to, typ, driver.ErrNotFound)
 	}
 	if err := edges.Delete(k); err != nil {
 		return storeErr("unlink", from, err)
@@ -656,7 +656,7 @@ func (t *writeTx) SetMeta(key, value string) error {
 		return err
 	}
 	if key == "" {
-		return fmt.Errorf("bolt: set meta: %w", core.Invalidf("meta key is empty"))
+		return fmt.Errorf("bolt: set meta: %w", driver.Invalidf("meta key is empty"))
 	}
 	if err := t.tx.Bucket(bktMeta).Put([]byte(key), []byte(value)); err != nil {
 		return fmt.Errorf("bolt: set meta %q: %w", key, err)
@@ -666,7 +666,7 @@ func (t *writeTx) SetMeta(key, value string) error {
 }
 
 // AppendAudit appends e to the audit log, assigning e.Seq.
-func (t *writeTx) AppendAudit(e *core.AuditEntry) error {
+func (t *writeTx) AppendAudit(e *driver.AuditEntry) error {
 	if err := t.check("audit"); err != nil {
 		return err
 	}

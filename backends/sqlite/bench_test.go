@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -24,7 +24,7 @@ import (
 
 const benchDim = 256
 
-var benchNamespaces = []string{core.DefaultNamespace, "project:alpha", "project:beta", "user:ada"}
+var benchNamespaces = []string{driver.DefaultNamespace, "project:alpha", "project:beta", "user:ada"}
 
 type corpus struct {
 	vocab []string
@@ -50,7 +50,7 @@ func newCorpus(seed uint64) *corpus {
 	return &corpus{vocab: vocab, rng: rng, zipf: rand.NewZipf(rng, 1.1, 2, uint64(len(vocab)-1))}
 }
 
-func (c *corpus) memory(i int) *core.Memory {
+func (c *corpus) memory(i int) *driver.Memory {
 	words := make([]string, 12+c.rng.IntN(29))
 	for j := range words {
 		words[j] = c.vocab[c.zipf.Uint64()]
@@ -58,7 +58,7 @@ func (c *corpus) memory(i int) *core.Memory {
 	m := newMem(strings.Join(words, " "))
 	m.Namespace = benchNamespaces[i%len(benchNamespaces)]
 	if i%10 == 9 {
-		m.Status = core.StatusArchived
+		m.Status = driver.StatusArchived
 	}
 	v := make([]float32, benchDim)
 	var norm float64
@@ -69,12 +69,12 @@ func (c *corpus) memory(i int) *core.Memory {
 	for j := range v {
 		v[j] /= float32(math.Sqrt(norm))
 	}
-	m.Embedding = core.Embedding{Model: "bench-256", Vector: v}
+	m.Embedding = driver.Embedding{Model: "bench-256", Vector: v}
 	return m
 }
 
-func (c *corpus) batch(start, n int) []*core.Memory {
-	ms := make([]*core.Memory, n)
+func (c *corpus) batch(start, n int) []*driver.Memory {
+	ms := make([]*driver.Memory, n)
 	for i := range ms {
 		ms[i] = c.memory(start + i)
 	}
@@ -108,8 +108,8 @@ func (c *corpus) queries(n int) []query.Node {
 	return qs
 }
 
-func insertBatch(b *testing.B, d *DB, ms []*core.Memory) {
-	err := d.Update(context.Background(), func(tx core.Tx) error {
+func insertBatch(b *testing.B, d *DB, ms []*driver.Memory) {
+	err := d.Update(context.Background(), func(tx driver.Tx) error {
 		for _, m := range ms {
 			m.ID = 0
 			if err := tx.Insert(m); err != nil {
@@ -129,7 +129,7 @@ func BenchmarkInsertBatch(b *testing.B) {
 	d := openDB(b, filepath.Join(b.TempDir(), "memory.db"))
 	defer d.Close()
 	c := newCorpus(1)
-	batches := make([][]*core.Memory, 8)
+	batches := make([][]*driver.Memory, 8)
 	for i := range batches {
 		batches[i] = c.batch(i*1000, 1000)
 	}
@@ -144,7 +144,7 @@ func BenchmarkInsertBatch(b *testing.B) {
 // and reports its size on disk after Close.
 func BenchmarkBuild10k(b *testing.B) {
 	c := newCorpus(1)
-	batches := make([][]*core.Memory, 10)
+	batches := make([][]*driver.Memory, 10)
 	for i := range batches {
 		batches[i] = c.batch(i*1000, 1000)
 	}
@@ -229,9 +229,9 @@ func runRaw(b *testing.B, st *sql.Stmt, q string) {
 	}
 }
 
-var benchFilter = core.Filter{
-	Namespaces: []string{core.DefaultNamespace, "project:alpha"},
-	Statuses:   []core.Status{core.StatusActive},
+var benchFilter = driver.Filter{
+	Namespaces: []string{driver.DefaultNamespace, "project:alpha"},
+	Statuses:   []driver.Status{driver.StatusActive},
 }
 
 // BenchmarkSearchKeyword10k measures keyword search latency at 10k
@@ -258,7 +258,7 @@ func BenchmarkSearchKeyword10k(b *testing.B) {
 	}{
 		{"raw", func(i int) { runRaw(b, raw, strs[i]) }},
 		{"nofilter", func(i int) {
-			if _, err := d.SearchKeyword(ctx, qs[i], core.Filter{}, 20); err != nil {
+			if _, err := d.SearchKeyword(ctx, qs[i], driver.Filter{}, 20); err != nil {
 				b.Fatal(err)
 			}
 		}},
@@ -304,8 +304,8 @@ func BenchmarkSearchOverhead10k(b *testing.B) {
 	ctx := context.Background()
 	for _, fc := range []struct {
 		name string
-		f    core.Filter
-	}{{"nofilter", core.Filter{}}, {"filter", benchFilter}} {
+		f    driver.Filter
+	}{{"nofilter", driver.Filter{}}, {"filter", benchFilter}} {
 		b.Run(fc.name, func(b *testing.B) {
 			var tRaw, tOurs time.Duration
 			var ratios []float64

@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // timeLayout is RFC 3339 with a fixed nine-digit fraction, always in UTC. The
@@ -25,7 +25,7 @@ func encodeTime(field string, t time.Time) (string, error) {
 	}
 	t = t.UTC()
 	if y := t.Year(); y < 0 || y > 9999 {
-		return "", core.Invalidf("%s %v is outside the years 0000–9999", field, t)
+		return "", driver.Invalidf("%s %v is outside the years 0000–9999", field, t)
 	}
 	return t.Format(timeLayout), nil
 }
@@ -102,7 +102,7 @@ func encodeEntities(es []string) (string, error) {
 	}
 	b, err := json.Marshal(es)
 	if err != nil {
-		return "", core.Invalidf("entities are not JSON-encodable: %v", err)
+		return "", driver.Invalidf("entities are not JSON-encodable: %v", err)
 	}
 	return string(b), nil
 }
@@ -128,7 +128,7 @@ func encodeMetadata(md map[string]any) (any, error) {
 	}
 	b, err := json.Marshal(md)
 	if err != nil {
-		return nil, core.Invalidf("metadata is not JSON-encodable: %v", err)
+		return nil, driver.Invalidf("metadata is not JSON-encodable: %v", err)
 	}
 	return string(b), nil
 }
@@ -158,7 +158,7 @@ const memoryCols = `id, version, namespace, pool, type, content, significance, e
 	created_at, updated_at, status, metadata, embedding_model, embedding_dim, embedding`
 
 // memoryArgs returns the values for memoryCols.
-func memoryArgs(m *core.Memory) ([]any, error) {
+func memoryArgs(m *driver.Memory) ([]any, error) {
 	entities, err := encodeEntities(m.Entities)
 	if err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func memoryArgs(m *core.Memory) ([]any, error) {
 		return nil, err
 	}
 	if math.IsNaN(m.Trust.Score) || math.IsInf(m.Trust.Score, 0) {
-		return nil, core.Invalidf("trust score %v is not a finite number", m.Trust.Score)
+		return nil, driver.Invalidf("trust score %v is not a finite number", m.Trust.Score)
 	}
 	return []any{
 		m.ID, m.Version, m.Namespace, string(m.Pool), string(m.Type), m.Content, m.Significance, entities,
@@ -197,9 +197,9 @@ func memoryArgs(m *core.Memory) ([]any, error) {
 type scanner interface{ Scan(dest ...any) error }
 
 // scanMemory reads memoryCols followed by last_accessed_at and access_count.
-func scanMemory(s scanner) (*core.Memory, error) {
+func scanMemory(s scanner) (*driver.Memory, error) {
 	var (
-		m                                              core.Memory
+		m                                              driver.Memory
 		pool, typ, trust, status                       string
 		entities, metadata                             sql.NullString
 		validFrom, validTo, created, updated, accessed sql.NullString
@@ -213,14 +213,14 @@ func scanMemory(s scanner) (*core.Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Pool, m.Type, m.Trust.Level, m.Status = core.Pool(pool), core.Type(typ), core.TrustLevel(trust), core.Status(status)
+	m.Pool, m.Type, m.Trust.Level, m.Status = driver.Pool(pool), driver.Type(typ), driver.TrustLevel(trust), driver.Status(status)
 	if err := decodeMemory(&m, entities, metadata, validFrom, validTo, created, updated, accessed, vec, dim); err != nil {
 		return nil, fmt.Errorf("memory %d version %d is stored in a form memos cannot read: %w", m.ID, m.Version, err)
 	}
 	return &m, nil
 }
 
-func decodeMemory(m *core.Memory, entities, metadata, validFrom, validTo, created, updated, accessed sql.NullString, vec []byte, dim int) error {
+func decodeMemory(m *driver.Memory, entities, metadata, validFrom, validTo, created, updated, accessed sql.NullString, vec []byte, dim int) error {
 	var err error
 	if m.Entities, err = decodeEntities(entities); err != nil {
 		return err

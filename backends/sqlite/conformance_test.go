@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/backends/sqlite"
-	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/driver"
 )
 
 func TestConformance(t *testing.T) {
 	backendtest.Run(t, backendtest.Harness{
 		Name: sqlite.Name,
-		Open: func(_ testing.TB, path string) (core.Backend, error) {
+		Open: func(_ testing.TB, path string) (driver.Backend, error) {
 			return sqlite.Open(context.Background(), sqlite.Config{Path: path})
 		},
 	})

@@ -9,7 +9,7 @@ import (
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // dbError turns an error from the driver into one that says what memos was
@@ -27,10 +27,10 @@ func dbError(ctx context.Context, op string, err error) error {
 		return fmt.Errorf("%s: %w", op, ctx.Err())
 	}
 	if errors.Is(err, sql.ErrTxDone) {
-		return fmt.Errorf("%s: the transaction has ended (a ReadTx or Tx must not be used after its View or Update returns): %w", op, core.ErrClosed)
+		return fmt.Errorf("%s: the transaction has ended (a ReadTx or Tx must not be used after its View or Update returns): %w", op, driver.ErrClosed)
 	}
 	if errors.Is(err, sql.ErrConnDone) {
-		return fmt.Errorf("%s: %w", op, core.ErrClosed)
+		return fmt.Errorf("%s: %w", op, driver.ErrClosed)
 	}
 	var se *msqlite.Error
 	if !errors.As(err, &se) {
@@ -38,9 +38,9 @@ func dbError(ctx context.Context, op string, err error) error {
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return fmt.Errorf("%s: the store stayed locked by another writer for longer than busy_timeout; retry, or raise busy_timeout (%v): %w", op, err, core.ErrUnavailable)
+		return fmt.Errorf("%s: the store stayed locked by another writer for longer than busy_timeout; retry, or raise busy_timeout (%v): %w", op, err, driver.ErrUnavailable)
 	case sqlite3.SQLITE_NOTADB:
-		return fmt.Errorf("%s: the file is not an SQLite database (%v); check the path: %w", op, err, core.ErrInvalid)
+		return fmt.Errorf("%s: the file is not an SQLite database (%v); check the path: %w", op, err, driver.ErrInvalid)
 	case sqlite3.SQLITE_CORRUPT:
 		return fmt.Errorf("%s: the store file is damaged (%v); restore it from a backup, or inspect it with sqlite3's PRAGMA integrity_check", op, err)
 	case sqlite3.SQLITE_FULL:

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 const (
@@ -84,14 +84,14 @@ func TestCrashAtomicity(t *testing.T) {
 			t.Errorf("round %d: %d memories (%v) after %d reported commits; want at least %d", round, n, err, total, 9*total)
 		}
 		// A sample of memories: each one's unique token finds exactly it.
-		err = d.View(context.Background(), func(tx core.ReadTx) error {
+		err = d.View(context.Background(), func(tx driver.ReadTx) error {
 			n := 0
-			return tx.Scan(core.ScanOptions{}, func(m *core.Memory) error {
+			return tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
 				if n++; n%37 != 0 {
 					return nil
 				}
 				tok := strings.Fields(m.Content)[0]
-				hits, err := d.SearchKeyword(context.Background(), mustParse(t, tok), core.Filter{}, 5)
+				hits, err := d.SearchKeyword(context.Background(), mustParse(t, tok), driver.Filter{}, 5)
 				if err != nil {
 					return err
 				}
@@ -122,12 +122,12 @@ func crashChild(path string) {
 	pid := os.Getpid()
 	deadline := time.Now().Add(time.Minute) // in case the parent is gone
 	for i := 0; time.Now().Before(deadline); i++ {
-		err := d.Update(ctx, func(tx core.Tx) error {
+		err := d.Update(ctx, func(tx driver.Tx) error {
 			var ids []int64
 			for j := range 10 {
 				m := newMem(fmt.Sprintf("p%dt%dm%d is a memory written by process %d in transaction %d %s",
 					pid, i, j, pid, i, strings.Repeat("with padding ", j)))
-				m.Embedding = core.Embedding{Model: "crash", Vector: []float32{float32(i), float32(j), 1}}
+				m.Embedding = driver.Embedding{Model: "crash", Vector: []float32{float32(i), float32(j), 1}}
 				if err := tx.Insert(m); err != nil {
 					return err
 				}
@@ -142,7 +142,7 @@ func crashChild(path string) {
 			if err := tx.Put(cur); err != nil {
 				return err
 			}
-			if err := tx.Link(core.Edge{From: ids[1], To: ids[2], Type: core.EdgeSupports, Weight: 1, CreatedAt: t0}); err != nil {
+			if err := tx.Link(driver.Edge{From: ids[1], To: ids[2], Type: driver.EdgeSupports, Weight: 1, CreatedAt: t0}); err != nil {
 				return err
 			}
 			return tx.Delete(ids[3])
@@ -216,7 +216,7 @@ func writerChild(spec string) {
 		}
 	}
 	for i := range 60 {
-		err := d.Update(ctx, func(tx core.Tx) error {
+		err := d.Update(ctx, func(tx driver.Tx) error {
 			for j := range 5 {
 				m := newMem(name + " memory " + strconv.Itoa(i) + "." + strconv.Itoa(j))
 				m.Source = name

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // applicationID marks a file as a memos store in the SQLite header
@@ -219,13 +219,13 @@ func migrate(ctx context.Context, tx *sql.Tx, path string) error {
 			return dbError(ctx, "read the schema", err)
 		}
 		if tables > 0 {
-			return fmt.Errorf("%w: %s is an SQLite database but not a memos store (it has %d tables and no memos marker); choose another path, or import it with the import command", core.ErrInvalid, path, tables)
+			return fmt.Errorf("%w: %s is an SQLite database but not a memos store (it has %d tables and no memos marker); choose another path, or import it with the import command", driver.ErrInvalid, path, tables)
 		}
 	default:
-		return fmt.Errorf("%w: %s is an SQLite database of another application (application_id %#x), not a memos store; choose another path", core.ErrInvalid, path, appID)
+		return fmt.Errorf("%w: %s is an SQLite database of another application (application_id %#x), not a memos store; choose another path", driver.ErrInvalid, path, appID)
 	}
 	if version > schemaVersion {
-		return fmt.Errorf("%w: %s has schema version %d, newer than this memos understands (%d); upgrade memos", core.ErrInvalid, path, version, schemaVersion)
+		return fmt.Errorf("%w: %s has schema version %d, newer than this memos understands (%d); upgrade memos", driver.ErrInvalid, path, version, schemaVersion)
 	}
 	if version == schemaVersion {
 		return nil

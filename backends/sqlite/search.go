@@ -9,7 +9,7 @@ import (
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -28,7 +28,7 @@ const (
 // q and that pass f, best first: Score is the negated BM25 rank (higher is
 // better), ties broken by ascending id. q is run as its canonical FTS5 text
 // (q.String()), so every operator means what it means in FTS5.
-func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f core.Filter, limit int) ([]core.Hit, error) {
+func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, limit int) ([]driver.Hit, error) {
 	if err := d.enter("keyword search"); err != nil {
 		return nil, err
 	}
@@ -37,13 +37,13 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f core.Filter, lim
 		return nil, fmt.Errorf("keyword search: %w", err)
 	}
 	if q == nil {
-		return nil, core.Invalidf("keyword search: no query")
+		return nil, driver.Invalidf("keyword search: no query")
 	}
 	if err := query.Validate(q); err != nil {
-		return nil, fmt.Errorf("keyword search: %w: %v", core.ErrInvalid, err)
+		return nil, fmt.Errorf("keyword search: %w: %v", driver.ErrInvalid, err)
 	}
 	if limit <= 0 {
-		return nil, core.Invalidf("keyword search: limit %d is not positive", limit)
+		return nil, driver.Invalidf("keyword search: limit %d is not positive", limit)
 	}
 	expr := q.String()
 	where, fargs := filterSQL(f)
@@ -65,9 +65,9 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f core.Filter, lim
 		return nil, searchError(ctx, expr, err)
 	}
 	defer rows.Close()
-	hits := make([]core.Hit, 0, min(limit, 64))
+	hits := make([]driver.Hit, 0, min(limit, 64))
 	for rows.Next() {
-		var h core.Hit
+		var h driver.Hit
 		var rank float64
 		if err := rows.Scan(&h.ID, &rank); err != nil {
 			return nil, searchError(ctx, expr, err)
@@ -112,7 +112,7 @@ func (d *DB) searchStmt(ctx context.Context, text string) (*sql.Stmt, bool, erro
 func searchError(ctx context.Context, expr string, err error) error {
 	var se *msqlite.Error
 	if ctx.Err() == nil && errors.As(err, &se) && se.Code() == sqlite3.SQLITE_ERROR {
-		return fmt.Errorf("keyword search: the index rejected the query %s (%v): %w", expr, err, core.ErrInvalid)
+		return fmt.Errorf("keyword search: the index rejected the query %s (%v): %w", expr, err, driver.ErrInvalid)
 	}
 	return dbError(ctx, fmt.Sprintf("keyword search for %s", expr), err)
 }

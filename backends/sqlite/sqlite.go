@@ -18,14 +18,14 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // Name is the name the backend registers under.
 const Name = "sqlite"
 
 func init() {
-	core.RegisterBackend(Name, core.NewBackendDriver(Name, "memory.db", Open))
+	driver.RegisterBackend(Name, driver.NewBackendDriver(Name, "memory.db", Open))
 }
 
 // DefaultBusyTimeout is how long a writer waits for another writer (in this
@@ -40,14 +40,14 @@ type Config struct {
 	Path string `koanf:"path"`
 	// BusyTimeout is how long a write transaction waits for the write lock
 	// held by another connection or process before failing with
-	// core.ErrUnavailable (default 30s).
+	// driver.ErrUnavailable (default 30s).
 	BusyTimeout time.Duration `koanf:"busy_timeout"`
 	// ReadConns is the number of connections serving read transactions and
 	// keyword searches at once (default GOMAXPROCS, at least 4).
 	ReadConns int `koanf:"read_conns"`
 }
 
-// DB is an open sqlite store. It implements core.Backend and is safe for
+// DB is an open sqlite store. It implements driver.Backend and is safe for
 // concurrent use; see the package documentation for its guarantees.
 type DB struct {
 	path        string
@@ -76,11 +76,11 @@ type DB struct {
 }
 
 var (
-	_ core.Backend     = (*DB)(nil)
-	_ core.Tx          = (*writeTx)(nil)
-	_ core.AuditReader = (*readTx)(nil)
-	_ core.AuditReader = (*writeTx)(nil)
-	_ core.Importer    = (*writeTx)(nil)
+	_ driver.Backend     = (*DB)(nil)
+	_ driver.Tx          = (*writeTx)(nil)
+	_ driver.AuditReader = (*readTx)(nil)
+	_ driver.AuditReader = (*writeTx)(nil)
+	_ driver.Importer    = (*writeTx)(nil)
 )
 
 // sqliteMagic starts every SQLite database file.
@@ -88,13 +88,13 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 
 // Open opens the store at cfg.Path, creating the file (not its directory)
 // when it does not exist and migrating an older memos store to the current
-// schema. A file that is not a memos store is refused with core.ErrInvalid.
+// schema. A file that is not a memos store is refused with driver.ErrInvalid.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.Path == "" {
-		return nil, core.Invalidf("sqlite: path is empty; set path to the store's file, e.g. ~/.memos/memory.db")
+		return nil, driver.Invalidf("sqlite: path is empty; set path to the store's file, e.g. ~/.memos/memory.db")
 	}
 	if cfg.BusyTimeout < 0 || cfg.ReadConns < 0 {
-		return nil, core.Invalidf("sqlite: busy_timeout and read_conns must not be negative")
+		return nil, driver.Invalidf("sqlite: busy_timeout and read_conns must not be negative")
 	}
 	if cfg.BusyTimeout == 0 {
 		cfg.BusyTimeout = DefaultBusyTimeout
@@ -104,7 +104,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	path, err := filepath.Abs(cfg.Path)
 	if err != nil {
-		return nil, core.Invalidf("sqlite: path %q: %v", cfg.Path, err)
+		return nil, driver.Invalidf("sqlite: path %q: %v", cfg.Path, err)
 	}
 	if err := checkFile(path); err != nil {
 		return nil, err
@@ -124,12 +124,12 @@ func checkFile(path string) error {
 	st, err := os.Stat(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return core.Invalidf("sqlite: directory %s does not exist; create it or choose another path", dir)
+			return driver.Invalidf("sqlite: directory %s does not exist; create it or choose another path", dir)
 		}
 		return fmt.Errorf("sqlite: directory of %s: %w", path, err)
 	}
 	if !st.IsDir() {
-		return core.Invalidf("sqlite: %s is not a directory", dir)
+		return driver.Invalidf("sqlite: %s is not a directory", dir)
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -140,7 +140,7 @@ func checkFile(path string) error {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return core.Invalidf("sqlite: %s is a directory; path must name the store's file", path)
+		return driver.Invalidf("sqlite: %s is a directory; path must name the store's file", path)
 	}
 	head := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, head)
@@ -151,7 +151,7 @@ func checkFile(path string) error {
 		return fmt.Errorf("sqlite: read %s: %w", path, err)
 	}
 	if !bytes.Equal(head[:n], sqliteMagic) {
-		return core.Invalidf("sqlite: %s is not a memos store (not an SQLite database); choose another path", path)
+		return driver.Invalidf("sqlite: %s is not a memos store (not an SQLite database); choose another path", path)
 	}
 	return nil
 }
@@ -245,7 +245,7 @@ func (d *DB) enter(op string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return fmt.Errorf("sqlite: %s: store %s: %w", op, d.path, core.ErrClosed)
+		return fmt.Errorf("sqlite: %s: store %s: %w", op, d.path, driver.ErrClosed)
 	}
 	d.active.Add(1)
 	return nil
@@ -256,7 +256,7 @@ func (d *DB) leave() { d.active.Done() }
 // View runs fn in a read transaction on one snapshot of the store. Several
 // Views run at once, also while a write is in progress; they see only
 // committed writes.
-func (d *DB) View(ctx context.Context, fn func(tx core.ReadTx) error) error {
+func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 	if err := d.enter("view"); err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (d *DB) View(ctx context.Context, fn func(tx core.ReadTx) error) error {
 // this or another process waits for the one in progress (up to
 // Config.BusyTimeout when the other is in another process), so fn should be
 // short. Update must not be called from inside fn.
-func (d *DB) Update(ctx context.Context, fn func(tx core.Tx) error) error {
+func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	if err := d.enter("update"); err != nil {
 		return err
 	}
@@ -350,13 +350,13 @@ func (d *DB) checkpoint(ctx context.Context, wait time.Duration) bool {
 }
 
 // Close waits for the transactions in progress, then releases the store.
-// Later calls of any method, Close included, return core.ErrClosed. Close
+// Later calls of any method, Close included, return driver.ErrClosed. Close
 // must not be called from inside View or Update.
 func (d *DB) Close() error {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		return fmt.Errorf("sqlite: close: store %s: %w", d.path, core.ErrClosed)
+		return fmt.Errorf("sqlite: close: store %s: %w", d.path, driver.ErrClosed)
 	}
 	d.closed = true
 	d.mu.Unlock()

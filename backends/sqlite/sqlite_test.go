@@ -19,24 +19,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
 var t0 = time.Date(2025, time.May, 1, 12, 30, 45, 123456789, time.UTC)
 
-func newMem(content string) *core.Memory {
-	return &core.Memory{
+func newMem(content string) *driver.Memory {
+	return &driver.Memory{
 		Version:      1,
-		Namespace:    core.DefaultNamespace,
-		Pool:         core.PoolMemory,
-		Type:         core.TypeFact,
+		Namespace:    driver.DefaultNamespace,
+		Pool:         driver.PoolMemory,
+		Type:         driver.TypeFact,
 		Content:      content,
 		Significance: 5,
-		Trust:        core.Trust{Level: core.TrustCertain, Score: 1},
+		Trust:        driver.Trust{Level: driver.TrustCertain, Score: 1},
 		CreatedAt:    t0,
 		UpdatedAt:    t0,
-		Status:       core.StatusActive,
+		Status:       driver.StatusActive,
 	}
 }
 
@@ -57,16 +57,16 @@ func tempDB(t testing.TB) (*DB, string) {
 	return d, path
 }
 
-func update(t testing.TB, d *DB, fn func(tx core.Tx) error) {
+func update(t testing.TB, d *DB, fn func(tx driver.Tx) error) {
 	t.Helper()
 	if err := d.Update(context.Background(), fn); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
 }
 
-func insert(t testing.TB, d *DB, ms ...*core.Memory) {
+func insert(t testing.TB, d *DB, ms ...*driver.Memory) {
 	t.Helper()
-	update(t, d, func(tx core.Tx) error {
+	update(t, d, func(tx driver.Tx) error {
 		for _, m := range ms {
 			if err := tx.Insert(m); err != nil {
 				return err
@@ -125,7 +125,7 @@ func TestOpenRefusesWhatIsNotAStore(t *testing.T) {
 				d.Close()
 				t.Fatalf("Open succeeded, want an error containing %q", tc.want)
 			}
-			if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Open error = %v; want ErrInvalid containing %q", err, tc.want)
 			}
 		})
@@ -145,7 +145,7 @@ func TestOpenCreatesFileAndReopens(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Close(); !errors.Is(err, core.ErrClosed) {
+	if err := d.Close(); !errors.Is(err, driver.ErrClosed) {
 		t.Errorf("second Close = %v, want ErrClosed", err)
 	}
 	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
@@ -174,7 +174,7 @@ func TestOpenCreatesFileAndReopens(t *testing.T) {
 	if err := d.r.QueryRow(`SELECT value FROM meta WHERE key = ?`, keySchemaVersion).Scan(&ver); err != nil || ver != fmt.Sprint(schemaVersion) {
 		t.Errorf("schema version = %q, %v; want %d", ver, err, schemaVersion)
 	}
-	err := d.View(context.Background(), func(tx core.ReadTx) error {
+	err := d.View(context.Background(), func(tx driver.ReadTx) error {
 		got, err := tx.Get(m.ID, 0)
 		if err == nil && got.Content != m.Content {
 			err = fmt.Errorf("content %q", got.Content)
@@ -187,7 +187,7 @@ func TestOpenCreatesFileAndReopens(t *testing.T) {
 }
 
 func TestRegisteredDriver(t *testing.T) {
-	drv, err := core.LookupBackend(Name)
+	drv, err := driver.LookupBackend(Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestRegisteredDriver(t *testing.T) {
 		t.Errorf("DefaultPath = %q", drv.DefaultPath)
 	}
 	cfg := drv.NewConfig().(*Config)
-	if _, err := drv.Open(context.Background(), cfg); !errors.Is(err, core.ErrInvalid) {
+	if _, err := drv.Open(context.Background(), cfg); !errors.Is(err, driver.ErrInvalid) {
 		t.Errorf("Open with zero config = %v, want ErrInvalid", err)
 	}
 	cfg.Path = filepath.Join(t.TempDir(), drv.DefaultPath)
@@ -212,12 +212,12 @@ func TestRegisteredDriver(t *testing.T) {
 func TestMemUColumns(t *testing.T) {
 	d, _ := tempDB(t)
 	m := newMem("Alice prefers open-source tools")
-	m.Type = core.TypePreference
+	m.Type = driver.TypePreference
 	m.Significance = 7
 	m.Entities = []string{"Alice", "open source"}
 	m.EmotionalContext = "enthusiastic"
 	m.Source = "conversation:42#turn-7"
-	m.Embedding = core.Embedding{Model: "hash-v1-4", Vector: []float32{0.5, -1.25, float32(math.Inf(1)), math.SmallestNonzeroFloat32}}
+	m.Embedding = driver.Embedding{Model: "hash-v1-4", Vector: []float32{0.5, -1.25, float32(math.Inf(1)), math.SmallestNonzeroFloat32}}
 	insert(t, d, m)
 
 	var (
@@ -261,16 +261,16 @@ func TestMemUColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := res.LastInsertId()
-	hits, err := d.SearchKeyword(context.Background(), mustParse(t, "bees"), core.Filter{Namespaces: []string{"default"}}, 10)
+	hits, err := d.SearchKeyword(context.Background(), mustParse(t, "bees"), driver.Filter{Namespaces: []string{"default"}}, 10)
 	if err != nil || len(hits) != 1 || hits[0].ID != id {
 		t.Errorf("search for an imported row = %v, %v; want id %d", hits, err, id)
 	}
-	err = d.View(context.Background(), func(tx core.ReadTx) error {
+	err = d.View(context.Background(), func(tx driver.ReadTx) error {
 		got, err := tx.Get(id, 0)
 		if err != nil {
 			return err
 		}
-		if got.Entities[0] != "Bob" || got.Trust.Level != core.TrustImported || got.Status != core.StatusActive ||
+		if got.Entities[0] != "Bob" || got.Trust.Level != driver.TrustImported || got.Status != driver.StatusActive ||
 			got.CreatedAt != t0 || got.Embedding.Dim() != 4 || got.Embedding.Vector[1] != -1.25 {
 			return fmt.Errorf("imported row read as %+v", got)
 		}
@@ -278,7 +278,7 @@ func TestMemUColumns(t *testing.T) {
 			return fmt.Errorf("history of an imported row = %v, %v", h, err)
 		}
 		seen := false
-		err = tx.Changes(0, func(c core.Change) error {
+		err = tx.Changes(0, func(c driver.Change) error {
 			seen = seen || (c.ID == id && c.Embedding.Dim() == 4)
 			return nil
 		})
@@ -302,7 +302,7 @@ func TestTimesRoundTripInUTC(t *testing.T) {
 	m.ValidFrom = time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)
 	m.LastAccessedAt = time.Date(9999, 12, 31, 23, 59, 59, 0, paris)
 	insert(t, d, m)
-	err := d.View(context.Background(), func(tx core.ReadTx) error {
+	err := d.View(context.Background(), func(tx driver.ReadTx) error {
 		got, err := tx.Get(m.ID, 0)
 		if err != nil {
 			return err
@@ -328,8 +328,8 @@ func TestTimesRoundTripInUTC(t *testing.T) {
 	}
 	bad := newMem("year ten thousand")
 	bad.ValidTo = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	err = d.Update(context.Background(), func(tx core.Tx) error { return tx.Insert(bad) })
-	if !errors.Is(err, core.ErrInvalid) {
+	err = d.Update(context.Background(), func(tx driver.Tx) error { return tx.Insert(bad) })
+	if !errors.Is(err, driver.ErrInvalid) {
 		t.Errorf("Insert with a time in year 10000 = %v, want ErrInvalid", err)
 	}
 }
@@ -356,7 +356,7 @@ func TestForgetLeavesNoBytes(t *testing.T) {
 	const word = "zqxjkvuniqueword"
 	d, path := tempDB(t)
 	// Enough neighbours that the FTS index spans several pages and segments.
-	var filler []*core.Memory
+	var filler []*driver.Memory
 	for i := range 240 {
 		filler = append(filler, newMem(fmt.Sprintf("filler note %d about gardening, bees and w%04d", i, i)))
 	}
@@ -365,23 +365,23 @@ func TestForgetLeavesNoBytes(t *testing.T) {
 	m.Entities = []string{word}
 	m.Source = "file:" + word + ".md"
 	m.Metadata = map[string]any{"note": word}
-	m.Embedding = core.Embedding{Model: "m", Vector: []float32{1, 2, 3}}
+	m.Embedding = driver.Embedding{Model: "m", Vector: []float32{1, 2, 3}}
 	insert(t, d, m)
 	insert(t, d, filler[120:]...)
-	update(t, d, func(tx core.Tx) error {
+	update(t, d, func(tx driver.Tx) error {
 		v2 := *m
 		v2.Version = 2
 		v2.Content = "updated: " + word + " is still the secret word"
 		return tx.Put(&v2)
 	})
-	update(t, d, func(tx core.Tx) error {
-		return tx.Link(core.Edge{From: m.ID, To: filler[0].ID, Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: t0, Source: word})
+	update(t, d, func(tx driver.Tx) error {
+		return tx.Link(driver.Edge{From: m.ID, To: filler[0].ID, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: t0, Source: word})
 	})
-	hits, err := d.SearchKeyword(context.Background(), mustParse(t, word), core.Filter{}, 10)
+	hits, err := d.SearchKeyword(context.Background(), mustParse(t, word), driver.Filter{}, 10)
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("before delete: search = %v, %v", hits, err)
 	}
-	update(t, d, func(tx core.Tx) error { return tx.Delete(m.ID) })
+	update(t, d, func(tx driver.Tx) error { return tx.Delete(m.ID) })
 
 	check := func(when string) {
 		for name, b := range storeFiles(t, path) {
@@ -402,7 +402,7 @@ func TestForgetLeavesNoBytes(t *testing.T) {
 	if _, err := d.w.Exec(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
 		t.Errorf("FTS integrity-check after forget: %v", err)
 	}
-	hits, err = d.SearchKeyword(context.Background(), mustParse(t, "gardening"), core.Filter{}, 1000)
+	hits, err = d.SearchKeyword(context.Background(), mustParse(t, "gardening"), driver.Filter{}, 1000)
 	if err != nil || len(hits) != len(filler) {
 		t.Errorf("the neighbours are still searchable: %d hits, %v; want %d", len(hits), err, len(filler))
 	}
@@ -426,7 +426,7 @@ func TestWritersWait(t *testing.T) {
 	holding, release := make(chan struct{}), make(chan struct{})
 	errA := make(chan error, 1)
 	go func() {
-		errA <- a.Update(ctx, func(tx core.Tx) error {
+		errA <- a.Update(ctx, func(tx driver.Tx) error {
 			if err := tx.Insert(newMem("written by a")); err != nil {
 				return err
 			}
@@ -437,17 +437,17 @@ func TestWritersWait(t *testing.T) {
 	}()
 	<-holding
 	// a holds the write lock until release: the impatient writer gives up.
-	err = impatient.Update(ctx, func(tx core.Tx) error { return tx.Insert(newMem("impatient")) })
-	if !errors.Is(err, core.ErrUnavailable) {
+	err = impatient.Update(ctx, func(tx driver.Tx) error { return tx.Insert(newMem("impatient")) })
+	if !errors.Is(err, driver.ErrUnavailable) {
 		t.Errorf("writer with a 20ms busy timeout while another writes = %v, want ErrUnavailable", err)
 	}
 	// Readers are not blocked by the writer.
-	if err := b.View(ctx, func(tx core.ReadTx) error { _, err := tx.Seq(); return err }); err != nil {
+	if err := b.View(ctx, func(tx driver.ReadTx) error { _, err := tx.Seq(); return err }); err != nil {
 		t.Errorf("View during another connection's write: %v", err)
 	}
 	errB := make(chan error, 1)
 	go func() {
-		errB <- b.Update(ctx, func(tx core.Tx) error { return tx.Insert(newMem("written by b")) })
+		errB <- b.Update(ctx, func(tx driver.Tx) error { return tx.Insert(newMem("written by b")) })
 	}()
 	close(release)
 	if err := <-errA; err != nil {
@@ -457,8 +457,8 @@ func TestWritersWait(t *testing.T) {
 		t.Errorf("b waited and then: %v", err)
 	}
 	n := 0
-	err = b.View(ctx, func(tx core.ReadTx) error {
-		return tx.Scan(core.ScanOptions{}, func(*core.Memory) error { n++; return nil })
+	err = b.View(ctx, func(tx driver.ReadTx) error {
+		return tx.Scan(driver.ScanOptions{}, func(*driver.Memory) error { n++; return nil })
 	})
 	if err != nil || n != 2 {
 		t.Errorf("after both writes: %d memories, %v; want 2", n, err)
@@ -467,12 +467,12 @@ func TestWritersWait(t *testing.T) {
 
 func TestTxAfterReturn(t *testing.T) {
 	d, _ := tempDB(t)
-	var kept core.Tx
-	update(t, d, func(tx core.Tx) error { kept = tx; return nil })
-	if _, err := kept.Get(1, 0); !errors.Is(err, core.ErrClosed) {
+	var kept driver.Tx
+	update(t, d, func(tx driver.Tx) error { kept = tx; return nil })
+	if _, err := kept.Get(1, 0); !errors.Is(err, driver.ErrClosed) {
 		t.Errorf("Get on a finished Tx = %v, want ErrClosed", err)
 	}
-	if err := kept.Insert(newMem("late")); !errors.Is(err, core.ErrClosed) {
+	if err := kept.Insert(newMem("late")); !errors.Is(err, driver.ErrClosed) {
 		t.Errorf("Insert on a finished Tx = %v, want ErrClosed", err)
 	}
 }
@@ -485,13 +485,13 @@ func TestUpdatePanicRollsBack(t *testing.T) {
 				t.Error("panic in fn was swallowed")
 			}
 		}()
-		d.Update(context.Background(), func(tx core.Tx) error {
+		d.Update(context.Background(), func(tx driver.Tx) error {
 			tx.Insert(newMem("never committed"))
 			panic("boom")
 		})
 	}()
 	// The writer connection is usable and nothing was written.
-	update(t, d, func(tx core.Tx) error {
+	update(t, d, func(tx driver.Tx) error {
 		seq, err := tx.Seq()
 		if err == nil && seq != 0 {
 			err = fmt.Errorf("seq %d after a rolled-back write", seq)
@@ -515,10 +515,10 @@ func TestFTSErrorIsInvalid(t *testing.T) {
 		t.Fatal("FTS5 accepted an unbalanced quote")
 	}
 	err = searchError(ctx, `"unbalanced`, err)
-	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), `"unbalanced`) {
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), `"unbalanced`) {
 		t.Errorf("searchError = %v; want ErrInvalid naming the query", err)
 	}
-	if _, err := d.SearchKeyword(ctx, &query.Or{Children: []query.Node{&query.Term{Text: "a"}}}, core.Filter{}, 5); !errors.Is(err, core.ErrInvalid) {
+	if _, err := d.SearchKeyword(ctx, &query.Or{Children: []query.Node{&query.Term{Text: "a"}}}, driver.Filter{}, 5); !errors.Is(err, driver.ErrInvalid) {
 		t.Errorf("SearchKeyword with a malformed AST = %v, want ErrInvalid", err)
 	}
 }
@@ -538,7 +538,7 @@ func TestConcurrentHandles(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := range each {
-					err := d.Update(context.Background(), func(tx core.Tx) error {
+					err := d.Update(context.Background(), func(tx driver.Tx) error {
 						return tx.Insert(newMem(fmt.Sprintf("handle %d writer %d item %d", h, w, i)))
 					})
 					if err != nil {

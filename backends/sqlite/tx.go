@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // pageSize is how many rows Scan, Changes and Audit read at a time. They
@@ -92,7 +92,7 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
-// readTx implements core.ReadTx and core.AuditReader over one SQL
+// readTx implements driver.ReadTx and driver.AuditReader over one SQL
 // transaction. It is bound to the context of its View or Update.
 type readTx struct {
 	ctx   context.Context
@@ -159,9 +159,9 @@ func (t *readTx) exec(q string, args ...any) (sql.Result, error) {
 func (t *readTx) fail(op string, err error) error { return dbError(t.ctx, op, err) }
 
 // Get returns version v of memory id, or its current version when v is 0.
-func (t *readTx) Get(id int64, v int) (*core.Memory, error) {
+func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
 	if v < 0 {
-		return nil, core.Invalidf("get memory %d: version %d is negative", id, v)
+		return nil, driver.Invalidf("get memory %d: version %d is negative", id, v)
 	}
 	s, err := t.stmt(qGet)
 	if err != nil {
@@ -179,9 +179,9 @@ func (t *readTx) Get(id int64, v int) (*core.Memory, error) {
 	m, err := scanMemory(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		if v == 0 {
-			return nil, fmt.Errorf("memory %d: %w", id, core.ErrNotFound)
+			return nil, fmt.Errorf("memory %d: %w", id, driver.ErrNotFound)
 		}
-		return nil, fmt.Errorf("memory %d version %d: %w", id, v, core.ErrNotFound)
+		return nil, fmt.Errorf("memory %d version %d: %w", id, v, driver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, t.fail(fmt.Sprintf("get memory %d", id), err)
@@ -190,14 +190,14 @@ func (t *readTx) Get(id int64, v int) (*core.Memory, error) {
 }
 
 // History returns every version of id, oldest first.
-func (t *readTx) History(id int64) ([]*core.Memory, error) {
+func (t *readTx) History(id int64) ([]*driver.Memory, error) {
 	op := fmt.Sprintf("history of memory %d", id)
 	rows, err := t.query(qHistory, id)
 	if err != nil {
 		return nil, t.fail(op, err)
 	}
 	defer rows.Close()
-	var out []*core.Memory
+	var out []*driver.Memory
 	for rows.Next() {
 		m, err := scanMemory(rows)
 		if err != nil {
@@ -209,7 +209,7 @@ func (t *readTx) History(id int64) ([]*core.Memory, error) {
 		return nil, t.fail(op, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("memory %d: %w", id, core.ErrNotFound)
+		return nil, fmt.Errorf("memory %d: %w", id, driver.ErrNotFound)
 	}
 	return out, nil
 }
@@ -218,7 +218,7 @@ func (t *readTx) History(id int64) ([]*core.Memory, error) {
 // are bound as IN (?, ...) placeholders: for the short lists filters have,
 // SQLite compares them directly, which measured clearly cheaper per row than
 // IN over json_each.
-func filterSQL(f core.Filter) (string, []any) {
+func filterSQL(f driver.Filter) (string, []any) {
 	var b strings.Builder
 	var args []any
 	add := func(col string, vals []string, set bool) {
@@ -250,9 +250,9 @@ func strs[T ~string](s []T) []string {
 
 // Scan calls fn with the current version of every memory matching opts, in
 // ascending id order.
-func (t *readTx) Scan(opts core.ScanOptions, fn func(*core.Memory) error) error {
+func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) error {
 	if opts.Limit < 0 {
-		return core.Invalidf("scan: limit %d is negative", opts.Limit)
+		return driver.Invalidf("scan: limit %d is negative", opts.Limit)
 	}
 	where, fargs := filterSQL(opts.Filter)
 	q := `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories AS m
@@ -284,13 +284,13 @@ func (t *readTx) Scan(opts core.ScanOptions, fn func(*core.Memory) error) error 
 	}
 }
 
-func (t *readTx) scanPage(q string, args []any) ([]*core.Memory, error) {
+func (t *readTx) scanPage(q string, args []any) ([]*driver.Memory, error) {
 	rows, err := t.query(q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var page []*core.Memory
+	var page []*driver.Memory
 	for rows.Next() {
 		m, err := scanMemory(rows)
 		if err != nil {
@@ -302,22 +302,22 @@ func (t *readTx) scanPage(q string, args []any) ([]*core.Memory, error) {
 }
 
 // Edges returns the edges that start or end at id, ordered by (From, To, Type).
-func (t *readTx) Edges(id int64) ([]core.Edge, error) {
+func (t *readTx) Edges(id int64) ([]driver.Edge, error) {
 	op := fmt.Sprintf("edges of memory %d", id)
 	rows, err := t.query(qEdges, id)
 	if err != nil {
 		return nil, t.fail(op, err)
 	}
 	defer rows.Close()
-	var out []core.Edge
+	var out []driver.Edge
 	for rows.Next() {
-		var e core.Edge
+		var e driver.Edge
 		var typ string
 		var created sql.NullString
 		if err := rows.Scan(&e.From, &e.To, &typ, &e.Weight, &created, &e.Source); err != nil {
 			return nil, t.fail(op, err)
 		}
-		e.Type = core.EdgeType(typ)
+		e.Type = driver.EdgeType(typ)
 		if e.CreatedAt, err = decodeTime("created_at", created); err != nil {
 			return nil, fmt.Errorf("%s: edge %d→%d: %w", op, e.From, e.To, err)
 		}
@@ -334,7 +334,7 @@ func (t *readTx) Meta(key string) (string, error) {
 	var v string
 	err := t.scanRow(qMeta, []any{key}, &v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("meta key %q: %w", key, core.ErrNotFound)
+		return "", fmt.Errorf("meta key %q: %w", key, driver.ErrNotFound)
 	}
 	if err != nil {
 		return "", t.fail(fmt.Sprintf("read meta key %q", key), err)
@@ -357,7 +357,7 @@ func (t *readTx) Seq() (uint64, error) {
 
 // Changes calls fn, in ascending (Seq, ID) order, once for every memory
 // changed after since. A transaction's writes share one Seq.
-func (t *readTx) Changes(since uint64, fn func(core.Change) error) error {
+func (t *readTx) Changes(since uint64, fn func(driver.Change) error) error {
 	// (since, MaxInt64) excludes every change at since itself.
 	afterSeq, afterID := int64(since), int64(math.MaxInt64)
 	if since > 1<<63-1 {
@@ -381,16 +381,16 @@ func (t *readTx) Changes(since uint64, fn func(core.Change) error) error {
 	}
 }
 
-func (t *readTx) changesPage(afterSeq, afterID int64) ([]core.Change, error) {
+func (t *readTx) changesPage(afterSeq, afterID int64) ([]driver.Change, error) {
 	rows, err := t.query(qChanges, afterSeq, afterID, pageSize)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var page []core.Change
+	var page []driver.Change
 	for rows.Next() {
 		var (
-			c                   core.Change
+			c                   driver.Change
 			seq                 int64
 			pool, status, model string
 			dim                 int
@@ -399,7 +399,7 @@ func (t *readTx) changesPage(afterSeq, afterID int64) ([]core.Change, error) {
 		if err := rows.Scan(&seq, &c.ID, &c.Deleted, &c.Namespace, &pool, &status, &model, &dim, &vec); err != nil {
 			return nil, err
 		}
-		c.Seq, c.Pool, c.Status = uint64(seq), core.Pool(pool), core.Status(status)
+		c.Seq, c.Pool, c.Status = uint64(seq), driver.Pool(pool), driver.Status(status)
 		c.Embedding.Model = model
 		if c.Embedding.Vector, err = decodeVector(vec, dim); err != nil {
 			return nil, fmt.Errorf("memory %d: %w", c.ID, err)
@@ -410,7 +410,7 @@ func (t *readTx) changesPage(afterSeq, afterID int64) ([]core.Change, error) {
 }
 
 // Audit calls fn for every audit entry in ascending Seq order.
-func (t *readTx) Audit(fn func(core.AuditEntry) error) error {
+func (t *readTx) Audit(fn func(driver.AuditEntry) error) error {
 	var after int64
 	for {
 		page, err := t.auditPage(after)
@@ -429,15 +429,15 @@ func (t *readTx) Audit(fn func(core.AuditEntry) error) error {
 	}
 }
 
-func (t *readTx) auditPage(after int64) ([]core.AuditEntry, error) {
+func (t *readTx) auditPage(after int64) ([]driver.AuditEntry, error) {
 	rows, err := t.query(qAudit, after, pageSize)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var page []core.AuditEntry
+	var page []driver.AuditEntry
 	for rows.Next() {
-		var e core.AuditEntry
+		var e driver.AuditEntry
 		var seq int64
 		var tm sql.NullString
 		if err := rows.Scan(&seq, &tm, &e.Action, &e.MemoryID, &e.Detail, &e.PrevHash, &e.Hash); err != nil {
@@ -452,7 +452,7 @@ func (t *readTx) auditPage(after int64) ([]core.AuditEntry, error) {
 	return page, rows.Err()
 }
 
-// writeTx implements core.Tx. All its writes in one Update share one Seq,
+// writeTx implements driver.Tx. All its writes in one Update share one Seq,
 // taken from the meta counter at the first write.
 type writeTx struct {
 	readTx
@@ -482,29 +482,29 @@ func (t *writeTx) nextSeq() (int64, error) {
 
 // Insert stores m as version 1 of a new memory and sets m.ID. Any ID already
 // in m is ignored.
-func (t *writeTx) Insert(m *core.Memory) error { return t.insert(m, false) }
+func (t *writeTx) Insert(m *driver.Memory) error { return t.insert(m, false) }
 
-// InsertAt stores m as version 1 of memory m.ID (see core.Importer).
-func (t *writeTx) InsertAt(m *core.Memory) error {
+// InsertAt stores m as version 1 of memory m.ID (see driver.Importer).
+func (t *writeTx) InsertAt(m *driver.Memory) error {
 	if m != nil && m.ID <= 0 {
-		return core.Invalidf("insert at: id %d is not positive", m.ID)
+		return driver.Invalidf("insert at: id %d is not positive", m.ID)
 	}
 	return t.insert(m, true)
 }
 
 // insert writes version 1 of m, with m.ID when keepID is set and under a
 // new AUTOINCREMENT id otherwise.
-func (t *writeTx) insert(m *core.Memory, keepID bool) error {
+func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
 	if m == nil {
-		return core.Invalidf("insert: nil memory")
+		return driver.Invalidf("insert: nil memory")
 	}
 	if m.Version != 1 {
-		return core.Invalidf("insert: a new memory has version 1, not %d", m.Version)
+		return driver.Invalidf("insert: a new memory has version 1, not %d", m.Version)
 	}
 	if keepID {
 		if _, err := t.Get(m.ID, 0); err == nil {
-			return fmt.Errorf("insert at: memory %d exists: %w", m.ID, core.ErrConflict)
-		} else if !errors.Is(err, core.ErrNotFound) {
+			return fmt.Errorf("insert at: memory %d exists: %w", m.ID, driver.ErrConflict)
+		} else if !errors.Is(err, driver.ErrNotFound) {
 			return err
 		}
 	}
@@ -539,7 +539,7 @@ func (t *writeTx) insert(m *core.Memory, keepID bool) error {
 	return nil
 }
 
-// ReserveIDs raises the AUTOINCREMENT counter to at least id (see core.Importer).
+// ReserveIDs raises the AUTOINCREMENT counter to at least id (see driver.Importer).
 func (t *writeTx) ReserveIDs(id int64) error {
 	if _, err := t.exec(`INSERT INTO sqlite_sequence (name, seq) SELECT 'memories', 0
 		WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'memories')`); err != nil {
@@ -553,21 +553,21 @@ func (t *writeTx) ReserveIDs(id int64) error {
 
 // Put stores m as version m.Version of memory m.ID and makes it current.
 // The memory's access statistics are kept as stored: they are not versioned.
-func (t *writeTx) Put(m *core.Memory) error {
+func (t *writeTx) Put(m *driver.Memory) error {
 	if m == nil {
-		return core.Invalidf("put: nil memory")
+		return driver.Invalidf("put: nil memory")
 	}
 	op := fmt.Sprintf("put memory %d version %d", m.ID, m.Version)
 	var cur int
 	if err := t.scanRow(qVersion, []any{m.ID}, &cur); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("put: memory %d: %w", m.ID, core.ErrNotFound)
+			return fmt.Errorf("put: memory %d: %w", m.ID, driver.ErrNotFound)
 		}
 		return t.fail(op, err)
 	}
 	if m.Version != cur+1 {
 		return fmt.Errorf("put memory %d: it is at version %d, so the next version is %d, not %d (someone else wrote it in between?): %w",
-			m.ID, cur, cur+1, m.Version, core.ErrConflict)
+			m.ID, cur, cur+1, m.Version, driver.ErrConflict)
 	}
 	args, err := memoryArgs(m)
 	if err != nil {
@@ -595,7 +595,7 @@ func (t *writeTx) Delete(id int64) error {
 	var cur int
 	if err := t.scanRow(qVersion, []any{id}, &cur); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("delete: memory %d: %w", id, core.ErrNotFound)
+			return fmt.Errorf("delete: memory %d: %w", id, driver.ErrNotFound)
 		}
 		return t.fail(op, err)
 	}
@@ -632,16 +632,16 @@ func (t *writeTx) Touch(ids []int64, at time.Time) error {
 }
 
 // Link adds or replaces the edge (e.From, e.To, e.Type).
-func (t *writeTx) Link(e core.Edge) error {
+func (t *writeTx) Link(e driver.Edge) error {
 	op := fmt.Sprintf("link %d→%d (%s)", e.From, e.To, e.Type)
-	if err := core.ValidateEdgeType(e.Type); err != nil {
+	if err := driver.ValidateEdgeType(e.Type); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	for _, id := range []int64{e.From, e.To} {
 		var v int
 		if err := t.scanRow(qVersion, []any{id}, &v); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%s: memory %d: %w", op, id, core.ErrNotFound)
+				return fmt.Errorf("%s: memory %d: %w", op, id, driver.ErrNotFound)
 			}
 			return t.fail(op, err)
 		}
@@ -660,7 +660,7 @@ func (t *writeTx) Link(e core.Edge) error {
 }
 
 // Unlink removes the edge (from, to, typ), or returns ErrNotFound.
-func (t *writeTx) Unlink(from, to int64, typ core.EdgeType) error {
+func (t *writeTx) Unlink(from, to int64, typ driver.EdgeType) error {
 	op := fmt.Sprintf("unlink %d→%d (%s)", from, to, typ)
 	res, err := t.exec(qUnlink, from, to, string(typ))
 	if err != nil {
@@ -669,7 +669,7 @@ func (t *writeTx) Unlink(from, to int64, typ core.EdgeType) error {
 	if n, err := res.RowsAffected(); err != nil {
 		return t.fail(op, err)
 	} else if n == 0 {
-		return fmt.Errorf("edge %d→%d (%s): %w", from, to, typ, core.ErrNotFound)
+		return fmt.Errorf("edge %d→%d (%s): %w", from, to, typ, driver.ErrNotFound)
 	}
 	if _, err := t.nextSeq(); err != nil {
 		return t.fail(op, err)
@@ -681,10 +681,10 @@ func (t *writeTx) Unlink(from, to int64, typ core.EdgeType) error {
 // reserved for the backend.
 func (t *writeTx) SetMeta(key, value string) error {
 	if key == "" {
-		return core.Invalidf("set meta: empty key")
+		return driver.Invalidf("set meta: empty key")
 	}
 	if strings.HasPrefix(key, reservedPrefix) {
-		return core.Invalidf("set meta: key %q is reserved for the sqlite backend (keys starting with %q)", key, reservedPrefix)
+		return driver.Invalidf("set meta: key %q is reserved for the sqlite backend (keys starting with %q)", key, reservedPrefix)
 	}
 	op := fmt.Sprintf("set meta key %q", key)
 	if _, err := t.nextSeq(); err != nil {
@@ -697,9 +697,9 @@ func (t *writeTx) SetMeta(key, value string) error {
 }
 
 // AppendAudit appends e to the audit log and sets e.Seq.
-func (t *writeTx) AppendAudit(e *core.AuditEntry) error {
+func (t *writeTx) AppendAudit(e *driver.AuditEntry) error {
 	if e == nil {
-		return core.Invalidf("append audit: nil entry")
+		return driver.Invalidf("append audit: nil entry")
 	}
 	tm, err := encodeTime("time", e.Time)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package backendtest is the conformance suite every memos storage backend
-// must pass. It tests the contracts written on core.Backend, core.ReadTx,
-// core.Tx and the optional core.AuditReader, so that the engine can rely on
+// must pass. It tests the contracts written on driver.Backend, driver.ReadTx,
+// driver.Tx and the optional driver.AuditReader, so that the engine can rely on
 // the same semantics whichever backend a user picks.
 //
 // A backend's whole conformance test is a harness and one call:
@@ -8,7 +8,7 @@
 //	func TestConformance(t *testing.T) {
 //		backendtest.Run(t, backendtest.Harness{
 //			Name: "sqlite",
-//			Open: func(t testing.TB, path string) (core.Backend, error) {
+//			Open: func(t testing.TB, path string) (driver.Backend, error) {
 //				return sqlite.Open(context.Background(), sqlite.Config{Path: path})
 //			},
 //		})
@@ -17,14 +17,14 @@
 // Run executes an explicit list of cases, each in a fresh store, and after
 // every case checks the store's invariants: the record set, the change log and
 // the keyword index agree, forgotten memories are gone everywhere, and no edge
-// dangles. A capability a backend offers (such as core.AuditReader) is tested
+// dangles. A capability a backend offers (such as driver.AuditReader) is tested
 // like any other; it is a failure, not a skip, when it misbehaves. The suite
 // also fails when a method of the backend interfaces has no case claiming to
 // cover it, so growing an interface means growing the suite.
 //
 // # Readings of the contract
 //
-// Where core/backend.go leaves room, the suite takes the reading a user
+// Where core/driver/backend.go leaves room, the suite takes the reading a user
 // would expect:
 //   - A nil Filter slice places no restriction; a non-nil empty one matches
 //     nothing. A nil Filter includes every status.
@@ -60,7 +60,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -72,7 +72,7 @@ type Harness struct {
 	// directory path inside a t.TempDir() that does not exist before the first
 	// call. The suite closes what Open returns and reopens the same path to
 	// test persistence. Cases run one after another.
-	Open func(t testing.TB, path string) (core.Backend, error)
+	Open func(t testing.TB, path string) (driver.Backend, error)
 }
 
 // testCase is one conformance case. covers names the interface methods the
@@ -140,11 +140,11 @@ func Run(t *testing.T, h Harness) {
 // mapstructure), as front-ends set the config key "path".
 func RunRegistered(t *testing.T, name string) {
 	t.Helper()
-	d, err := core.LookupBackend(name)
+	d, err := driver.LookupBackend(name)
 	if err != nil {
 		t.Fatalf("backendtest: %v", err)
 	}
-	Run(t, Harness{Name: name, Open: func(_ testing.TB, path string) (core.Backend, error) {
+	Run(t, Harness{Name: name, Open: func(_ testing.TB, path string) (driver.Backend, error) {
 		cfg := d.NewConfig()
 		if err := setPath(cfg, path); err != nil {
 			return nil, fmt.Errorf("backendtest: config of backend %q: %w", name, err)
@@ -157,7 +157,7 @@ func RunRegistered(t *testing.T, name string) {
 func setPath(cfg any, path string) error {
 	v := reflect.ValueOf(cfg)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return core.Invalidf("NewConfig returned %T, want a pointer to a struct", cfg)
+		return driver.Invalidf("NewConfig returned %T, want a pointer to a struct", cfg)
 	}
 	s := v.Elem()
 	for i := range s.NumField() {
@@ -170,7 +170,7 @@ func setPath(cfg any, path string) error {
 			return nil
 		}
 	}
-	return core.Invalidf("%T has no string field named Path or tagged \"path\"", cfg)
+	return driver.Invalidf("%T has no string field named Path or tagged \"path\"", cfg)
 }
 
 func isPathField(sf reflect.StructField) bool {
@@ -186,7 +186,7 @@ func isPathField(sf reflect.StructField) bool {
 type fixture struct {
 	h    Harness
 	path string
-	b    core.Backend // nil while closed
+	b    driver.Backend // nil while closed
 
 	mu sync.Mutex
 	// forgotten maps the ids deleted through f.forget to the contents they
@@ -238,7 +238,7 @@ func (f *fixture) reopen(t testing.TB) {
 }
 
 // view runs fn in a read transaction and fails the test on error.
-func (f *fixture) view(t testing.TB, fn func(tx core.ReadTx) error) {
+func (f *fixture) view(t testing.TB, fn func(tx driver.ReadTx) error) {
 	t.Helper()
 	if err := f.b.View(context.Background(), fn); err != nil {
 		t.Fatalf("View: %v", err)
@@ -246,7 +246,7 @@ func (f *fixture) view(t testing.TB, fn func(tx core.ReadTx) error) {
 }
 
 // update runs fn in a write transaction and fails the test on error.
-func (f *fixture) update(t testing.TB, fn func(tx core.Tx) error) {
+func (f *fixture) update(t testing.TB, fn func(tx driver.Tx) error) {
 	t.Helper()
 	if err := f.b.Update(context.Background(), fn); err != nil {
 		t.Fatalf("Update: %v", err)
@@ -254,21 +254,21 @@ func (f *fixture) update(t testing.TB, fn func(tx core.Tx) error) {
 }
 
 // insert stores each memory in its own transaction and returns their ids.
-func (f *fixture) insert(t testing.TB, ms ...*core.Memory) []int64 {
+func (f *fixture) insert(t testing.TB, ms ...*driver.Memory) []int64 {
 	t.Helper()
 	ids := make([]int64, len(ms))
 	for i, m := range ms {
-		f.update(t, func(tx core.Tx) error { return tx.Insert(m) })
+		f.update(t, func(tx driver.Tx) error { return tx.Insert(m) })
 		ids[i] = m.ID
 	}
 	return ids
 }
 
 // get returns version v of id (0: current) and fails the test on error.
-func (f *fixture) get(t testing.TB, id int64, v int) *core.Memory {
+func (f *fixture) get(t testing.TB, id int64, v int) *driver.Memory {
 	t.Helper()
-	var m *core.Memory
-	f.view(t, func(tx core.ReadTx) error {
+	var m *driver.Memory
+	f.view(t, func(tx driver.ReadTx) error {
 		var err error
 		m, err = tx.Get(id, v)
 		return err
@@ -277,16 +277,16 @@ func (f *fixture) get(t testing.TB, id int64, v int) *core.Memory {
 }
 
 // put stores m as the next version of its memory.
-func (f *fixture) put(t testing.TB, m *core.Memory) {
+func (f *fixture) put(t testing.TB, m *driver.Memory) {
 	t.Helper()
-	f.update(t, func(tx core.Tx) error { return tx.Put(m) })
+	f.update(t, func(tx driver.Tx) error { return tx.Put(m) })
 }
 
 // forget deletes id and remembers its content for the invariant check.
 func (f *fixture) forget(t testing.TB, id int64) {
 	t.Helper()
 	content := f.get(t, id, 0).Content
-	f.update(t, func(tx core.Tx) error { return tx.Delete(id) })
+	f.update(t, func(tx driver.Tx) error { return tx.Delete(id) })
 	f.noteForgotten(id, content)
 }
 
@@ -300,7 +300,7 @@ func (f *fixture) noteForgotten(id int64, content string) {
 func (f *fixture) seq(t testing.TB) uint64 {
 	t.Helper()
 	var s uint64
-	f.view(t, func(tx core.ReadTx) error {
+	f.view(t, func(tx driver.ReadTx) error {
 		var err error
 		s, err = tx.Seq()
 		return err
@@ -309,11 +309,11 @@ func (f *fixture) seq(t testing.TB) uint64 {
 }
 
 // changes returns the change log after since.
-func (f *fixture) changes(t testing.TB, since uint64) []core.Change {
+func (f *fixture) changes(t testing.TB, since uint64) []driver.Change {
 	t.Helper()
-	var cs []core.Change
-	f.view(t, func(tx core.ReadTx) error {
-		return tx.Changes(since, func(c core.Change) error {
+	var cs []driver.Change
+	f.view(t, func(tx driver.ReadTx) error {
+		return tx.Changes(since, func(c driver.Change) error {
 			cs = append(cs, c)
 			return nil
 		})
@@ -322,11 +322,11 @@ func (f *fixture) changes(t testing.TB, since uint64) []core.Change {
 }
 
 // scanIDs returns the ids Scan yields for opts.
-func (f *fixture) scanIDs(t testing.TB, opts core.ScanOptions) []int64 {
+func (f *fixture) scanIDs(t testing.TB, opts driver.ScanOptions) []int64 {
 	t.Helper()
 	var ids []int64
-	f.view(t, func(tx core.ReadTx) error {
-		return tx.Scan(opts, func(m *core.Memory) error {
+	f.view(t, func(tx driver.ReadTx) error {
+		return tx.Scan(opts, func(m *driver.Memory) error {
 			ids = append(ids, m.ID)
 			return nil
 		})
@@ -335,10 +335,10 @@ func (f *fixture) scanIDs(t testing.TB, opts core.ScanOptions) []int64 {
 }
 
 // edges returns the edges of id.
-func (f *fixture) edges(t testing.TB, id int64) []core.Edge {
+func (f *fixture) edges(t testing.TB, id int64) []driver.Edge {
 	t.Helper()
-	var es []core.Edge
-	f.view(t, func(tx core.ReadTx) error {
+	var es []driver.Edge
+	f.view(t, func(tx driver.ReadTx) error {
 		var err error
 		es, err = tx.Edges(id)
 		return err
@@ -348,7 +348,7 @@ func (f *fixture) edges(t testing.TB, id int64) []core.Edge {
 
 // search runs a keyword search, fails the test on error and checks that the
 // hits are ordered by score, then id, and respect limit.
-func (f *fixture) search(t testing.TB, q query.Node, flt core.Filter, limit int) []core.Hit {
+func (f *fixture) search(t testing.TB, q query.Node, flt driver.Filter, limit int) []driver.Hit {
 	t.Helper()
 	hits, err := f.b.SearchKeyword(context.Background(), q, flt, limit)
 	if err != nil {
@@ -361,12 +361,12 @@ func (f *fixture) search(t testing.TB, q query.Node, flt core.Filter, limit int)
 }
 
 // searchIDs is search returning only the ids.
-func (f *fixture) searchIDs(t testing.TB, q query.Node, flt core.Filter, limit int) []int64 {
+func (f *fixture) searchIDs(t testing.TB, q query.Node, flt driver.Filter, limit int) []int64 {
 	t.Helper()
 	return hitIDs(f.search(t, q, flt, limit))
 }
 
-func hitIDs(hits []core.Hit) []int64 {
+func hitIDs(hits []driver.Hit) []int64 {
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -376,7 +376,7 @@ func hitIDs(hits []core.Hit) []int64 {
 
 // checkHitOrder reports hits that are not best first with ties broken by
 // ascending id, duplicated, or more than limit.
-func checkHitOrder(hits []core.Hit, limit int) error {
+func checkHitOrder(hits []driver.Hit, limit int) error {
 	if limit > 0 && len(hits) > limit {
 		return fmt.Errorf("%d hits for limit %d", len(hits), limit)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -83,7 +83,7 @@ func TestSetPath(t *testing.T) {
 		t.Errorf("setPath(byTag) = %v, config %+v; want the field tagged path set", err, b)
 	}
 	for _, cfg := range []any{&noPath{}, byName{}, (*byName)(nil), new(int), nil} {
-		if err := setPath(cfg, "/tmp/z"); !errors.Is(err, core.ErrInvalid) {
+		if err := setPath(cfg, "/tmp/z"); !errors.Is(err, driver.ErrInvalid) {
 			t.Errorf("setPath(%T) = %v, want an ErrInvalid error", cfg, err)
 		}
 	}
@@ -91,16 +91,16 @@ func TestSetPath(t *testing.T) {
 
 func TestCheckHitOrder(t *testing.T) {
 	for _, c := range []struct {
-		hits  []core.Hit
+		hits  []driver.Hit
 		limit int
 		ok    bool
 	}{
 		{nil, 10, true},
-		{[]core.Hit{{ID: 5, Score: 3}, {ID: 1, Score: 2}, {ID: 2, Score: 2}}, 3, true},
-		{[]core.Hit{{ID: 1, Score: 2}, {ID: 5, Score: 3}}, 10, false},
-		{[]core.Hit{{ID: 2, Score: 2}, {ID: 1, Score: 2}}, 10, false},
-		{[]core.Hit{{ID: 1, Score: 2}, {ID: 1, Score: 1}}, 10, false},
-		{[]core.Hit{{ID: 1, Score: 2}, {ID: 2, Score: 1}}, 1, false},
+		{[]driver.Hit{{ID: 5, Score: 3}, {ID: 1, Score: 2}, {ID: 2, Score: 2}}, 3, true},
+		{[]driver.Hit{{ID: 1, Score: 2}, {ID: 5, Score: 3}}, 10, false},
+		{[]driver.Hit{{ID: 2, Score: 2}, {ID: 1, Score: 2}}, 10, false},
+		{[]driver.Hit{{ID: 1, Score: 2}, {ID: 1, Score: 1}}, 10, false},
+		{[]driver.Hit{{ID: 1, Score: 2}, {ID: 2, Score: 1}}, 1, false},
 	} {
 		if err := checkHitOrder(c.hits, c.limit); (err == nil) != c.ok {
 			t.Errorf("checkHitOrder(%v, %d) = %v, want ok=%v", c.hits, c.limit, err, c.ok)
@@ -119,15 +119,15 @@ func TestDiffMemory(t *testing.T) {
 	if d := diffMemory(bare, emptied); len(d) > 0 {
 		t.Errorf("nil and empty collections differ: %v", d)
 	}
-	for name, mutate := range map[string]func(*core.Memory){
-		"local time":       func(m *core.Memory) { m.CreatedAt = m.CreatedAt.In(time.FixedZone("X", 3600)) },
-		"truncated time":   func(m *core.Memory) { m.UpdatedAt = m.UpdatedAt.Truncate(time.Microsecond) },
-		"zero time":        func(m *core.Memory) { m.ValidTo = time.Time{} },
-		"positive zero":    func(m *core.Memory) { m.Embedding.Vector[2] = 0 },
-		"float64 metadata": func(m *core.Memory) { m.Metadata["count"] = 42 },
-		"trust score":      func(m *core.Memory) { m.Trust.Score = math.Nextafter(m.Trust.Score, 1) },
-		"entity order":     func(m *core.Memory) { slices.Reverse(m.Entities) },
-		"access count":     func(m *core.Memory) { m.AccessCount++ },
+	for name, mutate := range map[string]func(*driver.Memory){
+		"local time":       func(m *driver.Memory) { m.CreatedAt = m.CreatedAt.In(time.FixedZone("X", 3600)) },
+		"truncated time":   func(m *driver.Memory) { m.UpdatedAt = m.UpdatedAt.Truncate(time.Microsecond) },
+		"zero time":        func(m *driver.Memory) { m.ValidTo = time.Time{} },
+		"positive zero":    func(m *driver.Memory) { m.Embedding.Vector[2] = 0 },
+		"float64 metadata": func(m *driver.Memory) { m.Metadata["count"] = 42 },
+		"trust score":      func(m *driver.Memory) { m.Trust.Score = math.Nextafter(m.Trust.Score, 1) },
+		"entity order":     func(m *driver.Memory) { slices.Reverse(m.Entities) },
+		"access count":     func(m *driver.Memory) { m.AccessCount++ },
 	} {
 		got := want.Clone()
 		mutate(got)
@@ -156,7 +156,7 @@ func TestContentQuery(t *testing.T) {
 }
 
 func TestFixtureMemoriesAreValid(t *testing.T) {
-	ms := []*core.Memory{fullMemory(), newMemory("plain")}
+	ms := []*driver.Memory{fullMemory(), newMemory("plain")}
 	for _, d := range corpus() {
 		ms = append(ms, d.m)
 	}

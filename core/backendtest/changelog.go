@@ -6,12 +6,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // diffChange says how c differs from what the change log must report for
 // m's current state, or "" when it does not.
-func diffChange(m *core.Memory, c core.Change) string {
+func diffChange(m *driver.Memory, c driver.Change) string {
 	switch {
 	case c.ID != m.ID:
 		return fmt.Sprintf("ID %d, want %d", c.ID, m.ID)
@@ -31,7 +31,7 @@ func diffChange(m *core.Memory, c core.Change) string {
 
 // checkChanges fails the test unless cs reports exactly want (the latest
 // state of each memory, in this order) with sequence numbers after since.
-func checkChanges(t *testing.T, what string, since uint64, cs []core.Change, want ...*core.Memory) {
+func checkChanges(t *testing.T, what string, since uint64, cs []driver.Change, want ...*driver.Memory) {
 	t.Helper()
 	if len(cs) != len(want) {
 		t.Errorf("%s: %d changes %+v, want %d", what, len(cs), cs, len(want))
@@ -61,9 +61,9 @@ func testChangeLog(t *testing.T, f *fixture) {
 	// Every write except Touch advances Seq.
 	a := newMemory("memory a", withEmbedding("m1", 0.5, -0.5, float32(1)/3))
 	b := newMemory("memory b", withNamespace("user:bob"))
-	c := newMemory("memory c", withEmbedding("m1", 1, 0, 0), withPool(core.PoolRaw), withType(core.TypeTurn))
+	c := newMemory("memory c", withEmbedding("m1", 1, 0, 0), withPool(driver.PoolRaw), withType(driver.TypeTurn))
 	var last uint64
-	step := func(what string, fn func(tx core.Tx) error) uint64 {
+	step := func(what string, fn func(tx driver.Tx) error) uint64 {
 		t.Helper()
 		f.update(t, fn)
 		s := f.seq(t)
@@ -73,22 +73,22 @@ func testChangeLog(t *testing.T, f *fixture) {
 		last = s
 		return s
 	}
-	for _, m := range []*core.Memory{a, b, c} {
-		step("Insert", func(tx core.Tx) error { return tx.Insert(m) })
+	for _, m := range []*driver.Memory{a, b, c} {
+		step("Insert", func(tx driver.Tx) error { return tx.Insert(m) })
 	}
 	checkChanges(t, "Changes(0) after three inserts", 0, f.changes(t, 0), a, b, c)
 
 	s1 := last
 	b2 := nextVersion(b, "memory b, version 2")
-	b2.Pool, b2.Status = core.PoolKnowledge, core.StatusQuarantined
-	b2.Embedding = core.Embedding{Model: "m2", Vector: []float32{0.25, 0.75}}
-	step("Put", func(tx core.Tx) error { return tx.Put(b2) })
+	b2.Pool, b2.Status = driver.PoolKnowledge, driver.StatusQuarantined
+	b2.Embedding = driver.Embedding{Model: "m2", Vector: []float32{0.25, 0.75}}
+	step("Put", func(tx driver.Tx) error { return tx.Put(b2) })
 	a2 := nextVersion(a, "memory a, version 2")
 	a2.Namespace = "agent:planner"
-	sA := step("Put", func(tx core.Tx) error { return tx.Put(a2) })
+	sA := step("Put", func(tx driver.Tx) error { return tx.Put(a2) })
 	b3 := nextVersion(b2, "memory b, version 3")
-	b3.Status = core.StatusArchived
-	step("Put", func(tx core.Tx) error { return tx.Put(b3) })
+	b3.Status = driver.StatusArchived
+	step("Put", func(tx driver.Tx) error { return tx.Put(b3) })
 
 	cs := f.changes(t, s1)
 	checkChanges(t, fmt.Sprintf("Changes(%d) after Put b, Put a, Put b", s1), s1, cs, a2, b3)
@@ -103,7 +103,7 @@ func testChangeLog(t *testing.T, f *fixture) {
 	s2 := last
 	d := newMemory("memory d")
 	c2 := nextVersion(c, "memory c, version 2")
-	step("a multi-write Update", func(tx core.Tx) error {
+	step("a multi-write Update", func(tx driver.Tx) error {
 		if err := tx.Put(c2); err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func testChangeLog(t *testing.T, f *fixture) {
 		t.Errorf("Changes(%d) after one Update touching c and d lists ids %v, want %d and %d once each", s2, got, c.ID, d.ID)
 	}
 	for _, ch := range cs {
-		want := map[int64]*core.Memory{c.ID: c2, d.ID: d}[ch.ID]
+		want := map[int64]*driver.Memory{c.ID: c2, d.ID: d}[ch.ID]
 		if want != nil {
 			if msg := diffChange(want, ch); msg != "" {
 				t.Errorf("Changes(%d): %s", s2, msg)
@@ -131,7 +131,7 @@ func testChangeLog(t *testing.T, f *fixture) {
 	}
 
 	s3 := last
-	step("Delete", func(tx core.Tx) error { return tx.Delete(b.ID) })
+	step("Delete", func(tx driver.Tx) error { return tx.Delete(b.ID) })
 	f.noteForgotten(b.ID, b3.Content)
 	cs = f.changes(t, s3)
 	if len(cs) != 1 || cs[0].ID != b.ID || !cs[0].Deleted || cs[0].Seq <= s3 {
@@ -144,20 +144,20 @@ func testChangeLog(t *testing.T, f *fixture) {
 	}
 
 	// The other writes advance Seq too.
-	step("Link", func(tx core.Tx) error {
-		return tx.Link(core.Edge{From: a.ID, To: c.ID, Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: base})
+	step("Link", func(tx driver.Tx) error {
+		return tx.Link(driver.Edge{From: a.ID, To: c.ID, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: base})
 	})
-	step("Unlink", func(tx core.Tx) error { return tx.Unlink(a.ID, c.ID, core.EdgeRelatesTo) })
-	step("SetMeta", func(tx core.Tx) error { return tx.SetMeta("k", "v") })
-	step("AppendAudit", func(tx core.Tx) error {
-		return tx.AppendAudit(&core.AuditEntry{Time: base, Action: "test", Hash: "h"})
+	step("Unlink", func(tx driver.Tx) error { return tx.Unlink(a.ID, c.ID, driver.EdgeRelatesTo) })
+	step("SetMeta", func(tx driver.Tx) error { return tx.SetMeta("k", "v") })
+	step("AppendAudit", func(tx driver.Tx) error {
+		return tx.AppendAudit(&driver.AuditEntry{Time: base, Action: "test", Hash: "h"})
 	})
 
 	// Changes stops at fn's error and returns it.
 	stop := errors.New("stop")
 	n := 0
-	f.view(t, func(tx core.ReadTx) error {
-		err := tx.Changes(0, func(core.Change) error { n++; return stop })
+	f.view(t, func(tx driver.ReadTx) error {
+		err := tx.Changes(0, func(driver.Change) error { n++; return stop })
 		if !errors.Is(err, stop) || n != 1 {
 			t.Errorf("Changes whose fn fails returned %v after %d calls, want fn's error after 1", err, n)
 		}
@@ -165,7 +165,7 @@ func testChangeLog(t *testing.T, f *fixture) {
 	})
 }
 
-func changeIDs(cs []core.Change) []int64 {
+func changeIDs(cs []driver.Change) []int64 {
 	ids := make([]int64, len(cs))
 	for i, c := range cs {
 		ids[i] = c.ID

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"sort"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // declaring lists the backend interfaces, most specific first. A method is
@@ -13,24 +13,24 @@ import (
 // keep their own names ("KeywordIndex.SearchKeyword", "ChangeLog.Seq",
 // "ReadTx.Get", "Tx.Insert").
 var declaring = []reflect.Type{
-	reflect.TypeFor[core.KeywordIndex](),
-	reflect.TypeFor[core.ChangeLog](),
-	reflect.TypeFor[core.GraphWriter](),
-	reflect.TypeFor[core.ReadTx](),
-	reflect.TypeFor[core.Tx](),
-	reflect.TypeFor[core.Backend](),
-	reflect.TypeFor[core.AuditReader](),
-	reflect.TypeFor[core.Importer](),
+	reflect.TypeFor[driver.KeywordIndex](),
+	reflect.TypeFor[driver.ChangeLog](),
+	reflect.TypeFor[driver.GraphWriter](),
+	reflect.TypeFor[driver.ReadTx](),
+	reflect.TypeFor[driver.Tx](),
+	reflect.TypeFor[driver.Backend](),
+	reflect.TypeFor[driver.AuditReader](),
+	reflect.TypeFor[driver.Importer](),
 }
 
 // covered lists the interfaces whose every method, embedded ones included,
 // must be claimed by a case.
 var covered = []reflect.Type{
-	reflect.TypeFor[core.Backend](),
-	reflect.TypeFor[core.ReadTx](),
-	reflect.TypeFor[core.Tx](),
-	reflect.TypeFor[core.AuditReader](),
-	reflect.TypeFor[core.Importer](),
+	reflect.TypeFor[driver.Backend](),
+	reflect.TypeFor[driver.ReadTx](),
+	reflect.TypeFor[driver.Tx](),
+	reflect.TypeFor[driver.AuditReader](),
+	reflect.TypeFor[driver.Importer](),
 }
 
 // methodNames returns the qualified names of every method the suite must

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -23,18 +23,18 @@ func at(n int) time.Time {
 
 // newMemory returns a valid version-1 memory with content and defaults for
 // every other field; opts adjust it.
-func newMemory(content string, opts ...func(*core.Memory)) *core.Memory {
-	m := &core.Memory{
+func newMemory(content string, opts ...func(*driver.Memory)) *driver.Memory {
+	m := &driver.Memory{
 		Version:      1,
-		Namespace:    core.DefaultNamespace,
-		Pool:         core.PoolMemory,
-		Type:         core.TypeFact,
+		Namespace:    driver.DefaultNamespace,
+		Pool:         driver.PoolMemory,
+		Type:         driver.TypeFact,
 		Content:      content,
 		Significance: 5,
-		Trust:        core.Trust{Level: core.TrustCertain, Score: 1},
+		Trust:        driver.Trust{Level: driver.TrustCertain, Score: 1},
 		CreatedAt:    base,
 		UpdatedAt:    base,
-		Status:       core.StatusActive,
+		Status:       driver.StatusActive,
 	}
 	for _, o := range opts {
 		o(m)
@@ -42,37 +42,39 @@ func newMemory(content string, opts ...func(*core.Memory)) *core.Memory {
 	return m
 }
 
-func withNamespace(ns string) func(*core.Memory) { return func(m *core.Memory) { m.Namespace = ns } }
-func withPool(p core.Pool) func(*core.Memory)    { return func(m *core.Memory) { m.Pool = p } }
-func withType(ty core.Type) func(*core.Memory)   { return func(m *core.Memory) { m.Type = ty } }
-func withStatus(s core.Status) func(*core.Memory) {
-	return func(m *core.Memory) { m.Status = s }
+func withNamespace(ns string) func(*driver.Memory) {
+	return func(m *driver.Memory) { m.Namespace = ns }
 }
-func withEmbedding(model string, v ...float32) func(*core.Memory) {
-	return func(m *core.Memory) { m.Embedding = core.Embedding{Model: model, Vector: v} }
+func withPool(p driver.Pool) func(*driver.Memory)  { return func(m *driver.Memory) { m.Pool = p } }
+func withType(ty driver.Type) func(*driver.Memory) { return func(m *driver.Memory) { m.Type = ty } }
+func withStatus(s driver.Status) func(*driver.Memory) {
+	return func(m *driver.Memory) { m.Status = s }
+}
+func withEmbedding(model string, v ...float32) func(*driver.Memory) {
+	return func(m *driver.Memory) { m.Embedding = driver.Embedding{Model: model, Vector: v} }
 }
 
 // fullMemory returns a memory with every field set to a value that is easy
 // to get wrong: nanosecond UTC times, awkward floats, nested metadata,
 // non-ASCII text and an embedding with extreme float32 values.
-func fullMemory() *core.Memory {
-	return &core.Memory{
+func fullMemory() *driver.Memory {
+	return &driver.Memory{
 		Version:          1,
 		Namespace:        "project:round-trip",
-		Pool:             core.PoolKnowledge,
-		Type:             core.TypeRelationship,
+		Pool:             driver.PoolKnowledge,
+		Type:             driver.TypeRelationship,
 		Content:          "Zoë's teammate Łukasz maintains the ingest pipeline — 日本語 notes included",
 		Significance:     8,
 		Entities:         []string{"Zoë", "Łukasz", "ingest pipeline"},
 		EmotionalContext: "relieved, a little tired",
 		Source:           "conversation:42#turn-7",
 		Session:          "run:2025-03-14",
-		Trust:            core.Trust{Level: core.TrustInferred, Score: 0.7362109375000001},
+		Trust:            driver.Trust{Level: driver.TrustInferred, Score: 0.7362109375000001},
 		ValidFrom:        at(-86400),
 		ValidTo:          at(86400),
 		CreatedAt:        at(1),
 		UpdatedAt:        at(2),
-		Status:           core.StatusQuarantined,
+		Status:           driver.StatusQuarantined,
 		Metadata: map[string]any{
 			"origin":  "import",
 			"score":   0.1,
@@ -86,7 +88,7 @@ func fullMemory() *core.Memory {
 		},
 		LastAccessedAt: at(3),
 		AccessCount:    3,
-		Embedding: core.Embedding{Model: "test-model-v1", Vector: []float32{
+		Embedding: driver.Embedding{Model: "test-model-v1", Vector: []float32{
 			0.1, -0.25, float32(math.Copysign(0, -1)), 1e-40, math.MaxFloat32,
 			-math.SmallestNonzeroFloat32, 1.0 / 3, 123456.789,
 		}},
@@ -96,12 +98,12 @@ func fullMemory() *core.Memory {
 // diffMemory lists the fields in which got differs from want. Times must be
 // equal instants and in UTC; floats must be bit-identical; a nil and an empty
 // slice or map are the same.
-func diffMemory(want, got *core.Memory) []string {
+func diffMemory(want, got *driver.Memory) []string {
 	return diffMemoryFields(want, got, true)
 }
 
 // diffMemoryFields is diffMemory, optionally ignoring access statistics.
-func diffMemoryFields(want, got *core.Memory, access bool) []string {
+func diffMemoryFields(want, got *driver.Memory, access bool) []string {
 	if got == nil {
 		return []string{"memory is nil"}
 	}
@@ -204,7 +206,7 @@ func sameMetadata(want, got map[string]any) bool {
 }
 
 // diffEdge lists the fields in which got differs from want.
-func diffEdge(want, got core.Edge) []string {
+func diffEdge(want, got driver.Edge) []string {
 	var d []string
 	if want.From != got.From || want.To != got.To || want.Type != got.Type {
 		d = append(d, fmt.Sprintf("key: got (%d, %d, %s), want (%d, %d, %s)", got.From, got.To, got.Type, want.From, want.To, want.Type))
@@ -225,7 +227,7 @@ func diffEdge(want, got core.Edge) []string {
 func checkEdges(t interface {
 	Helper()
 	Errorf(string, ...any)
-}, what string, got, want []core.Edge) {
+}, what string, got, want []driver.Edge) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%s: got %d edges %v, want %d %v", what, len(got), got, len(want), want)

@@ -5,73 +5,73 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 func testEdges(t *testing.T, f *fixture) {
 	a, b, c := newMemory("node a"), newMemory("node b"), newMemory("node c")
 	f.insert(t, a, b, c)
-	edge := func(from, to *core.Memory, ty core.EdgeType, w float64, n int, src string) core.Edge {
-		return core.Edge{From: from.ID, To: to.ID, Type: ty, Weight: w, CreatedAt: at(n), Source: src}
+	edge := func(from, to *driver.Memory, ty driver.EdgeType, w float64, n int, src string) driver.Edge {
+		return driver.Edge{From: from.ID, To: to.ID, Type: ty, Weight: w, CreatedAt: at(n), Source: src}
 	}
-	abRel := edge(a, b, core.EdgeRelatesTo, 0.5, 1, "conversation:1")
-	abSup := edge(a, b, core.EdgeSupports, 1, 2, "")
+	abRel := edge(a, b, driver.EdgeRelatesTo, 0.5, 1, "conversation:1")
+	abSup := edge(a, b, driver.EdgeSupports, 1, 2, "")
 	abCites := edge(a, b, "cites", 0.1234567890123, 3, "file:notes.md")
-	acDer := edge(a, c, core.EdgeDerivedFrom, 0, 4, "consolidate")
-	caRel := edge(c, a, core.EdgeRelatesTo, 0.75, 5, "")
-	bcPre := edge(b, c, core.EdgeTemporalPrecedes, 2.5, 6, "")
-	f.update(t, func(tx core.Tx) error {
+	acDer := edge(a, c, driver.EdgeDerivedFrom, 0, 4, "consolidate")
+	caRel := edge(c, a, driver.EdgeRelatesTo, 0.75, 5, "")
+	bcPre := edge(b, c, driver.EdgeTemporalPrecedes, 2.5, 6, "")
+	f.update(t, func(tx driver.Tx) error {
 		// Linked out of order: Edges must sort.
-		for _, e := range []core.Edge{bcPre, caRel, abSup, acDer, abRel, abCites} {
+		for _, e := range []driver.Edge{bcPre, caRel, abSup, acDer, abRel, abCites} {
 			if err := tx.Link(e); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	checkEdges(t, "Edges(a)", f.edges(t, a.ID), []core.Edge{abCites, abRel, abSup, acDer, caRel})
-	checkEdges(t, "Edges(b)", f.edges(t, b.ID), []core.Edge{abCites, abRel, abSup, bcPre})
-	checkEdges(t, "Edges(c)", f.edges(t, c.ID), []core.Edge{acDer, bcPre, caRel})
+	checkEdges(t, "Edges(a)", f.edges(t, a.ID), []driver.Edge{abCites, abRel, abSup, acDer, caRel})
+	checkEdges(t, "Edges(b)", f.edges(t, b.ID), []driver.Edge{abCites, abRel, abSup, bcPre})
+	checkEdges(t, "Edges(c)", f.edges(t, c.ID), []driver.Edge{acDer, bcPre, caRel})
 
 	// Linking the same (From, To, Type) replaces the edge.
-	abRel2 := edge(a, b, core.EdgeRelatesTo, 0.9, 9, "conversation:2")
-	f.update(t, func(tx core.Tx) error { return tx.Link(abRel2) })
-	checkEdges(t, "Edges(a) after relinking", f.edges(t, a.ID), []core.Edge{abCites, abRel2, abSup, acDer, caRel})
+	abRel2 := edge(a, b, driver.EdgeRelatesTo, 0.9, 9, "conversation:2")
+	f.update(t, func(tx driver.Tx) error { return tx.Link(abRel2) })
+	checkEdges(t, "Edges(a) after relinking", f.edges(t, a.ID), []driver.Edge{abCites, abRel2, abSup, acDer, caRel})
 
 	// A new version of an endpoint keeps its edges.
 	f.put(t, nextVersion(a, "node a, second version"))
-	checkEdges(t, "Edges(a) after Put", f.edges(t, a.ID), []core.Edge{abCites, abRel2, abSup, acDer, caRel})
+	checkEdges(t, "Edges(a) after Put", f.edges(t, a.ID), []driver.Edge{abCites, abRel2, abSup, acDer, caRel})
 
-	f.update(t, func(tx core.Tx) error { return tx.Unlink(a.ID, b.ID, core.EdgeSupports) })
-	checkEdges(t, "Edges(b) after Unlink", f.edges(t, b.ID), []core.Edge{abCites, abRel2, bcPre})
+	f.update(t, func(tx driver.Tx) error { return tx.Unlink(a.ID, b.ID, driver.EdgeSupports) })
+	checkEdges(t, "Edges(b) after Unlink", f.edges(t, b.ID), []driver.Edge{abCites, abRel2, bcPre})
 
-	f.update(t, func(tx core.Tx) error {
-		wantErr(t, "Unlink of a removed edge", tx.Unlink(a.ID, b.ID, core.EdgeSupports), core.ErrNotFound)
-		wantErr(t, "Unlink in the wrong direction", tx.Unlink(b.ID, a.ID, core.EdgeRelatesTo), core.ErrNotFound)
-		wantErr(t, "Unlink of an unknown type", tx.Unlink(a.ID, c.ID, core.EdgeContradicts), core.ErrNotFound)
-		wantErr(t, "Unlink from an unknown memory", tx.Unlink(missingID, a.ID, core.EdgeRelatesTo), core.ErrNotFound)
-		wantErr(t, "Link from an unknown memory", tx.Link(core.Edge{From: missingID, To: a.ID, Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: base}), core.ErrNotFound)
-		wantErr(t, "Link to an unknown memory", tx.Link(core.Edge{From: a.ID, To: missingID, Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: base}), core.ErrNotFound)
+	f.update(t, func(tx driver.Tx) error {
+		wantErr(t, "Unlink of a removed edge", tx.Unlink(a.ID, b.ID, driver.EdgeSupports), driver.ErrNotFound)
+		wantErr(t, "Unlink in the wrong direction", tx.Unlink(b.ID, a.ID, driver.EdgeRelatesTo), driver.ErrNotFound)
+		wantErr(t, "Unlink of an unknown type", tx.Unlink(a.ID, c.ID, driver.EdgeContradicts), driver.ErrNotFound)
+		wantErr(t, "Unlink from an unknown memory", tx.Unlink(missingID, a.ID, driver.EdgeRelatesTo), driver.ErrNotFound)
+		wantErr(t, "Link from an unknown memory", tx.Link(driver.Edge{From: missingID, To: a.ID, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: base}), driver.ErrNotFound)
+		wantErr(t, "Link to an unknown memory", tx.Link(driver.Edge{From: a.ID, To: missingID, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: base}), driver.ErrNotFound)
 		return nil
 	})
-	checkEdges(t, "Edges(a) after rejected writes", f.edges(t, a.ID), []core.Edge{abCites, abRel2, acDer, caRel})
+	checkEdges(t, "Edges(a) after rejected writes", f.edges(t, a.ID), []driver.Edge{abCites, abRel2, acDer, caRel})
 
 	// Linking to a deleted memory is linking to an unknown one.
 	f.forget(t, c.ID)
-	f.update(t, func(tx core.Tx) error {
-		wantErr(t, "Link to a deleted memory", tx.Link(core.Edge{From: a.ID, To: c.ID, Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: base}), core.ErrNotFound)
+	f.update(t, func(tx driver.Tx) error {
+		wantErr(t, "Link to a deleted memory", tx.Link(driver.Edge{From: a.ID, To: c.ID, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: base}), driver.ErrNotFound)
 		return nil
 	})
-	checkEdges(t, "Edges(a) after deleting c", f.edges(t, a.ID), []core.Edge{abCites, abRel2})
+	checkEdges(t, "Edges(a) after deleting c", f.edges(t, a.ID), []driver.Edge{abCites, abRel2})
 }
 
 func testMeta(t *testing.T, f *fixture) {
-	f.view(t, func(tx core.ReadTx) error {
+	f.view(t, func(tx driver.ReadTx) error {
 		_, err := tx.Meta("embedder.model")
-		wantErr(t, "Meta of a missing key", err, core.ErrNotFound)
+		wantErr(t, "Meta of a missing key", err, driver.ErrNotFound)
 		return nil
 	})
-	f.update(t, func(tx core.Tx) error {
+	f.update(t, func(tx driver.Tx) error {
 		if err := tx.SetMeta("embedder.model", "hash-v1-256"); err != nil {
 			return err
 		}
@@ -83,15 +83,15 @@ func testMeta(t *testing.T, f *fixture) {
 		}
 		return tx.SetMeta("empty", "")
 	})
-	f.update(t, func(tx core.Tx) error { return tx.SetMeta("schema", "2 — ünïcode") })
-	f.view(t, func(tx core.ReadTx) error {
+	f.update(t, func(tx driver.Tx) error { return tx.SetMeta("schema", "2 — ünïcode") })
+	f.view(t, func(tx driver.ReadTx) error {
 		for k, want := range map[string]string{"embedder.model": "hash-v1-256", "schema": "2 — ünïcode", "empty": ""} {
 			if got, err := tx.Meta(k); err != nil || got != want {
 				t.Errorf("Meta(%q) = %q, %v; want %q", k, got, err, want)
 			}
 		}
 		_, err := tx.Meta("Schema")
-		wantErr(t, "Meta keys are case-sensitive: Meta(\"Schema\")", err, core.ErrNotFound)
+		wantErr(t, "Meta keys are case-sensitive: Meta(\"Schema\")", err, driver.ErrNotFound)
 		return nil
 	})
 }
@@ -99,7 +99,7 @@ func testMeta(t *testing.T, f *fixture) {
 func testAudit(t *testing.T, f *fixture) {
 	m := newMemory("audited memory")
 	f.insert(t, m)
-	entries := []*core.AuditEntry{
+	entries := []*driver.AuditEntry{
 		{Time: at(1), Action: "remember", MemoryID: m.ID, Detail: `{"source":"cli"}`, PrevHash: "", Hash: "aa01"},
 		{Time: at(2), Action: "quarantine.release", MemoryID: m.ID, Detail: `{"by":"zoë"}`, PrevHash: "aa01", Hash: "bb02"},
 		{Time: at(3), Action: "config.change", PrevHash: "bb02", Hash: "cc03"},
@@ -110,7 +110,7 @@ func testAudit(t *testing.T, f *fixture) {
 			t.Errorf("Audit of a new store = %+v, want no entries", got)
 		}
 	}
-	f.update(t, func(tx core.Tx) error {
+	f.update(t, func(tx driver.Tx) error {
 		for _, e := range entries[:2] {
 			if err := tx.AppendAudit(e); err != nil {
 				return err
@@ -118,7 +118,7 @@ func testAudit(t *testing.T, f *fixture) {
 		}
 		return nil
 	})
-	f.update(t, func(tx core.Tx) error { return tx.AppendAudit(entries[2]) })
+	f.update(t, func(tx driver.Tx) error { return tx.AppendAudit(entries[2]) })
 	var prev uint64
 	for i, e := range entries {
 		if e.Seq <= prev {
@@ -127,7 +127,7 @@ func testAudit(t *testing.T, f *fixture) {
 		prev = e.Seq
 	}
 	if !hasReader {
-		t.Logf("%s does not implement core.AuditReader; only Seq assignment was checked", f.h.Name)
+		t.Logf("%s does not implement driver.AuditReader; only Seq assignment was checked", f.h.Name)
 		return
 	}
 	got := readAudit(t, f)
@@ -141,8 +141,8 @@ func testAudit(t *testing.T, f *fixture) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	f.view(t, func(tx core.ReadTx) error {
-		err := tx.(core.AuditReader).Audit(func(core.AuditEntry) error { n++; return stop })
+	f.view(t, func(tx driver.ReadTx) error {
+		err := tx.(driver.AuditReader).Audit(func(driver.AuditEntry) error { n++; return stop })
 		if !errors.Is(err, stop) || n != 1 {
 			t.Errorf("Audit whose fn fails returned %v after %d calls, want fn's error after 1", err, n)
 		}
@@ -151,23 +151,23 @@ func testAudit(t *testing.T, f *fixture) {
 }
 
 // hasAuditReader reports whether the backend's read transactions implement
-// core.AuditReader.
+// driver.AuditReader.
 func hasAuditReader(t testing.TB, f *fixture) bool {
 	t.Helper()
 	var ok bool
-	f.view(t, func(tx core.ReadTx) error {
-		_, ok = tx.(core.AuditReader)
+	f.view(t, func(tx driver.ReadTx) error {
+		_, ok = tx.(driver.AuditReader)
 		return nil
 	})
 	return ok
 }
 
 // readAudit lists the audit log; the backend must implement AuditReader.
-func readAudit(t testing.TB, f *fixture) []core.AuditEntry {
+func readAudit(t testing.TB, f *fixture) []driver.AuditEntry {
 	t.Helper()
-	var es []core.AuditEntry
-	f.view(t, func(tx core.ReadTx) error {
-		return tx.(core.AuditReader).Audit(func(e core.AuditEntry) error {
+	var es []driver.AuditEntry
+	f.view(t, func(tx driver.ReadTx) error {
+		return tx.(driver.AuditReader).Audit(func(e driver.AuditEntry) error {
 			es = append(es, e)
 			return nil
 		})
@@ -175,7 +175,7 @@ func readAudit(t testing.TB, f *fixture) []core.AuditEntry {
 	return es
 }
 
-func diffAudit(want, got core.AuditEntry) string {
+func diffAudit(want, got driver.AuditEntry) string {
 	if msg := diffTime(want.Time, got.Time); msg != "" {
 		return "Time: " + msg
 	}
@@ -186,6 +186,6 @@ func diffAudit(want, got core.AuditEntry) string {
 	return ""
 }
 
-func sprintEntry(e core.AuditEntry) string {
+func sprintEntry(e driver.AuditEntry) string {
 	return fmt.Sprintf("{Seq:%d Action:%q MemoryID:%d Detail:%q PrevHash:%q Hash:%q}", e.Seq, e.Action, e.MemoryID, e.Detail, e.PrevHash, e.Hash)
 }

@@ -9,16 +9,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // edgeKey identifies an edge.
 type edgeKey struct {
 	From, To int64
-	Type     core.EdgeType
+	Type     driver.EdgeType
 }
 
-func keyOf(e core.Edge) edgeKey { return edgeKey{e.From, e.To, e.Type} }
+func keyOf(e driver.Edge) edgeKey { return edgeKey{e.From, e.To, e.Type} }
 
 func compareEdgeKeys(a, b edgeKey) int {
 	return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To), cmp.Compare(a.Type, b.Type))
@@ -40,11 +40,11 @@ func (f *fixture) checkInvariants(t *testing.T) {
 	if f.b == nil {
 		f.open(t)
 	}
-	live := map[int64]*core.Memory{}
+	live := map[int64]*driver.Memory{}
 	var order []int64
-	edgesOf := map[int64][]core.Edge{}
-	f.view(t, func(tx core.ReadTx) error {
-		err := tx.Scan(core.ScanOptions{}, func(m *core.Memory) error {
+	edgesOf := map[int64][]driver.Edge{}
+	f.view(t, func(tx driver.ReadTx) error {
+		err := tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
 			if len(order) > 0 && m.ID <= order[len(order)-1] {
 				t.Errorf("invariant: Scan yielded id %d after %d, want ascending ids", m.ID, order[len(order)-1])
 			}
@@ -83,7 +83,7 @@ func (f *fixture) checkInvariants(t *testing.T) {
 
 // checkRecord checks Get and History of a live memory against what Scan
 // returned.
-func (f *fixture) checkRecord(t *testing.T, tx core.ReadTx, m *core.Memory) {
+func (f *fixture) checkRecord(t *testing.T, tx driver.ReadTx, m *driver.Memory) {
 	t.Helper()
 	got, err := tx.Get(m.ID, 0)
 	if err != nil {
@@ -113,11 +113,11 @@ func (f *fixture) checkRecord(t *testing.T, tx core.ReadTx, m *core.Memory) {
 }
 
 // checkChangeLog checks Changes(0) against the live memories.
-func (f *fixture) checkChangeLog(t *testing.T, tx core.ReadTx, seq uint64, live map[int64]*core.Memory) {
+func (f *fixture) checkChangeLog(t *testing.T, tx driver.ReadTx, seq uint64, live map[int64]*driver.Memory) {
 	t.Helper()
 	seen := map[int64]bool{}
 	var prev uint64
-	err := tx.Changes(0, func(c core.Change) error {
+	err := tx.Changes(0, func(c driver.Change) error {
 		if seen[c.ID] {
 			t.Errorf("invariant: Changes(0) reports memory %d twice", c.ID)
 		}
@@ -151,32 +151,32 @@ func (f *fixture) checkChangeLog(t *testing.T, tx core.ReadTx, seq uint64, live 
 }
 
 // checkForgotten checks that a deleted memory left nothing reachable behind.
-func checkForgotten(t *testing.T, tx core.ReadTx, id int64, live map[int64]*core.Memory) {
+func checkForgotten(t *testing.T, tx driver.ReadTx, id int64, live map[int64]*driver.Memory) {
 	t.Helper()
 	if _, ok := live[id]; ok {
 		t.Errorf("invariant: deleted memory %d is returned by Scan", id)
 	}
-	if _, err := tx.Get(id, 0); !errors.Is(err, core.ErrNotFound) {
+	if _, err := tx.Get(id, 0); !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("invariant: Get(%d, 0) of a deleted memory: %v, want ErrNotFound", id, err)
 	}
-	if _, err := tx.Get(id, 1); !errors.Is(err, core.ErrNotFound) {
+	if _, err := tx.Get(id, 1); !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("invariant: Get(%d, 1) of a deleted memory: %v, want ErrNotFound", id, err)
 	}
-	if _, err := tx.History(id); !errors.Is(err, core.ErrNotFound) {
+	if _, err := tx.History(id); !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("invariant: History(%d) of a deleted memory: %v, want ErrNotFound", id, err)
 	}
 	// Whether Edges of an unknown id is an error is not specified; it must
 	// not list anything.
 	if es, err := tx.Edges(id); err == nil && len(es) > 0 {
 		t.Errorf("invariant: deleted memory %d still has edges %v", id, es)
-	} else if err != nil && !errors.Is(err, core.ErrNotFound) {
+	} else if err != nil && !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("invariant: Edges(%d) of a deleted memory: %v", id, err)
 	}
 }
 
 // checkGraph checks that edges are sorted, touch the memory they are listed
 // for, join live memories and are listed by both endpoints.
-func checkGraph(t *testing.T, edgesOf map[int64][]core.Edge, live map[int64]*core.Memory) {
+func checkGraph(t *testing.T, edgesOf map[int64][]driver.Edge, live map[int64]*driver.Memory) {
 	t.Helper()
 	for id, es := range edgesOf {
 		for i, e := range es {
@@ -196,7 +196,7 @@ func checkGraph(t *testing.T, edgesOf map[int64][]core.Edge, live map[int64]*cor
 				other = e.To
 			}
 			if oes, ok := edgesOf[other]; ok {
-				j := slices.IndexFunc(oes, func(o core.Edge) bool { return keyOf(o) == keyOf(e) })
+				j := slices.IndexFunc(oes, func(o driver.Edge) bool { return keyOf(o) == keyOf(e) })
 				if j < 0 {
 					t.Errorf("invariant: Edges(%d) lists %d→%d (%s), but Edges(%d) does not", id, e.From, e.To, e.Type, other)
 				} else if d := diffEdge(e, oes[j]); len(d) > 0 {
@@ -209,7 +209,7 @@ func checkGraph(t *testing.T, edgesOf map[int64][]core.Edge, live map[int64]*cor
 
 // checkKeywordIndex checks that each live memory is found by its own content
 // and that no forgotten memory is found by the content it had.
-func (f *fixture) checkKeywordIndex(t *testing.T, order []int64, live map[int64]*core.Memory) {
+func (f *fixture) checkKeywordIndex(t *testing.T, order []int64, live map[int64]*driver.Memory) {
 	t.Helper()
 	limit := len(live) + 1
 	checkHits := func(q string, ids []int64) {
@@ -224,7 +224,7 @@ func (f *fixture) checkKeywordIndex(t *testing.T, order []int64, live map[int64]
 		if q == nil {
 			continue
 		}
-		ids := f.searchIDs(t, q, core.Filter{}, limit)
+		ids := f.searchIDs(t, q, driver.Filter{}, limit)
 		checkHits(describe(q), ids)
 		if !slices.Contains(ids, id) {
 			t.Errorf("invariant: keyword search %s for memory %d's own content returned %v without it", describe(q), id, ids)
@@ -239,7 +239,7 @@ func (f *fixture) checkKeywordIndex(t *testing.T, order []int64, live map[int64]
 			if q == nil {
 				continue
 			}
-			ids := f.searchIDs(t, q, core.Filter{}, limit)
+			ids := f.searchIDs(t, q, driver.Filter{}, limit)
 			checkHits(describe(q), ids)
 			if slices.Contains(ids, id) {
 				t.Errorf("invariant: keyword search %s returned deleted memory %d", describe(q), id)

@@ -5,14 +5,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
 // searchCase is a query and the corpus documents it must match, in any order.
 type searchCase struct {
 	q    query.Node
-	flt  core.Filter
+	flt  driver.Filter
 	want []string
 }
 
@@ -125,24 +125,24 @@ func testKeywordFilter(t *testing.T, f *fixture) {
 	q := or(term("quokka"), term("zebra"), term("alpha"))
 	runSearchCases(t, f, ids, []searchCase{
 		{q: q, want: []string{"zebra3", "zebra1", "quokka1", "quokka2", "quokka3", "far", "close"}},
-		{q: q, flt: core.Filter{Namespaces: []string{"user:bob"}}, want: []string{"quokka2"}},
-		{q: q, flt: core.Filter{Namespaces: []string{"default", "user:bob"}}, want: []string{"zebra3", "zebra1", "quokka1", "quokka2", "quokka3", "far", "close"}},
-		{q: q, flt: core.Filter{Pools: []core.Pool{core.PoolKnowledge}}, want: []string{"quokka3"}},
-		{q: q, flt: core.Filter{Pools: []core.Pool{core.PoolRaw}}, want: []string{"zebra1"}},
-		{q: q, flt: core.Filter{Statuses: []core.Status{core.StatusActive}}, want: []string{"zebra3", "zebra1", "quokka1"}},
-		{q: q, flt: core.Filter{Statuses: []core.Status{core.StatusArchived}}, want: []string{"far", "quokka2"}},
-		{q: q, flt: core.Filter{Types: []core.Type{core.TypeDocument}}, want: []string{"zebra1"}},
-		{q: q, flt: core.Filter{Types: []core.Type{core.TypeFact, core.TypeKnowledge}}, want: []string{"zebra3", "quokka1", "quokka2", "quokka3", "far", "close"}},
-		{q: q, flt: core.Filter{
+		{q: q, flt: driver.Filter{Namespaces: []string{"user:bob"}}, want: []string{"quokka2"}},
+		{q: q, flt: driver.Filter{Namespaces: []string{"default", "user:bob"}}, want: []string{"zebra3", "zebra1", "quokka1", "quokka2", "quokka3", "far", "close"}},
+		{q: q, flt: driver.Filter{Pools: []driver.Pool{driver.PoolKnowledge}}, want: []string{"quokka3"}},
+		{q: q, flt: driver.Filter{Pools: []driver.Pool{driver.PoolRaw}}, want: []string{"zebra1"}},
+		{q: q, flt: driver.Filter{Statuses: []driver.Status{driver.StatusActive}}, want: []string{"zebra3", "zebra1", "quokka1"}},
+		{q: q, flt: driver.Filter{Statuses: []driver.Status{driver.StatusArchived}}, want: []string{"far", "quokka2"}},
+		{q: q, flt: driver.Filter{Types: []driver.Type{driver.TypeDocument}}, want: []string{"zebra1"}},
+		{q: q, flt: driver.Filter{Types: []driver.Type{driver.TypeFact, driver.TypeKnowledge}}, want: []string{"zebra3", "quokka1", "quokka2", "quokka3", "far", "close"}},
+		{q: q, flt: driver.Filter{
 			Namespaces: []string{"default"},
-			Pools:      []core.Pool{core.PoolMemory},
-			Statuses:   []core.Status{core.StatusActive, core.StatusQuarantined},
+			Pools:      []driver.Pool{driver.PoolMemory},
+			Statuses:   []driver.Status{driver.StatusActive, driver.StatusQuarantined},
 		}, want: []string{"zebra3", "quokka1", "close"}},
-		{q: q, flt: core.Filter{Namespaces: []string{}}, want: []string{}},
-		{q: q, flt: core.Filter{Namespaces: []string{"user:nobody"}}, want: []string{}},
+		{q: q, flt: driver.Filter{Namespaces: []string{}}, want: []string{}},
+		{q: q, flt: driver.Filter{Namespaces: []string{"user:nobody"}}, want: []string{}},
 	})
 	// The limit applies after the filter.
-	got := f.searchIDs(t, q, core.Filter{Statuses: []core.Status{core.StatusArchived}}, 1)
+	got := f.searchIDs(t, q, driver.Filter{Statuses: []driver.Status{driver.StatusArchived}}, 1)
 	if len(got) != 1 || (got[0] != ids["far"] && got[0] != ids["quokka2"]) {
 		t.Errorf("filtered search with limit 1 = %v, want one of far, quokka2", names(ids, got))
 	}
@@ -151,11 +151,11 @@ func testKeywordFilter(t *testing.T, f *fixture) {
 func testKeywordRanking(t *testing.T, f *fixture) {
 	ids := seedCorpus(t, f)
 	// Three occurrences in a short text beat one in a long text.
-	if got := f.searchIDs(t, term("zebra"), core.Filter{}, 10); !slices.Equal(got, idsOf(ids, "zebra3", "zebra1")) {
+	if got := f.searchIDs(t, term("zebra"), driver.Filter{}, 10); !slices.Equal(got, idsOf(ids, "zebra3", "zebra1")) {
 		t.Errorf("search \"zebra\" = %v, want [zebra3 zebra1]: best match first", names(ids, got))
 	}
 	// Identical documents tie and come in ascending id order.
-	hits := f.search(t, term("quokka"), core.Filter{}, 10)
+	hits := f.search(t, term("quokka"), driver.Filter{}, 10)
 	if got := hitIDs(hits); !slices.Equal(got, idsOf(ids, "quokka1", "quokka2", "quokka3")) {
 		t.Errorf("search \"quokka\" over identical documents = %v, want them in ascending id order", names(ids, got))
 	} else if hits[0].Score != hits[1].Score || hits[1].Score != hits[2].Score {
@@ -163,12 +163,12 @@ func testKeywordRanking(t *testing.T, f *fixture) {
 	}
 	// Every limit returns the best hits of the unlimited search.
 	q := or(term("quokka"), term("zebra"), term("alpha"), term("vector"))
-	full := f.searchIDs(t, q, core.Filter{}, 100)
+	full := f.searchIDs(t, q, driver.Filter{}, 100)
 	if len(full) != 9 {
 		t.Fatalf("search %s returned %d hits, want 9", describe(q), len(full))
 	}
 	for limit := 1; limit <= len(full)+1; limit++ {
-		got := f.searchIDs(t, q, core.Filter{}, limit)
+		got := f.searchIDs(t, q, driver.Filter{}, limit)
 		if want := full[:min(limit, len(full))]; !slices.Equal(got, want) {
 			t.Errorf("search with limit %d = %v, want the first %d of %v", limit, got, len(want), full)
 		}
@@ -180,37 +180,37 @@ func testKeywordCurrentVersion(t *testing.T, f *fixture) {
 	other := newMemory("lunch is on Monday")
 	f.insert(t, m, other)
 	v2 := nextVersion(m, "the standup meeting moved to Wednesday")
-	v2.Status = core.StatusArchived
+	v2.Status = driver.StatusArchived
 	v2.Namespace = "project:standup"
 	f.put(t, v2)
 
-	check := func(q query.Node, flt core.Filter, want ...int64) {
+	check := func(q query.Node, flt driver.Filter, want ...int64) {
 		t.Helper()
 		if got := f.searchIDs(t, q, flt, 10); !sameSet(got, want) {
 			t.Errorf("after Put: SearchKeyword(%s, %+v) = %v, want %v", describe(q), flt, got, want)
 		}
 	}
-	check(term("monday"), core.Filter{}, other.ID)
-	check(term("wednesday"), core.Filter{}, m.ID)
-	check(term("standup"), core.Filter{Statuses: []core.Status{core.StatusActive}})
-	check(term("standup"), core.Filter{Statuses: []core.Status{core.StatusArchived}}, m.ID)
-	check(term("standup"), core.Filter{Namespaces: []string{core.DefaultNamespace}})
-	check(term("standup"), core.Filter{Namespaces: []string{"project:standup"}}, m.ID)
+	check(term("monday"), driver.Filter{}, other.ID)
+	check(term("wednesday"), driver.Filter{}, m.ID)
+	check(term("standup"), driver.Filter{Statuses: []driver.Status{driver.StatusActive}})
+	check(term("standup"), driver.Filter{Statuses: []driver.Status{driver.StatusArchived}}, m.ID)
+	check(term("standup"), driver.Filter{Namespaces: []string{driver.DefaultNamespace}})
+	check(term("standup"), driver.Filter{Namespaces: []string{"project:standup"}}, m.ID)
 
 	v3 := nextVersion(v2, "the standup meeting is on Thursday")
-	v3.Status = core.StatusActive
+	v3.Status = driver.StatusActive
 	f.put(t, v3)
-	check(term("wednesday"), core.Filter{})
-	check(term("thursday"), core.Filter{Statuses: []core.Status{core.StatusActive}}, m.ID)
-	check(phrase("standup", "meeting"), core.Filter{}, m.ID)
+	check(term("wednesday"), driver.Filter{})
+	check(term("thursday"), driver.Filter{Statuses: []driver.Status{driver.StatusActive}}, m.ID)
+	check(phrase("standup", "meeting"), driver.Filter{}, m.ID)
 }
 
 func testKeywordInvalid(t *testing.T, f *fixture) {
 	seedCorpus(t, f)
-	_, err := f.b.SearchKeyword(context.Background(), nil, core.Filter{}, 10)
-	wantErr(t, "SearchKeyword with a nil query", err, core.ErrInvalid)
+	_, err := f.b.SearchKeyword(context.Background(), nil, driver.Filter{}, 10)
+	wantErr(t, "SearchKeyword with a nil query", err, driver.ErrInvalid)
 	// A query without matches is not an error.
-	hits, err := f.b.SearchKeyword(context.Background(), term("nonexistentword"), core.Filter{}, 10)
+	hits, err := f.b.SearchKeyword(context.Background(), term("nonexistentword"), driver.Filter{}, 10)
 	if err != nil || len(hits) != 0 {
 		t.Errorf("SearchKeyword without matches = %v, %v; want no hits and no error", hits, err)
 	}

@@ -10,18 +10,18 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // snapshot is everything a store holds that the suite can read back.
 type snapshot struct {
-	current map[int64]*core.Memory
-	history map[int64][]*core.Memory
-	edges   map[int64][]core.Edge
+	current map[int64]*driver.Memory
+	history map[int64][]*driver.Memory
+	edges   map[int64][]driver.Edge
 	seq     uint64
-	changes []core.Change
-	meta    map[string]string // the metaKeys that exist
-	audit   []core.AuditEntry // nil without AuditReader
+	changes []driver.Change
+	meta    map[string]string   // the metaKeys that exist
+	audit   []driver.AuditEntry // nil without AuditReader
 }
 
 var metaKeys = []string{"k", "k2", "embedder.model"}
@@ -29,14 +29,14 @@ var metaKeys = []string{"k", "k2", "embedder.model"}
 func takeSnapshot(t testing.TB, f *fixture) *snapshot {
 	t.Helper()
 	s := &snapshot{
-		current: map[int64]*core.Memory{},
-		history: map[int64][]*core.Memory{},
-		edges:   map[int64][]core.Edge{},
+		current: map[int64]*driver.Memory{},
+		history: map[int64][]*driver.Memory{},
+		edges:   map[int64][]driver.Edge{},
 		meta:    map[string]string{},
 	}
-	f.view(t, func(tx core.ReadTx) error {
+	f.view(t, func(tx driver.ReadTx) error {
 		var ids []int64
-		if err := tx.Scan(core.ScanOptions{}, func(m *core.Memory) error {
+		if err := tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
 			s.current[m.ID] = m
 			ids = append(ids, m.ID)
 			return nil
@@ -57,7 +57,7 @@ func takeSnapshot(t testing.TB, f *fixture) *snapshot {
 		if s.seq, err = tx.Seq(); err != nil {
 			return err
 		}
-		if err := tx.Changes(0, func(c core.Change) error {
+		if err := tx.Changes(0, func(c driver.Change) error {
 			s.changes = append(s.changes, c)
 			return nil
 		}); err != nil {
@@ -68,13 +68,13 @@ func takeSnapshot(t testing.TB, f *fixture) *snapshot {
 			switch {
 			case err == nil:
 				s.meta[k] = v
-			case !errors.Is(err, core.ErrNotFound):
+			case !errors.Is(err, driver.ErrNotFound):
 				return err
 			}
 		}
-		if r, ok := tx.(core.AuditReader); ok {
-			s.audit = []core.AuditEntry{}
-			return r.Audit(func(e core.AuditEntry) error {
+		if r, ok := tx.(driver.AuditReader); ok {
+			s.audit = []driver.AuditEntry{}
+			return r.Audit(func(e driver.AuditEntry) error {
 				s.audit = append(s.audit, e)
 				return nil
 			})
@@ -87,7 +87,7 @@ func takeSnapshot(t testing.TB, f *fixture) *snapshot {
 // compareSnapshots fails the test where got differs from want.
 func compareSnapshots(t *testing.T, what string, want, got *snapshot) {
 	t.Helper()
-	ids := func(m map[int64]*core.Memory) []int64 { return sorted(slices.Collect(maps.Keys(m))) }
+	ids := func(m map[int64]*driver.Memory) []int64 { return sorted(slices.Collect(maps.Keys(m))) }
 	if w, g := ids(want.current), ids(got.current); !slices.Equal(w, g) {
 		t.Errorf("%s: memories %v, want %v", what, g, w)
 	}
@@ -141,11 +141,11 @@ func testAtomicity(t *testing.T, f *fixture) {
 	b := newMemory("stable beta content")
 	c := newMemory("doomed gamma content")
 	f.insert(t, a, b, c)
-	f.update(t, func(tx core.Tx) error {
-		if err := tx.Link(core.Edge{From: a.ID, To: b.ID, Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: base}); err != nil {
+	f.update(t, func(tx driver.Tx) error {
+		if err := tx.Link(driver.Edge{From: a.ID, To: b.ID, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: base}); err != nil {
 			return err
 		}
-		if err := tx.AppendAudit(&core.AuditEntry{Time: base, Action: "remember", MemoryID: a.ID, Hash: "h1"}); err != nil {
+		if err := tx.AppendAudit(&driver.AuditEntry{Time: base, Action: "remember", MemoryID: a.ID, Hash: "h1"}); err != nil {
 			return err
 		}
 		return tx.SetMeta("k", "before")
@@ -153,7 +153,7 @@ func testAtomicity(t *testing.T, f *fixture) {
 	before := takeSnapshot(t, f)
 
 	boom := errors.New("boom")
-	err := f.b.Update(context.Background(), func(tx core.Tx) error {
+	err := f.b.Update(context.Background(), func(tx driver.Tx) error {
 		for _, step := range []struct {
 			name string
 			fn   func() error
@@ -161,15 +161,15 @@ func testAtomicity(t *testing.T, f *fixture) {
 			{"Insert", func() error { return tx.Insert(newMemory("rollbackonly phantom memory")) }},
 			{"Put", func() error { return tx.Put(nextVersion(a, "rewritten rollbackonly alpha")) }},
 			{"Link", func() error {
-				return tx.Link(core.Edge{From: b.ID, To: a.ID, Type: core.EdgeSupports, Weight: 1, CreatedAt: base})
+				return tx.Link(driver.Edge{From: b.ID, To: a.ID, Type: driver.EdgeSupports, Weight: 1, CreatedAt: base})
 			}},
-			{"Unlink", func() error { return tx.Unlink(a.ID, b.ID, core.EdgeRelatesTo) }},
+			{"Unlink", func() error { return tx.Unlink(a.ID, b.ID, driver.EdgeRelatesTo) }},
 			{"Delete", func() error { return tx.Delete(c.ID) }},
 			{"Touch", func() error { return tx.Touch([]int64{a.ID, b.ID}, at(50)) }},
 			{"SetMeta", func() error { return tx.SetMeta("k", "after") }},
 			{"SetMeta", func() error { return tx.SetMeta("k2", "new") }},
 			{"AppendAudit", func() error {
-				return tx.AppendAudit(&core.AuditEntry{Time: at(1), Action: "forget", MemoryID: c.ID, PrevHash: "h1", Hash: "h2"})
+				return tx.AppendAudit(&driver.AuditEntry{Time: at(1), Action: "forget", MemoryID: c.ID, PrevHash: "h1", Hash: "h2"})
 			}},
 		} {
 			if err := step.fn(); err != nil {
@@ -183,14 +183,14 @@ func testAtomicity(t *testing.T, f *fixture) {
 	}
 	compareSnapshots(t, "after a failed Update", before, takeSnapshot(t, f))
 	for _, q := range []string{"rollbackonly", "phantom", "rewritten"} {
-		if ids := f.searchIDs(t, term(q), core.Filter{}, 10); len(ids) != 0 {
+		if ids := f.searchIDs(t, term(q), driver.Filter{}, 10); len(ids) != 0 {
 			t.Errorf("search %q after a failed Update returned %v, want nothing", q, ids)
 		}
 	}
-	if ids := f.searchIDs(t, term("doomed"), core.Filter{}, 10); !slices.Equal(ids, []int64{c.ID}) {
+	if ids := f.searchIDs(t, term("doomed"), driver.Filter{}, 10); !slices.Equal(ids, []int64{c.ID}) {
 		t.Errorf("search \"doomed\" after a failed Delete returned %v, want [%d]", ids, c.ID)
 	}
-	if ids := f.searchIDs(t, phrase("stable", "alpha"), core.Filter{}, 10); !slices.Equal(ids, []int64{a.ID}) {
+	if ids := f.searchIDs(t, phrase("stable", "alpha"), driver.Filter{}, 10); !slices.Equal(ids, []int64{a.ID}) {
 		t.Errorf("search \"stable alpha\" after a failed Put returned %v, want [%d]", ids, a.ID)
 	}
 }
@@ -201,19 +201,19 @@ func testReopen(t *testing.T, f *fixture) {
 	doomed := newMemory("doomed memory with the highest id")
 	f.insert(t, full, plain, doomed)
 	f.put(t, nextVersion(plain, "plain memory, second version"))
-	f.update(t, func(tx core.Tx) error {
-		if err := tx.Link(core.Edge{From: full.ID, To: plain.ID, Type: core.EdgeSupports, Weight: 0.3, CreatedAt: at(7), Source: "test"}); err != nil {
+	f.update(t, func(tx driver.Tx) error {
+		if err := tx.Link(driver.Edge{From: full.ID, To: plain.ID, Type: driver.EdgeSupports, Weight: 0.3, CreatedAt: at(7), Source: "test"}); err != nil {
 			return err
 		}
-		if err := tx.Link(core.Edge{From: plain.ID, To: doomed.ID, Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: at(8)}); err != nil {
+		if err := tx.Link(driver.Edge{From: plain.ID, To: doomed.ID, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: at(8)}); err != nil {
 			return err
 		}
 		if err := tx.SetMeta("embedder.model", "hash-v1-256"); err != nil {
 			return err
 		}
-		return tx.AppendAudit(&core.AuditEntry{Time: at(9), Action: "remember", MemoryID: full.ID, Detail: `{"a":1}`, Hash: "h1"})
+		return tx.AppendAudit(&driver.AuditEntry{Time: at(9), Action: "remember", MemoryID: full.ID, Detail: `{"a":1}`, Hash: "h1"})
 	})
-	f.update(t, func(tx core.Tx) error { return tx.Touch([]int64{plain.ID}, at(10)) })
+	f.update(t, func(tx driver.Tx) error { return tx.Touch([]int64{plain.ID}, at(10)) })
 	f.forget(t, doomed.ID)
 	before := takeSnapshot(t, f)
 
@@ -228,8 +228,8 @@ func testReopen(t *testing.T, f *fixture) {
 	if s := f.seq(t); s <= before.seq {
 		t.Errorf("Seq after an Insert following reopen = %d, want more than %d", s, before.seq)
 	}
-	e := &core.AuditEntry{Time: at(11), Action: "remember", MemoryID: next, PrevHash: "h1", Hash: "h2"}
-	f.update(t, func(tx core.Tx) error { return tx.AppendAudit(e) })
+	e := &driver.AuditEntry{Time: at(11), Action: "remember", MemoryID: next, PrevHash: "h1", Hash: "h2"}
+	f.update(t, func(tx driver.Tx) error { return tx.AppendAudit(e) })
 	if len(before.audit) > 0 && e.Seq <= before.audit[len(before.audit)-1].Seq {
 		t.Errorf("AppendAudit after reopening assigned Seq %d, not after %d", e.Seq, before.audit[len(before.audit)-1].Seq)
 	}
@@ -241,16 +241,16 @@ func testCanceledContext(t *testing.T, f *fixture) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := f.b.View(ctx, func(tx core.ReadTx) error { return nil })
+	err := f.b.View(ctx, func(tx driver.ReadTx) error { return nil })
 	wantErr(t, "View with a cancelled context", err, context.Canceled)
-	err = f.b.Update(ctx, func(tx core.Tx) error {
+	err = f.b.Update(ctx, func(tx driver.Tx) error {
 		if err := tx.Insert(newMemory("written under a cancelled context")); err != nil {
 			return err
 		}
 		return tx.SetMeta("k", "cancelled")
 	})
 	wantErr(t, "Update with a cancelled context", err, context.Canceled)
-	_, err = f.b.SearchKeyword(ctx, term("present"), core.Filter{}, 10)
+	_, err = f.b.SearchKeyword(ctx, term("present"), driver.Filter{}, 10)
 	wantErr(t, "SearchKeyword with a cancelled context", err, context.Canceled)
 	compareSnapshots(t, "after Update with a cancelled context", before, takeSnapshot(t, f))
 
@@ -259,7 +259,7 @@ func testCanceledContext(t *testing.T, f *fixture) {
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	var id int64
-	err = f.b.Update(ctx, func(tx core.Tx) error {
+	err = f.b.Update(ctx, func(tx driver.Tx) error {
 		m := newMemory("cancelled midway through the transaction")
 		if err := tx.Insert(m); err != nil {
 			return err
@@ -287,16 +287,16 @@ func testUseAfterClose(t *testing.T, f *fixture) {
 	f.close(t)
 
 	called := false
-	err := b.View(context.Background(), func(core.ReadTx) error { called = true; return nil })
-	wantErr(t, "View after Close", err, core.ErrClosed)
-	err = b.Update(context.Background(), func(core.Tx) error { called = true; return nil })
-	wantErr(t, "Update after Close", err, core.ErrClosed)
+	err := b.View(context.Background(), func(driver.ReadTx) error { called = true; return nil })
+	wantErr(t, "View after Close", err, driver.ErrClosed)
+	err = b.Update(context.Background(), func(driver.Tx) error { called = true; return nil })
+	wantErr(t, "Update after Close", err, driver.ErrClosed)
 	if called {
 		t.Errorf("View or Update after Close called fn")
 	}
-	_, err = b.SearchKeyword(context.Background(), term("still"), core.Filter{}, 10)
-	wantErr(t, "SearchKeyword after Close", err, core.ErrClosed)
-	wantErr(t, "Close after Close", b.Close(), core.ErrClosed)
+	_, err = b.SearchKeyword(context.Background(), term("still"), driver.Filter{}, 10)
+	wantErr(t, "SearchKeyword after Close", err, driver.ErrClosed)
+	wantErr(t, "Close after Close", b.Close(), driver.ErrClosed)
 
 	f.open(t)
 	if d := diffMemory(m, f.get(t, m.ID, 0)); len(d) > 0 {
@@ -371,17 +371,17 @@ func testConcurrency(t *testing.T, f *fixture) {
 			if m.Version != wantVersion || m.AccessCount != 1 {
 				t.Errorf("writer %d item %d: version %d, access count %d; want version %d, access count 1", w, i, m.Version, m.AccessCount, wantVersion)
 			}
-			var want []core.Edge
+			var want []driver.Edge
 			if i > 0 && !deletedItem(i-1) {
-				want = append(want, core.Edge{From: ids[w][i-1], To: id, Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: at(i)})
+				want = append(want, driver.Edge{From: ids[w][i-1], To: id, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: at(i)})
 			}
 			if i+1 < items && !deletedItem(i+1) {
-				want = append(want, core.Edge{From: id, To: ids[w][i+1], Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: at(i + 1)})
+				want = append(want, driver.Edge{From: id, To: ids[w][i+1], Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: at(i + 1)})
 			}
 			checkEdges(t, fmt.Sprintf("Edges of writer %d item %d", w, i), f.edges(t, id), want)
 		}
 	}
-	if got := f.scanIDs(t, core.ScanOptions{}); !sameSet(got, wantLive) {
+	if got := f.scanIDs(t, driver.ScanOptions{}); !sameSet(got, wantLive) {
 		t.Errorf("after concurrent writes Scan returns %v, want %v", got, sorted(wantLive))
 	}
 }
@@ -396,14 +396,14 @@ func deletedItem(i int) bool { return i%4 == 1 && i+2 < items }
 // the test goroutine) and returns false after one.
 func writeItem(ctx context.Context, t *testing.T, f *fixture, w, i int, ids []int64) bool {
 	m := newMemory(fmt.Sprintf("writer %d wrote item %d about concurrency", w, i), withEmbedding("m", float32(w), float32(i)))
-	err := f.b.Update(ctx, func(tx core.Tx) error {
+	err := f.b.Update(ctx, func(tx driver.Tx) error {
 		if err := tx.Insert(m); err != nil {
 			return err
 		}
 		if i == 0 {
 			return nil
 		}
-		return tx.Link(core.Edge{From: ids[i-1], To: m.ID, Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: at(i)})
+		return tx.Link(driver.Edge{From: ids[i-1], To: m.ID, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: at(i)})
 	})
 	if err != nil {
 		t.Errorf("writer %d: insert item %d: %v", w, i, err)
@@ -411,7 +411,7 @@ func writeItem(ctx context.Context, t *testing.T, f *fixture, w, i int, ids []in
 	}
 	ids[i] = m.ID
 	if i%3 == 1 {
-		err := f.b.Update(ctx, func(tx core.Tx) error {
+		err := f.b.Update(ctx, func(tx driver.Tx) error {
 			cur, err := tx.Get(m.ID, 0)
 			if err != nil {
 				return err
@@ -423,13 +423,13 @@ func writeItem(ctx context.Context, t *testing.T, f *fixture, w, i int, ids []in
 			return false
 		}
 	}
-	if err := f.b.Update(ctx, func(tx core.Tx) error { return tx.Touch([]int64{m.ID}, at(i)) }); err != nil {
+	if err := f.b.Update(ctx, func(tx driver.Tx) error { return tx.Touch([]int64{m.ID}, at(i)) }); err != nil {
 		t.Errorf("writer %d: touch item %d: %v", w, i, err)
 		return false
 	}
 	if i >= 2 && deletedItem(i-2) {
 		var content string
-		err := f.b.Update(ctx, func(tx core.Tx) error {
+		err := f.b.Update(ctx, func(tx driver.Tx) error {
 			old, err := tx.Get(ids[i-2], 0)
 			if err != nil {
 				return err
@@ -448,21 +448,21 @@ func writeItem(ctx context.Context, t *testing.T, f *fixture, w, i int, ids []in
 
 // readConsistently checks, in one read transaction, that the snapshot does
 // not move and that Scan and the change log agree, then runs a search.
-func readConsistently(ctx context.Context, b core.Backend) error {
-	err := b.View(ctx, func(tx core.ReadTx) error {
+func readConsistently(ctx context.Context, b driver.Backend) error {
+	err := b.View(ctx, func(tx driver.ReadTx) error {
 		s1, err := tx.Seq()
 		if err != nil {
 			return err
 		}
 		var scanned []int64
-		if err := tx.Scan(core.ScanOptions{}, func(m *core.Memory) error {
+		if err := tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
 			scanned = append(scanned, m.ID)
 			return nil
 		}); err != nil {
 			return err
 		}
 		var logged []int64
-		if err := tx.Changes(0, func(c core.Change) error {
+		if err := tx.Changes(0, func(c driver.Change) error {
 			if !c.Deleted {
 				logged = append(logged, c.ID)
 			}
@@ -485,7 +485,7 @@ func readConsistently(ctx context.Context, b core.Backend) error {
 	if err != nil {
 		return fmt.Errorf("concurrent reader: %w", err)
 	}
-	hits, err := b.SearchKeyword(ctx, term("concurrency"), core.Filter{}, 50)
+	hits, err := b.SearchKeyword(ctx, term("concurrency"), driver.Filter{}, 50)
 	if err != nil {
 		return fmt.Errorf("concurrent search: %w", err)
 	}

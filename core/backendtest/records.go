@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // missingID is an id no case ever assigns.
@@ -20,7 +20,7 @@ const missingID = 1 << 40
 func testCRUD(t *testing.T, f *fixture) {
 	want := fullMemory()
 	in := want.Clone()
-	f.update(t, func(tx core.Tx) error {
+	f.update(t, func(tx driver.Tx) error {
 		if err := tx.Insert(in); err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func testCRUD(t *testing.T, f *fixture) {
 
 	// Ids grow, also inside one transaction.
 	var ids []int64
-	f.update(t, func(tx core.Tx) error {
+	f.update(t, func(tx driver.Tx) error {
 		for _, c := range []string{"second memory", "third memory"} {
 			m := newMemory(c)
 			if err := tx.Insert(m); err != nil {
@@ -90,31 +90,31 @@ func testCRUD(t *testing.T, f *fixture) {
 		t.Errorf("bare memory does not round-trip:\n  %s", strings.Join(d, "\n  "))
 	}
 
-	f.view(t, func(tx core.ReadTx) error {
+	f.view(t, func(tx driver.ReadTx) error {
 		_, err := tx.Get(missingID, 0)
-		wantErr(t, "Get of an unknown id", err, core.ErrNotFound)
+		wantErr(t, "Get of an unknown id", err, driver.ErrNotFound)
 		_, err = tx.Get(want.ID, 2)
-		wantErr(t, "Get of an unknown version", err, core.ErrNotFound)
+		wantErr(t, "Get of an unknown version", err, driver.ErrNotFound)
 		_, err = tx.History(missingID)
-		wantErr(t, "History of an unknown id", err, core.ErrNotFound)
+		wantErr(t, "History of an unknown id", err, driver.ErrNotFound)
 		return nil
 	})
 
 	// Insert requires version 1; a rejected insert stores nothing.
-	before := f.scanIDs(t, core.ScanOptions{})
-	f.update(t, func(tx core.Tx) error {
-		if err := tx.Insert(newMemory("inserted as version two", func(m *core.Memory) { m.Version = 2 })); err == nil {
+	before := f.scanIDs(t, driver.ScanOptions{})
+	f.update(t, func(tx driver.Tx) error {
+		if err := tx.Insert(newMemory("inserted as version two", func(m *driver.Memory) { m.Version = 2 })); err == nil {
 			t.Errorf("Insert with Version 2 succeeded, want an error")
 		}
 		return nil
 	})
-	if after := f.scanIDs(t, core.ScanOptions{}); !slices.Equal(before, after) {
+	if after := f.scanIDs(t, driver.ScanOptions{}); !slices.Equal(before, after) {
 		t.Errorf("a rejected Insert changed the store: ids %v, then %v", before, after)
 	}
 }
 
 // nextVersion returns a copy of m as its next version with new content.
-func nextVersion(m *core.Memory, content string) *core.Memory {
+func nextVersion(m *driver.Memory, content string) *driver.Memory {
 	n := m.Clone()
 	n.Version++
 	n.Content = content
@@ -124,43 +124,43 @@ func nextVersion(m *core.Memory, content string) *core.Memory {
 
 func testVersions(t *testing.T, f *fixture) {
 	v1 := newMemory("the deploy target is staging", withEmbedding("m", 1, 0, 0),
-		func(m *core.Memory) { m.Entities = []string{"deploy"}; m.Metadata = map[string]any{"rev": 1.0} })
+		func(m *driver.Memory) { m.Entities = []string{"deploy"}; m.Metadata = map[string]any{"rev": 1.0} })
 	other := newMemory("an unrelated memory")
 	f.insert(t, v1, other)
 
 	v2 := nextVersion(v1, "the deploy target is production")
-	v2.Status = core.StatusArchived
-	v2.Trust = core.Trust{Level: core.TrustImported, Score: 0.6}
+	v2.Status = driver.StatusArchived
+	v2.Trust = driver.Trust{Level: driver.TrustImported, Score: 0.6}
 	v2.ValidFrom = at(10)
 	v2.Entities = []string{"deploy", "production"}
 	v2.Metadata = map[string]any{"rev": 2.0}
-	v2.Embedding = core.Embedding{Model: "m", Vector: []float32{0, 1, 0}}
+	v2.Embedding = driver.Embedding{Model: "m", Vector: []float32{0, 1, 0}}
 	f.put(t, v2)
 	v3 := nextVersion(v2, "the deploy target is production-eu")
-	v3.Status = core.StatusActive
+	v3.Status = driver.StatusActive
 	v3.ValidTo = at(20)
-	v3.Embedding = core.Embedding{Model: "m2", Vector: []float32{0, 0, 1}}
+	v3.Embedding = driver.Embedding{Model: "m2", Vector: []float32{0, 0, 1}}
 	f.put(t, v3)
 
 	if d := diffMemory(v3, f.get(t, v1.ID, 0)); len(d) > 0 {
 		t.Errorf("Get(%d, 0) after two Puts is not version 3:\n  %s", v1.ID, strings.Join(d, "\n  "))
 	}
 	// Scan filters on the current version only.
-	if got := f.scanIDs(t, core.ScanOptions{Filter: core.Filter{Statuses: []core.Status{core.StatusArchived}}}); len(got) != 0 {
+	if got := f.scanIDs(t, driver.ScanOptions{Filter: driver.Filter{Statuses: []driver.Status{driver.StatusArchived}}}); len(got) != 0 {
 		t.Errorf("Scan for archived memories = %v; only version 2 was archived, and version 3 is current", got)
 	}
-	for _, want := range []*core.Memory{v1, v2, v3} {
+	for _, want := range []*driver.Memory{v1, v2, v3} {
 		if d := diffMemory(want, f.get(t, v1.ID, want.Version)); len(d) > 0 {
 			t.Errorf("Get(%d, %d):\n  %s", v1.ID, want.Version, strings.Join(d, "\n  "))
 		}
 	}
-	f.view(t, func(tx core.ReadTx) error {
+	f.view(t, func(tx driver.ReadTx) error {
 		hist, err := tx.History(v1.ID)
 		if err != nil {
 			t.Errorf("History: %v", err)
 			return nil
 		}
-		want := []*core.Memory{v1, v2, v3}
+		want := []*driver.Memory{v1, v2, v3}
 		if len(hist) != len(want) {
 			t.Errorf("History returned %d versions, want %d", len(hist), len(want))
 			return nil
@@ -171,22 +171,22 @@ func testVersions(t *testing.T, f *fixture) {
 			}
 		}
 		_, err = tx.Get(v1.ID, 4)
-		wantErr(t, "Get of a version after the current one", err, core.ErrNotFound)
+		wantErr(t, "Get of a version after the current one", err, driver.ErrNotFound)
 		return nil
 	})
 
 	// Wrong versions conflict, unknown ids are not found, and neither
 	// changes anything.
 	seq := f.seq(t)
-	f.update(t, func(tx core.Tx) error {
+	f.update(t, func(tx driver.Tx) error {
 		for _, v := range []int{1, 3, 5} {
 			bad := nextVersion(v3, "a conflicting write")
 			bad.Version = v
-			wantErr(t, "Put with a version other than current+1", tx.Put(bad), core.ErrConflict)
+			wantErr(t, "Put with a version other than current+1", tx.Put(bad), driver.ErrConflict)
 		}
 		ghost := nextVersion(v3, "a ghost write")
 		ghost.ID = missingID
-		wantErr(t, "Put of an unknown id", tx.Put(ghost), core.ErrNotFound)
+		wantErr(t, "Put of an unknown id", tx.Put(ghost), driver.ErrNotFound)
 		return nil
 	})
 	if d := diffMemory(v3, f.get(t, v1.ID, 0)); len(d) > 0 {
@@ -222,11 +222,11 @@ func testDelete(t *testing.T, f *fixture) {
 	b := newMemory("beta memory about gardens")
 	f.insert(t, victim, a, b)
 	f.put(t, nextVersion(victim, "the wifi password is correct-horse"))
-	f.update(t, func(tx core.Tx) error {
-		for _, e := range []core.Edge{
-			{From: victim.ID, To: a.ID, Type: core.EdgeRelatesTo, Weight: 1, CreatedAt: base},
-			{From: b.ID, To: victim.ID, Type: core.EdgeSupports, Weight: 0.5, CreatedAt: base},
-			{From: a.ID, To: b.ID, Type: core.EdgeRelatesTo, Weight: 0.25, CreatedAt: base},
+	f.update(t, func(tx driver.Tx) error {
+		for _, e := range []driver.Edge{
+			{From: victim.ID, To: a.ID, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: base},
+			{From: b.ID, To: victim.ID, Type: driver.EdgeSupports, Weight: 0.5, CreatedAt: base},
+			{From: a.ID, To: b.ID, Type: driver.EdgeRelatesTo, Weight: 0.25, CreatedAt: base},
 		} {
 			if err := tx.Link(e); err != nil {
 				return err
@@ -239,25 +239,25 @@ func testDelete(t *testing.T, f *fixture) {
 	f.forget(t, victim.ID)
 	f.noteForgotten(victim.ID, victim.Content) // version 1 must be gone too
 
-	f.view(t, func(tx core.ReadTx) error {
+	f.view(t, func(tx driver.ReadTx) error {
 		for _, v := range []int{0, 1, 2} {
 			_, err := tx.Get(victim.ID, v)
-			wantErr(t, "Get of a deleted memory", err, core.ErrNotFound)
+			wantErr(t, "Get of a deleted memory", err, driver.ErrNotFound)
 		}
 		_, err := tx.History(victim.ID)
-		wantErr(t, "History of a deleted memory", err, core.ErrNotFound)
+		wantErr(t, "History of a deleted memory", err, driver.ErrNotFound)
 		return nil
 	})
 	checkEdges(t, "Edges of a neighbour after Delete", f.edges(t, a.ID),
-		[]core.Edge{{From: a.ID, To: b.ID, Type: core.EdgeRelatesTo, Weight: 0.25, CreatedAt: base}})
+		[]driver.Edge{{From: a.ID, To: b.ID, Type: driver.EdgeRelatesTo, Weight: 0.25, CreatedAt: base}})
 	checkEdges(t, "Edges of a neighbour after Delete", f.edges(t, b.ID),
-		[]core.Edge{{From: a.ID, To: b.ID, Type: core.EdgeRelatesTo, Weight: 0.25, CreatedAt: base}})
+		[]driver.Edge{{From: a.ID, To: b.ID, Type: driver.EdgeRelatesTo, Weight: 0.25, CreatedAt: base}})
 	for _, q := range []string{"hunter2", "horse", "wifi"} {
-		if ids := f.searchIDs(t, term(q), core.Filter{}, 10); len(ids) > 0 {
+		if ids := f.searchIDs(t, term(q), driver.Filter{}, 10); len(ids) > 0 {
 			t.Errorf("search %q after Delete returned %v, want nothing", q, ids)
 		}
 	}
-	if ids := f.searchIDs(t, term("gardens"), core.Filter{}, 10); !sameSet(ids, []int64{a.ID, b.ID}) {
+	if ids := f.searchIDs(t, term("gardens"), driver.Filter{}, 10); !sameSet(ids, []int64{a.ID, b.ID}) {
 		t.Errorf("search \"gardens\" after deleting another memory returned %v, want %v", ids, []int64{a.ID, b.ID})
 	}
 
@@ -268,21 +268,21 @@ func testDelete(t *testing.T, f *fixture) {
 	if after := f.seq(t); after <= seq {
 		t.Errorf("Delete did not advance Seq (%d, then %d)", seq, after)
 	}
-	f.update(t, func(tx core.Tx) error {
-		wantErr(t, "Delete of a deleted memory", tx.Delete(victim.ID), core.ErrNotFound)
-		wantErr(t, "Delete of an unknown id", tx.Delete(missingID), core.ErrNotFound)
+	f.update(t, func(tx driver.Tx) error {
+		wantErr(t, "Delete of a deleted memory", tx.Delete(victim.ID), driver.ErrNotFound)
+		wantErr(t, "Delete of an unknown id", tx.Delete(missingID), driver.ErrNotFound)
 		return nil
 	})
 }
 
 func testTouch(t *testing.T, f *fixture) {
 	m := newMemory("touch me", withEmbedding("m", 1))
-	other := newMemory("leave me alone", func(m *core.Memory) { m.AccessCount = 7; m.LastAccessedAt = at(5) })
+	other := newMemory("leave me alone", func(m *driver.Memory) { m.AccessCount = 7; m.LastAccessedAt = at(5) })
 	f.insert(t, m, other)
 	seq := f.seq(t)
 
-	f.update(t, func(tx core.Tx) error { return tx.Touch([]int64{m.ID, missingID}, at(100)) })
-	f.update(t, func(tx core.Tx) error { return tx.Touch([]int64{m.ID}, at(200)) })
+	f.update(t, func(tx driver.Tx) error { return tx.Touch([]int64{m.ID, missingID}, at(100)) })
+	f.update(t, func(tx driver.Tx) error { return tx.Touch([]int64{m.ID}, at(200)) })
 
 	got := f.get(t, m.ID, 0)
 	if got.AccessCount != 2 {
@@ -297,7 +297,7 @@ func testTouch(t *testing.T, f *fixture) {
 	if d := diffMemory(other, f.get(t, other.ID, 0)); len(d) > 0 {
 		t.Errorf("Touch of one memory changed another:\n  %s", strings.Join(d, "\n  "))
 	}
-	f.view(t, func(tx core.ReadTx) error {
+	f.view(t, func(tx driver.ReadTx) error {
 		hist, err := tx.History(m.ID)
 		if err != nil {
 			return err
@@ -313,7 +313,7 @@ func testTouch(t *testing.T, f *fixture) {
 	if cs := f.changes(t, seq); len(cs) != 0 {
 		t.Errorf("Changes(%d) after Touch = %+v, want none", seq, cs)
 	}
-	f.update(t, func(tx core.Tx) error {
+	f.update(t, func(tx driver.Tx) error {
 		if err := tx.Touch([]int64{missingID}, at(300)); err != nil {
 			t.Errorf("Touch of an unknown id: %v, want it ignored", err)
 		}
@@ -327,30 +327,30 @@ func testTouch(t *testing.T, f *fixture) {
 // corpusDoc is one memory of the search corpus.
 type corpusDoc struct {
 	name string
-	m    *core.Memory
+	m    *driver.Memory
 }
 
 // corpus returns the keyword corpus. The documents avoid words whose porter
 // stems differ between common implementations.
 func corpus() []corpusDoc {
 	return []corpusDoc{
-		{"alice", newMemory("Alice prefers open-source tools for vector search", withType(core.TypePreference))},
-		{"graph", newMemory("Graph nodes connect through typed edges; each node has a label", withPool(core.PoolKnowledge), withType(core.TypeKnowledge))},
-		{"bob", newMemory("Bob runs the nightly build at midnight", withNamespace("user:bob"), withType(core.TypeEvent))},
-		{"bench", newMemory("Running benchmarks on the PostgreSQL cluster", withNamespace("project:alpha"), withPool(core.PoolRaw), withType(core.TypeTurn))},
-		{"cafe", newMemory("Meet at the Café Müller on Friday", withType(core.TypeEvent))},
-		{"cosine", newMemory("search vector embeddings with cosine similarity", withPool(core.PoolKnowledge), withType(core.TypeLesson))},
-		{"config", newMemory("configuration files are configured by the config loader", withNamespace("project:alpha"), withType(core.TypeNote))},
-		{"far", newMemory("alpha one two three beta", withStatus(core.StatusArchived))},
-		{"close", newMemory("beta alpha", withStatus(core.StatusQuarantined))},
+		{"alice", newMemory("Alice prefers open-source tools for vector search", withType(driver.TypePreference))},
+		{"graph", newMemory("Graph nodes connect through typed edges; each node has a label", withPool(driver.PoolKnowledge), withType(driver.TypeKnowledge))},
+		{"bob", newMemory("Bob runs the nightly build at midnight", withNamespace("user:bob"), withType(driver.TypeEvent))},
+		{"bench", newMemory("Running benchmarks on the PostgreSQL cluster", withNamespace("project:alpha"), withPool(driver.PoolRaw), withType(driver.TypeTurn))},
+		{"cafe", newMemory("Meet at the Café Müller on Friday", withType(driver.TypeEvent))},
+		{"cosine", newMemory("search vector embeddings with cosine similarity", withPool(driver.PoolKnowledge), withType(driver.TypeLesson))},
+		{"config", newMemory("configuration files are configured by the config loader", withNamespace("project:alpha"), withType(driver.TypeNote))},
+		{"far", newMemory("alpha one two three beta", withStatus(driver.StatusArchived))},
+		{"close", newMemory("beta alpha", withStatus(driver.StatusQuarantined))},
 		{"zebra3", newMemory("zebra zebra zebra")},
-		{"zebra1", newMemory("zebra crossing near the old market square with many pedestrians walking", withPool(core.PoolRaw), withType(core.TypeDocument))},
+		{"zebra1", newMemory("zebra crossing near the old market square with many pedestrians walking", withPool(driver.PoolRaw), withType(driver.TypeDocument))},
 		{"conference", newMemory("the conference call moved to Tuesday", withNamespace("user:bob"))},
 		{"gems", newMemory("crimson emerald sapphire")},
 		{"pebbles", newMemory("crimson pebble pebble pebble emerald pebble pebble pebble sapphire")},
 		{"quokka1", newMemory("quokka habitat survey")},
-		{"quokka2", newMemory("quokka habitat survey", withNamespace("user:bob"), withStatus(core.StatusArchived))},
-		{"quokka3", newMemory("quokka habitat survey", withPool(core.PoolKnowledge), withType(core.TypeKnowledge), withStatus(core.StatusQuarantined))},
+		{"quokka2", newMemory("quokka habitat survey", withNamespace("user:bob"), withStatus(driver.StatusArchived))},
+		{"quokka3", newMemory("quokka habitat survey", withPool(driver.PoolKnowledge), withType(driver.TypeKnowledge), withStatus(driver.StatusQuarantined))},
 	}
 }
 
@@ -360,7 +360,7 @@ func seedCorpus(t testing.TB, f *fixture) map[string]int64 {
 	t.Helper()
 	docs := corpus()
 	ids := make(map[string]int64, len(docs))
-	f.update(t, func(tx core.Tx) error {
+	f.update(t, func(tx driver.Tx) error {
 		for _, d := range docs {
 			if err := tx.Insert(d.m); err != nil {
 				return err
@@ -410,24 +410,24 @@ func testScan(t *testing.T, f *fixture) {
 
 	for _, c := range []struct {
 		name string
-		flt  core.Filter
+		flt  driver.Filter
 		want []string // nil: every document
 	}{
-		{"no filter", core.Filter{}, nil},
-		{"namespace", core.Filter{Namespaces: []string{"user:bob"}}, []string{"bob", "conference", "quokka2"}},
-		{"two namespaces", core.Filter{Namespaces: []string{"user:bob", "project:alpha"}}, []string{"bob", "bench", "config", "conference", "quokka2"}},
-		{"pool", core.Filter{Pools: []core.Pool{core.PoolRaw}}, []string{"bench", "zebra1"}},
-		{"status", core.Filter{Statuses: []core.Status{core.StatusArchived, core.StatusQuarantined}}, []string{"far", "close", "quokka2", "quokka3"}},
-		{"type", core.Filter{Types: []core.Type{core.TypeEvent, core.TypeLesson}}, []string{"bob", "cafe", "cosine"}},
-		{"all fields", core.Filter{Namespaces: []string{"default"}, Pools: []core.Pool{core.PoolKnowledge}, Statuses: []core.Status{core.StatusQuarantined}, Types: []core.Type{core.TypeKnowledge}}, []string{"quokka3"}},
-		{"empty namespace list", core.Filter{Namespaces: []string{}}, []string{}},
-		{"no match", core.Filter{Namespaces: []string{"user:nobody"}}, []string{}},
+		{"no filter", driver.Filter{}, nil},
+		{"namespace", driver.Filter{Namespaces: []string{"user:bob"}}, []string{"bob", "conference", "quokka2"}},
+		{"two namespaces", driver.Filter{Namespaces: []string{"user:bob", "project:alpha"}}, []string{"bob", "bench", "config", "conference", "quokka2"}},
+		{"pool", driver.Filter{Pools: []driver.Pool{driver.PoolRaw}}, []string{"bench", "zebra1"}},
+		{"status", driver.Filter{Statuses: []driver.Status{driver.StatusArchived, driver.StatusQuarantined}}, []string{"far", "close", "quokka2", "quokka3"}},
+		{"type", driver.Filter{Types: []driver.Type{driver.TypeEvent, driver.TypeLesson}}, []string{"bob", "cafe", "cosine"}},
+		{"all fields", driver.Filter{Namespaces: []string{"default"}, Pools: []driver.Pool{driver.PoolKnowledge}, Statuses: []driver.Status{driver.StatusQuarantined}, Types: []driver.Type{driver.TypeKnowledge}}, []string{"quokka3"}},
+		{"empty namespace list", driver.Filter{Namespaces: []string{}}, []string{}},
+		{"no match", driver.Filter{Namespaces: []string{"user:nobody"}}, []string{}},
 	} {
 		want := all
 		if c.want != nil {
 			want = sorted(idsOf(ids, c.want...))
 		}
-		got := f.scanIDs(t, core.ScanOptions{Filter: c.flt})
+		got := f.scanIDs(t, driver.ScanOptions{Filter: c.flt})
 		if !slices.Equal(got, want) {
 			t.Errorf("Scan(%s) = %v, want %v in ascending order", c.name, got, want)
 		}
@@ -437,7 +437,7 @@ func testScan(t *testing.T, f *fixture) {
 	var paged []int64
 	after := int64(0)
 	for range len(all) + 1 {
-		page := f.scanIDs(t, core.ScanOptions{AfterID: after, Limit: 4})
+		page := f.scanIDs(t, driver.ScanOptions{AfterID: after, Limit: 4})
 		if len(page) > 4 {
 			t.Fatalf("Scan with Limit 4 returned %d memories", len(page))
 		}
@@ -450,15 +450,15 @@ func testScan(t *testing.T, f *fixture) {
 	if !slices.Equal(paged, all) {
 		t.Errorf("paging with AfterID and Limit 4 visited %v, want %v", paged, all)
 	}
-	if got := f.scanIDs(t, core.ScanOptions{AfterID: all[2], Limit: 2, Filter: core.Filter{Statuses: []core.Status{core.StatusActive}}}); len(got) != 2 || got[0] <= all[2] {
+	if got := f.scanIDs(t, driver.ScanOptions{AfterID: all[2], Limit: 2, Filter: driver.Filter{Statuses: []driver.Status{driver.StatusActive}}}); len(got) != 2 || got[0] <= all[2] {
 		t.Errorf("Scan with AfterID %d, Limit 2 and a filter = %v", all[2], got)
 	}
 
 	// Scan yields full current versions and stops at fn's error.
 	stop := errors.New("stop here")
 	var n int
-	f.view(t, func(tx core.ReadTx) error {
-		err := tx.Scan(core.ScanOptions{}, func(m *core.Memory) error {
+	f.view(t, func(tx driver.ReadTx) error {
+		err := tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
 			n++
 			if want, _ := tx.Get(m.ID, 0); want != nil {
 				if d := diffMemory(want, m); len(d) > 0 {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench/dataset"
-	_ "github.com/memos-go/memos/core/vector" // registers "exact", the default vector index
 )
 
 // Config says what to benchmark. The zero value of every field is usable:

@@ -1,5 +1,5 @@
 // Package embedtest is the embedder conformance kit: the behaviour every
-// core.Embedder must show, written once as data so that it runs both under
+// driver.Embedder must show, written once as data so that it runs both under
 // `go test` (Run) and from a program such as `memos plugin test` (Check).
 //
 // A provider's whole conformance test is one call:
@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // Case is one conformance check. Run returns nil when e behaves, an error
@@ -32,7 +32,7 @@ import (
 // does not apply to e (the message says why).
 type Case struct {
 	Name string
-	Run  func(ctx context.Context, e core.Embedder) error
+	Run  func(ctx context.Context, e driver.Embedder) error
 }
 
 // ErrSkip marks a case that does not apply to the embedder under test.
@@ -99,7 +99,7 @@ var HostSplitsBatches = Case{Name: "batch larger than max-batch is split by the 
 
 // Check runs cases against e (Cases() when none are given) and returns one
 // Result per case, in order. Every case runs, whatever the others did.
-func Check(ctx context.Context, e core.Embedder, cases ...Case) []Result {
+func Check(ctx context.Context, e driver.Embedder, cases ...Case) []Result {
 	if len(cases) == 0 {
 		cases = Cases()
 	}
@@ -111,7 +111,7 @@ func Check(ctx context.Context, e core.Embedder, cases ...Case) []Result {
 }
 
 // Run runs cases against e (Cases() when none are given) as subtests of t.
-func Run(t *testing.T, e core.Embedder, cases ...Case) {
+func Run(t *testing.T, e driver.Embedder, cases ...Case) {
 	t.Helper()
 	if len(cases) == 0 {
 		cases = Cases()
@@ -130,7 +130,7 @@ func Run(t *testing.T, e core.Embedder, cases ...Case) {
 }
 
 // runCase runs c with the hang guard; a panic in the embedder fails the case.
-func runCase(ctx context.Context, e core.Embedder, c Case) (err error) {
+func runCase(ctx context.Context, e driver.Embedder, c Case) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, hangGuard)
 	defer cancel()
 	done := make(chan error, 1)
@@ -150,7 +150,7 @@ func runCase(ctx context.Context, e core.Embedder, c Case) (err error) {
 	}
 }
 
-func info(ctx context.Context, e core.Embedder) (core.ModelInfo, error) {
+func info(ctx context.Context, e driver.Embedder) (driver.ModelInfo, error) {
 	mi, err := e.Info(ctx)
 	if err != nil {
 		return mi, fmt.Errorf("Info: %w", err)
@@ -159,7 +159,7 @@ func info(ctx context.Context, e core.Embedder) (core.ModelInfo, error) {
 }
 
 // embed calls Embed and checks the shape of the answer against mi.
-func embed(ctx context.Context, e core.Embedder, mi core.ModelInfo, in []string) ([][]float32, error) {
+func embed(ctx context.Context, e driver.Embedder, mi driver.ModelInfo, in []string) ([][]float32, error) {
 	vs, err := e.Embed(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("Embed(%d texts): %w", len(in), err)
@@ -176,14 +176,14 @@ func embed(ctx context.Context, e core.Embedder, mi core.ModelInfo, in []string)
 }
 
 // batch returns the fixture cut to the model's max batch.
-func batch(mi core.ModelInfo) []string {
+func batch(mi driver.ModelInfo) []string {
 	if mi.MaxBatch > 0 && mi.MaxBatch < len(texts) {
 		return texts[:mi.MaxBatch]
 	}
 	return texts
 }
 
-func infoStable(ctx context.Context, e core.Embedder) error {
+func infoStable(ctx context.Context, e driver.Embedder) error {
 	a, err := info(ctx, e)
 	if err != nil {
 		return err
@@ -201,7 +201,7 @@ func infoStable(ctx context.Context, e core.Embedder) error {
 	return nil
 }
 
-func infoValid(ctx context.Context, e core.Embedder) error {
+func infoValid(ctx context.Context, e driver.Embedder) error {
 	mi, err := info(ctx, e)
 	if err != nil {
 		return err
@@ -217,7 +217,7 @@ func infoValid(ctx context.Context, e core.Embedder) error {
 	return nil
 }
 
-func batchLength(ctx context.Context, e core.Embedder) error {
+func batchLength(ctx context.Context, e driver.Embedder) error {
 	mi, err := info(ctx, e)
 	if err != nil {
 		return err
@@ -233,7 +233,7 @@ func batchLength(ctx context.Context, e core.Embedder) error {
 	return nil
 }
 
-func dimensions(ctx context.Context, e core.Embedder) error {
+func dimensions(ctx context.Context, e driver.Embedder) error {
 	mi, err := info(ctx, e)
 	if err != nil {
 		return err
@@ -242,7 +242,7 @@ func dimensions(ctx context.Context, e core.Embedder) error {
 	return err
 }
 
-func finiteNormalized(ctx context.Context, e core.Embedder) error {
+func finiteNormalized(ctx context.Context, e driver.Embedder) error {
 	mi, err := info(ctx, e)
 	if err != nil {
 		return err
@@ -266,7 +266,7 @@ func finiteNormalized(ctx context.Context, e core.Embedder) error {
 	return nil
 }
 
-func deterministic(ctx context.Context, e core.Embedder) error {
+func deterministic(ctx context.Context, e driver.Embedder) error {
 	mi, err := info(ctx, e)
 	if err != nil {
 		return err
@@ -315,7 +315,7 @@ func same(a, b []float32) bool {
 	return dot/math.Sqrt(na*nb) > 1-1e-5 && math.Abs(math.Sqrt(na)-math.Sqrt(nb)) < 1e-4*math.Sqrt(na)
 }
 
-func emptyBatch(ctx context.Context, e core.Embedder) error {
+func emptyBatch(ctx context.Context, e driver.Embedder) error {
 	for _, in := range [][]string{nil, {}} {
 		vs, err := e.Embed(ctx, in)
 		if err != nil {
@@ -328,7 +328,7 @@ func emptyBatch(ctx context.Context, e core.Embedder) error {
 	return nil
 }
 
-func emptyString(ctx context.Context, e core.Embedder) error {
+func emptyString(ctx context.Context, e driver.Embedder) error {
 	mi, err := info(ctx, e)
 	if err != nil {
 		return err
@@ -351,7 +351,7 @@ func emptyString(ctx context.Context, e core.Embedder) error {
 	return nil
 }
 
-func cancelled(ctx context.Context, e core.Embedder) error {
+func cancelled(ctx context.Context, e driver.Embedder) error {
 	mi, err := info(ctx, e)
 	if err != nil {
 		return err
@@ -368,7 +368,7 @@ func cancelled(ctx context.Context, e core.Embedder) error {
 	return nil
 }
 
-func hostSplits(ctx context.Context, e core.Embedder) error {
+func hostSplits(ctx context.Context, e driver.Embedder) error {
 	mi, err := info(ctx, e)
 	if err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 )
 
@@ -32,12 +32,12 @@ type toy struct {
 	split          bool // accepts any batch size (like a host)
 }
 
-func (e *toy) Info(context.Context) (core.ModelInfo, error) {
+func (e *toy) Info(context.Context) (driver.ModelInfo, error) {
 	id := "toy-v1"
 	if e.changeInfo && e.unstable.Add(1) > 1 {
 		id = "toy-v2"
 	}
-	return core.ModelInfo{ID: id, Dim: e.dim, MaxBatch: e.maxBatch, Normalized: e.normalized}, nil
+	return driver.ModelInfo{ID: id, Dim: e.dim, MaxBatch: e.maxBatch, Normalized: e.normalized}, nil
 }
 
 func (e *toy) Embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -47,12 +47,12 @@ func (e *toy) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 		}
 	}
 	if e.maxBatch > 0 && len(texts) > e.maxBatch && !e.split {
-		return nil, core.Invalidf("batch of %d texts exceeds max batch %d", len(texts), e.maxBatch)
+		return nil, driver.Invalidf("batch of %d texts exceeds max batch %d", len(texts), e.maxBatch)
 	}
 	out := make([][]float32, 0, len(texts))
 	for i, s := range texts {
 		if s == "" && e.failEmpty {
-			return nil, core.Invalidf("empty text")
+			return nil, driver.Invalidf("empty text")
 		}
 		v := make([]float32, e.dim)
 		v[0] = 1
@@ -172,7 +172,7 @@ func TestPanicFailsCase(t *testing.T) {
 
 type panicky struct{}
 
-func (panicky) Info(context.Context) (core.ModelInfo, error) { panic("boom") }
+func (panicky) Info(context.Context) (driver.ModelInfo, error) { panic("boom") }
 func (panicky) Embed(context.Context, []string) ([][]float32, error) {
 	return nil, nil
 }

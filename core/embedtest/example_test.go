@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 )
 
@@ -12,8 +12,8 @@ import (
 // but its vectors are not unit length although it claims so.
 type lengths struct{}
 
-func (lengths) Info(context.Context) (core.ModelInfo, error) {
-	return core.ModelInfo{ID: "lengths-v1", Dim: 1, Normalized: true}, nil
+func (lengths) Info(context.Context) (driver.ModelInfo, error) {
+	return driver.ModelInfo{ID: "lengths-v1", Dim: 1, Normalized: true}, nil
 }
 
 func (lengths) Embed(ctx context.Context, texts []string) ([][]float32, error) {

@@ -4,7 +4,7 @@
 package vector
 
 import (
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 
 	"github.com/viterin/vek/vek32"
 )
@@ -15,4 +15,4 @@ func Dot(a, b []float32) float32 { return vek32.Dot(a, b) }
 
 // Normalize scales v in place to unit length and reports whether it could
 // (a zero or non-finite vector cannot be normalised and is left unchanged).
-func Normalize(v []float32) bool { return core.Normalize(v) }
+func Normalize(v []float32) bool { return driver.Normalize(v) }

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // Exact is a brute-force vector index: a search compares the query with every
@@ -41,7 +41,7 @@ type Exact struct {
 	pools interner
 }
 
-var _ core.VectorIndex = (*Exact)(nil)
+var _ driver.VectorIndex = (*Exact)(nil)
 
 // NewExact returns an empty exact index for vectors of dim dimensions. Every
 // vector added and every query must have exactly dim components. It panics if
@@ -64,7 +64,7 @@ const ctxCheckRows = 4096
 // the same call wins). It copies and normalises each vector. Add is atomic:
 // when one entry is invalid — wrong dimension (ErrDimensionMismatch), zero or
 // non-finite vector (ErrInvalid) — nothing is added.
-func (x *Exact) Add(ctx context.Context, entries ...core.VectorEntry) error {
+func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("vector add: %w", err)
 	}
@@ -73,12 +73,12 @@ func (x *Exact) Add(ctx context.Context, entries ...core.VectorEntry) error {
 	for i, e := range entries {
 		if len(e.Vector) != x.dim {
 			return fmt.Errorf("vector add id %d: %w: vector has %d dimensions, the index has %d (re-embed with the store's model or rebuild the index)",
-				e.ID, core.ErrDimensionMismatch, len(e.Vector), x.dim)
+				e.ID, driver.ErrDimensionMismatch, len(e.Vector), x.dim)
 		}
 		row := buf[i*x.dim : (i+1)*x.dim]
 		copy(row, e.Vector)
 		if !normalized(row) {
-			return fmt.Errorf("vector add id %d: %w: vector is zero, too short to normalise, or has non-finite components", e.ID, core.ErrInvalid)
+			return fmt.Errorf("vector add id %d: %w: vector is zero, too short to normalise, or has non-finite components", e.ID, driver.ErrInvalid)
 		}
 		if i%ctxCheckRows == ctxCheckRows-1 {
 			if err := ctx.Err(); err != nil {
@@ -90,7 +90,7 @@ func (x *Exact) Add(ctx context.Context, entries ...core.VectorEntry) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if len(x.ids)+len(entries) > math.MaxInt32 {
-		return fmt.Errorf("vector add: %w: the exact index holds at most %d entries", core.ErrInvalid, math.MaxInt32)
+		return fmt.Errorf("vector add: %w: the exact index holds at most %d entries", driver.ErrInvalid, math.MaxInt32)
 	}
 	x.reserve(len(entries))
 	for i, e := range entries {
@@ -193,20 +193,20 @@ func (x *Exact) Len() int {
 // the entry (q is normalised on a copy; the caller's slice is not modified).
 // k ≤ 0 returns no hits. A query of the wrong dimension is an
 // ErrDimensionMismatch error, a zero or non-finite one an ErrInvalid error.
-func (x *Exact) Search(ctx context.Context, q []float32, k int, f core.VectorFilter) ([]core.Hit, error) {
+func (x *Exact) Search(ctx context.Context, q []float32, k int, f driver.VectorFilter) ([]driver.Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
 	if len(q) != x.dim {
 		return nil, fmt.Errorf("vector search: %w: query has %d dimensions, the index has %d (embed the query with the store's model)",
-			core.ErrDimensionMismatch, len(q), x.dim)
+			driver.ErrDimensionMismatch, len(q), x.dim)
 	}
 	qn := slices.Clone(q)
 	if !normalized(qn) {
-		return nil, fmt.Errorf("vector search: %w: query vector is zero, too short to normalise, or has non-finite components", core.ErrInvalid)
+		return nil, fmt.Errorf("vector search: %w: query vector is zero, too short to normalise, or has non-finite components", driver.ErrInvalid)
 	}
 	if k <= 0 {
-		return []core.Hit{}, nil
+		return []driver.Hit{}, nil
 	}
 
 	x.mu.RLock()
@@ -215,7 +215,7 @@ func (x *Exact) Search(ctx context.Context, q []float32, k int, f core.VectorFil
 	nsOK, nsAny := x.ns.allowed(f.Namespaces)
 	poolOK, poolAny := x.pools.allowed(poolStrings(f.Pools))
 	if n == 0 || (!nsAny && !slices.Contains(nsOK, true)) || (!poolAny && !slices.Contains(poolOK, true)) {
-		return []core.Hit{}, nil
+		return []driver.Hit{}, nil
 	}
 
 	scan := func(lo, hi int) (*topK, error) {
@@ -270,7 +270,7 @@ const (
 	maxScanParts       = 4
 )
 
-func poolStrings(ps []core.Pool) []string {
+func poolStrings(ps []driver.Pool) []string {
 	if ps == nil {
 		return nil
 	}
@@ -406,10 +406,10 @@ func (t *topK) down(i int) {
 }
 
 // sorted empties the heap into a slice, best first.
-func (t *topK) sorted() []core.Hit {
-	out := make([]core.Hit, len(t.ids))
+func (t *topK) sorted() []driver.Hit {
+	out := make([]driver.Hit, len(t.ids))
 	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = core.Hit{ID: t.ids[0], Score: float64(t.s[0])}
+		out[i] = driver.Hit{ID: t.ids[0], Score: float64(t.s[0])}
 		last := len(t.ids) - 1
 		t.swap(0, last)
 		t.ids, t.s = t.ids[:last], t.s[:last]

@@ -10,13 +10,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
 	"github.com/memos-go/memos/core/vector/vectortest"
 )
 
 func TestExactConformance(t *testing.T) {
-	vectortest.Run(t, func(dim int) core.VectorIndex { return vector.NewExact(dim) }, true)
+	vectortest.Run(t, func(dim int) driver.VectorIndex { return vector.NewExact(dim) }, true)
 }
 
 func TestNewExactRejectsBadDim(t *testing.T) {
@@ -42,12 +42,12 @@ func TestSelfScoreIsOne(t *testing.T) {
 	ctx := context.Background()
 	vs := [][]float32{{300, 400, 0}, {1e-20, 0, 1e-20}, {-2, 7, 1}}
 	for i, v := range vs {
-		if err := x.Add(ctx, core.VectorEntry{ID: int64(i + 1), Namespace: "default", Pool: core.PoolRaw, Vector: v}); err != nil {
+		if err := x.Add(ctx, driver.VectorEntry{ID: int64(i + 1), Namespace: "default", Pool: driver.PoolRaw, Vector: v}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i, v := range vs {
-		hits, err := x.Search(ctx, v, 1, core.VectorFilter{})
+		hits, err := x.Search(ctx, v, 1, driver.VectorFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,23 +63,23 @@ func TestTinyVectors(t *testing.T) {
 	x := vector.NewExact(3)
 	ctx := context.Background()
 	tiny := []float32{1e-45, 0, 0} // the smallest float32
-	if err := x.Add(ctx, core.VectorEntry{ID: 1, Namespace: "default", Pool: core.PoolRaw, Vector: tiny}); err == nil {
-		hits, err := x.Search(ctx, []float32{1, 0, 0}, 1, core.VectorFilter{})
+	if err := x.Add(ctx, driver.VectorEntry{ID: 1, Namespace: "default", Pool: driver.PoolRaw, Vector: tiny}); err == nil {
+		hits, err := x.Search(ctx, []float32{1, 0, 0}, 1, driver.VectorFilter{})
 		if err != nil || len(hits) != 1 || !(math.Abs(hits[0].Score-1) <= 1e-6) {
 			t.Fatalf("tiny vector accepted, but searching for it gives %v, %v", hits, err)
 		}
-	} else if !errors.Is(err, core.ErrInvalid) {
+	} else if !errors.Is(err, driver.ErrInvalid) {
 		t.Fatalf("Add of a tiny vector: %v, want success or ErrInvalid", err)
 	}
-	if _, err := x.Search(ctx, tiny, 1, core.VectorFilter{}); err != nil && !errors.Is(err, core.ErrInvalid) {
+	if _, err := x.Search(ctx, tiny, 1, driver.VectorFilter{}); err != nil && !errors.Is(err, driver.ErrInvalid) {
 		t.Fatalf("Search with a tiny query: %v, want success or ErrInvalid", err)
 	}
 }
 
 func TestDimensionErrorMessage(t *testing.T) {
 	x := vector.NewExact(384)
-	err := x.Add(context.Background(), core.VectorEntry{ID: 9, Namespace: "default", Pool: core.PoolRaw, Vector: make([]float32, 256)})
-	if !errors.Is(err, core.ErrDimensionMismatch) {
+	err := x.Add(context.Background(), driver.VectorEntry{ID: 9, Namespace: "default", Pool: driver.PoolRaw, Vector: make([]float32, 256)})
+	if !errors.Is(err, driver.ErrDimensionMismatch) {
 		t.Fatalf("error %v, want ErrDimensionMismatch", err)
 	}
 	const want = "vector add id 9: embedding dimension mismatch: vector has 256 dimensions, the index has 384 (re-embed with the store's model or rebuild the index)"
@@ -106,20 +106,20 @@ func TestSearchStopsWhenCancelledMidScan(t *testing.T) {
 	const n, dim = 50_000, 8
 	x := vector.NewExact(dim)
 	r := rand.New(rand.NewPCG(1, 2))
-	es := make([]core.VectorEntry, n)
+	es := make([]driver.VectorEntry, n)
 	for i := range es {
 		v := make([]float32, dim)
 		for j := range v {
 			v[j] = r.Float32() - 0.5
 		}
-		es[i] = core.VectorEntry{ID: int64(i + 1), Namespace: "default", Pool: core.PoolMemory, Vector: v}
+		es[i] = driver.VectorEntry{ID: int64(i + 1), Namespace: "default", Pool: driver.PoolMemory, Vector: v}
 	}
 	if err := x.Add(context.Background(), es...); err != nil {
 		t.Fatal(err)
 	}
 	ctx := &countingCtx{Context: context.Background()}
 	ctx.after.Store(2) // the check on entry and one during the scan pass
-	_, err := x.Search(ctx, es[0].Vector, 10, core.VectorFilter{})
+	_, err := x.Search(ctx, es[0].Vector, 10, driver.VectorFilter{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Search cancelled during its scan: error %v, want context.Canceled", err)
 	}
@@ -137,7 +137,7 @@ func TestShrinkAfterRemovals(t *testing.T) {
 	for i := range n {
 		v := []float32{float32(i%7) + 1, float32(i%11) - 5, float32(i % 13), 1}
 		ns := fmt.Sprintf("run:%d", i%50)
-		if err := x.Add(ctx, core.VectorEntry{ID: int64(i), Namespace: ns, Pool: core.PoolRaw, Vector: v}); err != nil {
+		if err := x.Add(ctx, driver.VectorEntry{ID: int64(i), Namespace: ns, Pool: driver.PoolRaw, Vector: v}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,7 +157,7 @@ func TestShrinkAfterRemovals(t *testing.T) {
 	// with the same vector tie, so search all of them.
 	for i := 0; i < n; i += 20 {
 		v := []float32{float32(i%7) + 1, float32(i%11) - 5, float32(i % 13), 1}
-		f := core.VectorFilter{Namespaces: []string{fmt.Sprintf("run:%d", i%50)}}
+		f := driver.VectorFilter{Namespaces: []string{fmt.Sprintf("run:%d", i%50)}}
 		hits, err := x.Search(ctx, v, n, f)
 		if err != nil {
 			t.Fatal(err)
@@ -175,16 +175,16 @@ func TestShrinkAfterRemovals(t *testing.T) {
 	}
 }
 
-func randomEntries(n, dim int, seed uint64) []core.VectorEntry {
+func randomEntries(n, dim int, seed uint64) []driver.VectorEntry {
 	r := rand.New(rand.NewPCG(seed, seed))
 	nss := []string{"default", "user:alice", "project:memos", "agent:a1"}
 	data := make([]float32, n*dim)
 	for i := range data {
 		data[i] = float32(r.NormFloat64())
 	}
-	es := make([]core.VectorEntry, n)
+	es := make([]driver.VectorEntry, n)
 	for i := range es {
-		es[i] = core.VectorEntry{ID: int64(i + 1), Namespace: nss[i%len(nss)], Pool: core.Pools[i%3], Vector: data[i*dim : (i+1)*dim]}
+		es[i] = driver.VectorEntry{ID: int64(i + 1), Namespace: nss[i%len(nss)], Pool: driver.Pools[i%3], Vector: data[i*dim : (i+1)*dim]}
 	}
 	return es
 }
@@ -201,10 +201,10 @@ func BenchmarkSearch(b *testing.B) {
 			q := randomEntries(1, dim, 2)[0].Vector
 			for _, c := range []struct {
 				name string
-				f    core.VectorFilter
+				f    driver.VectorFilter
 			}{
-				{"all", core.VectorFilter{}},
-				{"ns+pool", core.VectorFilter{Namespaces: []string{"user:alice", "default"}, Pools: []core.Pool{core.PoolMemory}}},
+				{"all", driver.VectorFilter{}},
+				{"ns+pool", driver.VectorFilter{Namespaces: []string{"user:alice", "default"}, Pools: []driver.Pool{driver.PoolMemory}}},
 			} {
 				b.Run(fmt.Sprintf("n=%d/dim=%d/%s", n, dim, c.name), func(b *testing.B) {
 					for b.Loop() {
@@ -257,7 +257,7 @@ func TestParallelScanMatchesSequential(t *testing.T) {
 		t.Fatal(err)
 	}
 	for qi, q := range []([]float32){es[3].Vector, randomEntries(1, dim, 9)[0].Vector} {
-		got, err := x.Search(ctx, q, k, core.VectorFilter{})
+		got, err := x.Search(ctx, q, k, driver.VectorFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -12,12 +12,12 @@ func ExampleExact() {
 	ctx := context.Background()
 	idx := vector.NewExact(3)
 	_ = idx.Add(ctx,
-		core.VectorEntry{ID: 1, Namespace: "default", Pool: core.PoolMemory, Vector: []float32{1, 0, 0}},
-		core.VectorEntry{ID: 2, Namespace: "user:alice", Pool: core.PoolMemory, Vector: []float32{1, 1, 0}},
-		core.VectorEntry{ID: 3, Namespace: "user:bob", Pool: core.PoolMemory, Vector: []float32{0, 0, 1}},
+		driver.VectorEntry{ID: 1, Namespace: "default", Pool: driver.PoolMemory, Vector: []float32{1, 0, 0}},
+		driver.VectorEntry{ID: 2, Namespace: "user:alice", Pool: driver.PoolMemory, Vector: []float32{1, 1, 0}},
+		driver.VectorEntry{ID: 3, Namespace: "user:bob", Pool: driver.PoolMemory, Vector: []float32{0, 0, 1}},
 	)
 	// Alice's scope: her namespace and the shared default one.
-	f := core.VectorFilter{Namespaces: []string{"user:alice", core.DefaultNamespace}}
+	f := driver.VectorFilter{Namespaces: []string{"user:alice", driver.DefaultNamespace}}
 	hits, err := idx.Search(ctx, []float32{2, 1, 0}, 5, f)
 	if err != nil {
 		panic(err)

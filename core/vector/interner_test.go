@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // TestInternerForgetsNames checks that namespaces and pools no entry uses any
@@ -13,27 +13,27 @@ import (
 func TestInternerForgetsNames(t *testing.T) {
 	ctx := context.Background()
 	x := NewExact(2)
-	add := func(id int64, ns string, p core.Pool) {
+	add := func(id int64, ns string, p driver.Pool) {
 		t.Helper()
-		if err := x.Add(ctx, core.VectorEntry{ID: id, Namespace: ns, Pool: p, Vector: []float32{1, 2}}); err != nil {
+		if err := x.Add(ctx, driver.VectorEntry{ID: id, Namespace: ns, Pool: p, Vector: []float32{1, 2}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	add(1, "run:a", core.PoolRaw)
-	add(2, "run:a", core.PoolRaw)
-	add(3, "run:b", core.PoolMemory)
-	add(1, "run:c", core.PoolMemory) // replace: run:a still used by 2
+	add(1, "run:a", driver.PoolRaw)
+	add(2, "run:a", driver.PoolRaw)
+	add(3, "run:b", driver.PoolMemory)
+	add(1, "run:c", driver.PoolMemory) // replace: run:a still used by 2
 	if got := len(x.ns.idx); got != 3 {
 		t.Fatalf("%d namespaces interned, want 3 (run:a, run:b, run:c)", got)
 	}
-	add(2, "run:c", core.PoolMemory) // run:a and raw now unused
+	add(2, "run:c", driver.PoolMemory) // run:a and raw now unused
 	if _, ok := x.ns.idx["run:a"]; ok || len(x.ns.idx) != 2 {
 		t.Fatalf("namespaces %v, want run:a forgotten", x.ns.idx)
 	}
 	if _, ok := x.pools.idx["raw"]; ok {
 		t.Fatalf("pools %v, want raw forgotten", x.pools.idx)
 	}
-	add(4, "run:d", core.PoolRaw) // reuses a freed slot
+	add(4, "run:d", driver.PoolRaw) // reuses a freed slot
 	if len(x.ns.names) != 3 {
 		t.Fatalf("interned slots %v, want the freed one reused", x.ns.names)
 	}

@@ -9,14 +9,14 @@ import (
 	"io"
 	"math"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // exactMagic starts a snapshot of an Exact index; the digit is the format
 // version.
 const exactMagic = "MEMOSEX1"
 
-var _ core.PersistentVectorIndex = (*Exact)(nil)
+var _ driver.PersistentVectorIndex = (*Exact)(nil)
 
 // Save writes a snapshot of the index to w: a versioned binary format
 // (little endian) ending with a CRC-32 of everything before it. Loading a
@@ -68,7 +68,7 @@ func LoadExact(r io.Reader) (*Exact, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	tr := io.TeeReader(br, crc)
 	fail := func(what string, err error) (*Exact, error) {
-		return nil, fmt.Errorf("vector load: %w: snapshot %s: %v", core.ErrInvalid, what, err)
+		return nil, fmt.Errorf("vector load: %w: snapshot %s: %v", driver.ErrInvalid, what, err)
 	}
 	get := func(v any) error { return binary.Read(tr, binary.LittleEndian, v) }
 	magic := make([]byte, len(exactMagic))

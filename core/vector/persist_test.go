@@ -8,20 +8,20 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 func TestSaveLoadRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	x := NewExact(16)
-	var entries []core.VectorEntry
+	var entries []driver.VectorEntry
 	for i := range 300 {
 		v := make([]float32, 16)
 		for j := range v {
 			v[j] = rng.Float32() - 0.5
 		}
-		entries = append(entries, core.VectorEntry{ID: int64(i + 1), Namespace: fmt.Sprintf("project:p%d", i%3), Pool: core.Pools[i%3], Vector: v})
+		entries = append(entries, driver.VectorEntry{ID: int64(i + 1), Namespace: fmt.Sprintf("project:p%d", i%3), Pool: driver.Pools[i%3], Vector: v})
 	}
 	if err := x.Add(ctx, entries...); err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if y.Len() != x.Len() || y.Dim() != 16 {
 		t.Fatalf("loaded %d×%d, saved %d×16", y.Len(), y.Dim(), x.Len())
 	}
-	for _, f := range []core.VectorFilter{{}, {Namespaces: []string{"project:p2"}}, {Pools: []core.Pool{core.PoolRaw}}, {Namespaces: []string{"project:p1"}}} {
+	for _, f := range []driver.VectorFilter{{}, {Namespaces: []string{"project:p2"}}, {Pools: []driver.Pool{driver.PoolRaw}}, {Namespaces: []string{"project:p1"}}} {
 		want, _ := x.Search(ctx, entries[7].Vector, 10, f)
 		got, _ := y.Search(ctx, entries[7].Vector, 10, f)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -55,10 +55,10 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		}
 	}
 	// The loaded index keeps working: add into the freed namespace, remove.
-	if err := y.Add(ctx, core.VectorEntry{ID: 1000, Namespace: "project:new", Pool: core.PoolRaw, Vector: entries[0].Vector}); err != nil {
+	if err := y.Add(ctx, driver.VectorEntry{ID: 1000, Namespace: "project:new", Pool: driver.PoolRaw, Vector: entries[0].Vector}); err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ := y.Search(ctx, entries[0].Vector, 1, core.VectorFilter{Namespaces: []string{"project:new"}}); len(hits) != 1 || hits[0].ID != 1000 {
+	if hits, _ := y.Search(ctx, entries[0].Vector, 1, driver.VectorFilter{Namespaces: []string{"project:new"}}); len(hits) != 1 || hits[0].ID != 1000 {
 		t.Fatalf("search after add on a loaded index: %v", hits)
 	}
 
@@ -66,11 +66,11 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	for _, at := range []int{0, 20, buf.Len() / 2, buf.Len() - 1} {
 		bad := bytes.Clone(buf.Bytes())
 		bad[at] ^= 0x40
-		if _, err := LoadExact(bytes.NewReader(bad)); !errors.Is(err, core.ErrInvalid) {
+		if _, err := LoadExact(bytes.NewReader(bad)); !errors.Is(err, driver.ErrInvalid) {
 			t.Errorf("byte %d flipped: err = %v, want ErrInvalid", at, err)
 		}
 	}
-	if _, err := LoadExact(bytes.NewReader(buf.Bytes()[:buf.Len()/3])); !errors.Is(err, core.ErrInvalid) {
+	if _, err := LoadExact(bytes.NewReader(buf.Bytes()[:buf.Len()/3])); !errors.Is(err, driver.ErrInvalid) {
 		t.Errorf("truncated snapshot: err = %v, want ErrInvalid", err)
 	}
 }
@@ -79,13 +79,13 @@ func BenchmarkLoadExact100k(b *testing.B) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	x := NewExact(256)
-	batch := make([]core.VectorEntry, 0, 1000)
+	batch := make([]driver.VectorEntry, 0, 1000)
 	for i := range 100_000 {
 		v := make([]float32, 256)
 		for j := range v {
 			v[j] = rng.Float32() - 0.5
 		}
-		batch = append(batch, core.VectorEntry{ID: int64(i + 1), Namespace: "default", Pool: core.PoolMemory, Vector: v})
+		batch = append(batch, driver.VectorEntry{ID: int64(i + 1), Namespace: "default", Pool: driver.PoolMemory, Vector: v})
 		if len(batch) == cap(batch) {
 			if err := x.Add(ctx, batch...); err != nil {
 				b.Fatal(err)

@@ -71,7 +71,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // Name is the name the embedder registers under.
@@ -117,13 +117,13 @@ type Config struct {
 // Embedder is the hash embedder. It holds no state beyond its dimension, so
 // it is safe for concurrent use and needs no Close.
 type Embedder struct {
-	info core.ModelInfo
+	info driver.ModelInfo
 }
 
-var _ core.Embedder = (*Embedder)(nil)
+var _ driver.Embedder = (*Embedder)(nil)
 
 func init() {
-	core.RegisterEmbedder(Name, core.NewEmbedderDriver(Name, Open))
+	driver.RegisterEmbedder(Name, driver.NewEmbedderDriver(Name, Open))
 }
 
 // Open returns an embedder for cfg. A dimension outside 16–4096 is an
@@ -143,9 +143,9 @@ func New(cfg Config) (*Embedder, error) {
 	}
 	if dim < MinDim || dim > MaxDim {
 		return nil, fmt.Errorf("hash embedder: %w: dim %d is outside %d–%d (0 means %d)",
-			core.ErrInvalid, cfg.Dim, MinDim, MaxDim, DefaultDim)
+			driver.ErrInvalid, cfg.Dim, MinDim, MaxDim, DefaultDim)
 	}
-	return &Embedder{info: core.ModelInfo{
+	return &Embedder{info: driver.ModelInfo{
 		ID:         fmt.Sprintf("%s-v%d-%d", Name, Version, dim),
 		Dim:        dim,
 		MaxBatch:   0,
@@ -155,7 +155,7 @@ func New(cfg Config) (*Embedder, error) {
 
 // Info describes the model: ID "hash-v1-<dim>", no batch limit, unit-length
 // vectors.
-func (e *Embedder) Info(ctx context.Context) (core.ModelInfo, error) {
+func (e *Embedder) Info(ctx context.Context) (driver.ModelInfo, error) {
 	return e.info, nil
 }
 

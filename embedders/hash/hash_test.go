@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/embedders/hash"
 )
@@ -68,7 +68,7 @@ func TestOpenConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := core.ModelInfo{ID: c.wantID, Dim: max(c.dim, 0), MaxBatch: 0, Normalized: true}
+		want := driver.ModelInfo{ID: c.wantID, Dim: max(c.dim, 0), MaxBatch: 0, Normalized: true}
 		if c.dim == 0 {
 			want.Dim = hash.DefaultDim
 		}
@@ -81,8 +81,8 @@ func TestOpenConfig(t *testing.T) {
 	}
 	for _, dim := range []int{-1, 1, 15, 4097, 1 << 20} {
 		_, err := hash.Open(ctx, hash.Config{Dim: dim})
-		if !errors.Is(err, core.ErrInvalid) {
-			t.Fatalf("Open(dim=%d): error %v, want one wrapping core.ErrInvalid", dim, err)
+		if !errors.Is(err, driver.ErrInvalid) {
+			t.Fatalf("Open(dim=%d): error %v, want one wrapping driver.ErrInvalid", dim, err)
 		}
 		if !strings.Contains(err.Error(), fmt.Sprint(dim)) || !strings.Contains(err.Error(), "16–4096") {
 			t.Fatalf("Open(dim=%d): message %q should name the dimension and the allowed range", dim, err)
@@ -325,7 +325,7 @@ func TestCancelledContext(t *testing.T) {
 
 func TestRegistered(t *testing.T) {
 	ctx := context.Background()
-	d, err := core.LookupEmbedder(hash.Name)
+	d, err := driver.LookupEmbedder(hash.Name)
 	if err != nil {
 		t.Fatalf("LookupEmbedder(%q): %v", hash.Name, err)
 	}
@@ -341,14 +341,14 @@ func TestRegistered(t *testing.T) {
 	if info, _ := e.Info(ctx); info.ID != "hash-v1-64" || info.Dim != 64 {
 		t.Fatalf("driver-opened embedder: %+v, want hash-v1-64", info)
 	}
-	if _, err := d.Open(ctx, "dim: 64"); !errors.Is(err, core.ErrInvalid) {
-		t.Fatalf("driver Open with a string config: %v, want core.ErrInvalid", err)
+	if _, err := d.Open(ctx, "dim: 64"); !errors.Is(err, driver.ErrInvalid) {
+		t.Fatalf("driver Open with a string config: %v, want driver.ErrInvalid", err)
 	}
-	if _, err := d.Open(ctx, (*hash.Config)(nil)); !errors.Is(err, core.ErrInvalid) {
-		t.Fatalf("driver Open with a nil *hash.Config: %v, want core.ErrInvalid", err)
+	if _, err := d.Open(ctx, (*hash.Config)(nil)); !errors.Is(err, driver.ErrInvalid) {
+		t.Fatalf("driver Open with a nil *hash.Config: %v, want driver.ErrInvalid", err)
 	}
-	if _, err := d.Open(ctx, &hash.Config{Dim: 3}); !errors.Is(err, core.ErrInvalid) {
-		t.Fatalf("driver Open with dim 3: %v, want core.ErrInvalid", err)
+	if _, err := d.Open(ctx, &hash.Config{Dim: 3}); !errors.Is(err, driver.ErrInvalid) {
+		t.Fatalf("driver Open with dim 3: %v, want driver.ErrInvalid", err)
 	}
 }
 

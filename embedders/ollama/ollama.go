@@ -6,8 +6,8 @@
 // model's dimension, unless Config.Dim gives it. Vectors are normalised to
 // unit length on arrival, so the model info always says Normalized; empty
 // strings are sent as a single space. Ollama is a local server, so failed
-// requests are not retried: a server that is down gives core.ErrUnavailable
-// with a hint to start it, an unknown model core.ErrInvalid with a hint to
+// requests are not retried: a server that is down gives driver.ErrUnavailable
+// with a hint to start it, an unknown model driver.ErrInvalid with a hint to
 // pull it.
 package ollama
 
@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/embedders/internal/batched"
 )
 
@@ -64,7 +64,7 @@ type Config struct {
 }
 
 func init() {
-	core.RegisterEmbedder(Name, core.NewEmbedderDriver(Name, Open))
+	driver.RegisterEmbedder(Name, driver.NewEmbedderDriver(Name, Open))
 }
 
 // Embedder calls Ollama's /api/embed. It is safe for concurrent use.
@@ -72,10 +72,10 @@ type Embedder struct {
 	cfg    Config
 	url    string
 	client *http.Client
-	info   core.ModelInfo
+	info   driver.ModelInfo
 }
 
-var _ core.Embedder = (*Embedder)(nil)
+var _ driver.Embedder = (*Embedder)(nil)
 
 // Open returns an embedder for cfg, probing the model's dimension when
 // cfg.Dim is zero.
@@ -93,11 +93,11 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Dim < 0 {
-		return nil, fmt.Errorf("%w: ollama: dim %d, want > 0 or unset", core.ErrInvalid, cfg.Dim)
+		return nil, fmt.Errorf("%w: ollama: dim %d, want > 0 or unset", driver.ErrInvalid, cfg.Dim)
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: ollama: base_url %q is not an http(s) URL such as %s", core.ErrInvalid, cfg.BaseURL, DefaultBaseURL)
+		return nil, fmt.Errorf("%w: ollama: base_url %q is not an http(s) URL such as %s", driver.ErrInvalid, cfg.BaseURL, DefaultBaseURL)
 	}
 	e := &Embedder{cfg: cfg, url: strings.TrimRight(cfg.BaseURL, "/") + "/api/embed", client: cfg.HTTPClient}
 	if e.client == nil {
@@ -111,10 +111,10 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 	return e, nil
 }
 
-// Info implements core.Embedder.
-func (e *Embedder) Info(context.Context) (core.ModelInfo, error) { return e.info, nil }
+// Info implements driver.Embedder.
+func (e *Embedder) Info(context.Context) (driver.ModelInfo, error) { return e.info, nil }
 
-// Embed implements core.Embedder. Batches larger than Batch are sent as
+// Embed implements driver.Embedder. Batches larger than Batch are sent as
 // several requests.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return batched.Embed(ctx, texts, e.cfg.Batch, e.info.Dim, "ollama: model "+e.cfg.Model, e.request)
@@ -149,7 +149,7 @@ func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, er
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("%w: ollama: %v", core.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: ollama: %v", driver.ErrInvalid, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := e.client.Do(req)
@@ -158,9 +158,9 @@ func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, er
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("ollama: %w", ctx.Err())
 		case rctx.Err() != nil:
-			return nil, fmt.Errorf("%w: ollama: POST %s: no answer within %v (timeout)", core.ErrUnavailable, e.url, e.cfg.Timeout)
+			return nil, fmt.Errorf("%w: ollama: POST %s: no answer within %v (timeout)", driver.ErrUnavailable, e.url, e.cfg.Timeout)
 		}
-		return nil, fmt.Errorf("%w: ollama: POST %s: %v (is Ollama running? start it with `ollama serve`)", core.ErrUnavailable, e.url, err)
+		return nil, fmt.Errorf("%w: ollama: POST %s: %v (is Ollama running? start it with `ollama serve`)", driver.ErrUnavailable, e.url, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
@@ -168,13 +168,13 @@ func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, er
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("ollama: %w", ctx.Err())
 		}
-		return nil, fmt.Errorf("%w: ollama: reading the answer of POST %s: %v", core.ErrUnavailable, e.url, err)
+		return nil, fmt.Errorf("%w: ollama: reading the answer of POST %s: %v", driver.ErrUnavailable, e.url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := errorText(data)
-		sentinel := core.ErrInvalid
+		sentinel := driver.ErrInvalid
 		if resp.StatusCode >= 500 {
-			sentinel = core.ErrUnavailable
+			sentinel = driver.ErrUnavailable
 		}
 		if resp.StatusCode == http.StatusNotFound && strings.Contains(msg, "not found") {
 			msg += fmt.Sprintf(" (pull it with `ollama pull %s`)", e.cfg.Model)
@@ -189,7 +189,7 @@ func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, er
 		return nil, fmt.Errorf("ollama: POST %s: %d embeddings for %d texts", e.url, len(r.Embeddings), len(texts))
 	}
 	for i, v := range r.Embeddings {
-		if !core.Normalize(v) {
+		if !driver.Normalize(v) {
 			return nil, fmt.Errorf("ollama: POST %s: embedding %d is zero or not finite", e.url, i)
 		}
 	}

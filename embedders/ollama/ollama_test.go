@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/embedders/ollama"
 )
@@ -108,7 +108,7 @@ func TestProbeAndRequestShape(t *testing.T) {
 	no := false
 	e := open(t, f, ollama.Config{KeepAlive: "10m", Truncate: &no, Batch: 2})
 	mi, _ := e.Info(t.Context())
-	if want := (core.ModelInfo{ID: "ollama:all-minilm:9", Dim: 9, MaxBatch: 2, Normalized: true}); mi != want {
+	if want := (driver.ModelInfo{ID: "ollama:all-minilm:9", Dim: 9, MaxBatch: 2, Normalized: true}); mi != want {
 		t.Fatalf("Info = %+v, want %+v", mi, want)
 	}
 	if _, err := e.Embed(t.Context(), []string{"a", "b", "c"}); err != nil {
@@ -144,7 +144,7 @@ func TestDimGivenNoProbe(t *testing.T) {
 func TestDimMismatch(t *testing.T) {
 	e := open(t, &fake{}, ollama.Config{Dim: 7})
 	_, err := e.Embed(t.Context(), []string{"x"})
-	if !errors.Is(err, core.ErrDimensionMismatch) {
+	if !errors.Is(err, driver.ErrDimensionMismatch) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -153,7 +153,7 @@ func TestModelNotFound(t *testing.T) {
 	srv := httptest.NewServer(&fake{t: t, dim: 4})
 	defer srv.Close()
 	_, err := ollama.Open(t.Context(), ollama.Config{BaseURL: srv.URL, Model: "nope"})
-	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), `model "nope" not found`) ||
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), `model "nope" not found`) ||
 		!strings.Contains(err.Error(), "ollama pull nope") {
 		t.Fatalf("got %v", err)
 	}
@@ -168,7 +168,7 @@ func TestServerError(t *testing.T) {
 		return true
 	}
 	_, err := e.Embed(t.Context(), []string{"x"})
-	if !errors.Is(err, core.ErrUnavailable) || !strings.Contains(err.Error(), "llama runner process has terminated") {
+	if !errors.Is(err, driver.ErrUnavailable) || !strings.Contains(err.Error(), "llama runner process has terminated") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestServerDown(t *testing.T) {
 	url := srv.URL
 	srv.Close()
 	_, err := ollama.Open(t.Context(), ollama.Config{BaseURL: url})
-	if !errors.Is(err, core.ErrUnavailable) || !strings.Contains(err.Error(), "ollama serve") {
+	if !errors.Is(err, driver.ErrUnavailable) || !strings.Contains(err.Error(), "ollama serve") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -187,7 +187,7 @@ func TestRegistered(t *testing.T) {
 	f := &fake{t: t, dim: 3}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	d, err := core.LookupEmbedder(ollama.Name)
+	d, err := driver.LookupEmbedder(ollama.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

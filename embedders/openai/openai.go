@@ -30,7 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/embedders/internal/batched"
 )
 
@@ -88,7 +88,7 @@ var knownDims = map[string]int{
 }
 
 func init() {
-	core.RegisterEmbedder(Name, core.NewEmbedderDriver(Name, Open))
+	driver.RegisterEmbedder(Name, driver.NewEmbedderDriver(Name, Open))
 }
 
 // Embedder calls an OpenAI-compatible embeddings endpoint. It is safe for
@@ -98,10 +98,10 @@ type Embedder struct {
 	url    string
 	key    string
 	client *http.Client
-	info   core.ModelInfo
+	info   driver.ModelInfo
 }
 
-var _ core.Embedder = (*Embedder)(nil)
+var _ driver.Embedder = (*Embedder)(nil)
 
 // Open returns an embedder for cfg. It reads the API key from the
 // environment and, when the dimension is not known, embeds one probe text.
@@ -130,11 +130,11 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 		cfg.Backoff = DefaultBackoff
 	}
 	if cfg.Dimensions < 0 {
-		return nil, fmt.Errorf("%w: openai: dimensions %d, want > 0 or unset", core.ErrInvalid, cfg.Dimensions)
+		return nil, fmt.Errorf("%w: openai: dimensions %d, want > 0 or unset", driver.ErrInvalid, cfg.Dimensions)
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: openai: base_url %q is not an http(s) URL such as %s", core.ErrInvalid, cfg.BaseURL, DefaultBaseURL)
+		return nil, fmt.Errorf("%w: openai: base_url %q is not an http(s) URL such as %s", driver.ErrInvalid, cfg.BaseURL, DefaultBaseURL)
 	}
 	e := &Embedder{
 		cfg:    cfg,
@@ -146,7 +146,7 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 		e.client = http.DefaultClient
 	}
 	if e.key == "" && u.Host == "api.openai.com" {
-		return nil, fmt.Errorf("%w: openai: no API key: set the environment variable %s", core.ErrInvalid, cfg.APIKeyEnv)
+		return nil, fmt.Errorf("%w: openai: no API key: set the environment variable %s", driver.ErrInvalid, cfg.APIKeyEnv)
 	}
 	dim := cfg.Dimensions
 	if dim == 0 {
@@ -160,10 +160,10 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 	return e, nil
 }
 
-// Info implements core.Embedder.
-func (e *Embedder) Info(context.Context) (core.ModelInfo, error) { return e.info, nil }
+// Info implements driver.Embedder.
+func (e *Embedder) Info(context.Context) (driver.ModelInfo, error) { return e.info, nil }
 
-// Embed implements core.Embedder. Batches larger than Batch are sent as
+// Embed implements driver.Embedder. Batches larger than Batch are sent as
 // several requests.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return batched.Embed(ctx, texts, e.cfg.Batch, e.info.Dim, "openai: model "+e.cfg.Model, e.request)
@@ -250,7 +250,7 @@ func (e *Embedder) attempt(ctx context.Context, body []byte, n int) (vs [][]floa
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, false, 0, fmt.Errorf("%w: openai: %v", core.ErrInvalid, err)
+		return nil, false, 0, fmt.Errorf("%w: openai: %v", driver.ErrInvalid, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if e.key != "" {
@@ -262,9 +262,9 @@ func (e *Embedder) attempt(ctx context.Context, body []byte, n int) (vs [][]floa
 			return nil, false, 0, fmt.Errorf("openai: %w", ctx.Err())
 		}
 		if rctx.Err() != nil {
-			return nil, true, -1, fmt.Errorf("%w: openai: POST %s: no answer within %v (timeout)", core.ErrUnavailable, e.url, e.cfg.Timeout)
+			return nil, true, -1, fmt.Errorf("%w: openai: POST %s: no answer within %v (timeout)", driver.ErrUnavailable, e.url, e.cfg.Timeout)
 		}
-		return nil, true, -1, fmt.Errorf("%w: openai: POST %s: %v", core.ErrUnavailable, e.url, err)
+		return nil, true, -1, fmt.Errorf("%w: openai: POST %s: %v", driver.ErrUnavailable, e.url, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
@@ -272,13 +272,13 @@ func (e *Embedder) attempt(ctx context.Context, body []byte, n int) (vs [][]floa
 		if ctx.Err() != nil {
 			return nil, false, 0, fmt.Errorf("openai: %w", ctx.Err())
 		}
-		return nil, true, -1, fmt.Errorf("%w: openai: reading the answer of POST %s: %v", core.ErrUnavailable, e.url, err)
+		return nil, true, -1, fmt.Errorf("%w: openai: reading the answer of POST %s: %v", driver.ErrUnavailable, e.url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		retry = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		sentinel := core.ErrInvalid
+		sentinel := driver.ErrInvalid
 		if retry {
-			sentinel = core.ErrUnavailable
+			sentinel = driver.ErrUnavailable
 		}
 		return nil, retry, retryAfter(resp.Header.Get("Retry-After"), time.Now()),
 			fmt.Errorf("%w: openai: POST %s: %s: %s", sentinel, e.url, resp.Status, errorText(resp.StatusCode, data, e.cfg.APIKeyEnv))
@@ -295,7 +295,7 @@ func (e *Embedder) attempt(ctx context.Context, body []byte, n int) (vs [][]floa
 		if d.Index < 0 || d.Index >= n || vs[d.Index] != nil {
 			return nil, false, 0, fmt.Errorf("openai: POST %s: embedding index %d is out of range or repeated", e.url, d.Index)
 		}
-		if !core.Normalize(d.Embedding) {
+		if !driver.Normalize(d.Embedding) {
 			return nil, false, 0, fmt.Errorf("openai: POST %s: embedding %d is zero or not finite", e.url, d.Index)
 		}
 		vs[d.Index] = d.Embedding

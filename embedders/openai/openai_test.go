@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/embedders/openai"
 )
@@ -149,7 +149,7 @@ func TestProbeAndInfo(t *testing.T) {
 		t.Fatalf("%d requests at open, want 1 probe", n)
 	}
 	mi, _ := e.Info(t.Context())
-	want := core.ModelInfo{ID: "openai:test-model:10", Dim: 10, MaxBatch: openai.DefaultBatch, Normalized: true}
+	want := driver.ModelInfo{ID: "openai:test-model:10", Dim: 10, MaxBatch: openai.DefaultBatch, Normalized: true}
 	if mi != want {
 		t.Fatalf("Info = %+v, want %+v", mi, want)
 	}
@@ -236,7 +236,7 @@ func Test500RetriesExhausted(t *testing.T) {
 	f := &fake{script: []func(http.ResponseWriter) bool{always500, always500, always500, always500}}
 	e := open(t, f, openai.Config{Dimensions: 12, MaxRetries: 2})
 	_, err := e.Embed(t.Context(), []string{"x"})
-	if !errors.Is(err, core.ErrUnavailable) {
+	if !errors.Is(err, driver.ErrUnavailable) {
 		t.Fatalf("want ErrUnavailable, got %v", err)
 	}
 	for _, want := range []string{"500", "The server had an error", "server_error", "gave up after 3 attempts"} {
@@ -257,7 +257,7 @@ func Test4xxNotRetried(t *testing.T) {
 	}}}
 	e := open(t, f, openai.Config{Dimensions: 12})
 	_, err := e.Embed(t.Context(), []string{"x"})
-	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "maximum context length") ||
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "maximum context length") ||
 		!strings.Contains(err.Error(), "context_length_exceeded") {
 		t.Fatalf("got %v", err)
 	}
@@ -274,7 +274,7 @@ func TestWrongKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Embed(t.Context(), []string{"x"})
-	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "Incorrect API key") || !strings.Contains(err.Error(), keyEnv) {
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "Incorrect API key") || !strings.Contains(err.Error(), keyEnv) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -282,14 +282,14 @@ func TestWrongKey(t *testing.T) {
 func TestNoKeyForOpenAI(t *testing.T) {
 	t.Setenv(keyEnv, "")
 	_, err := openai.Open(t.Context(), openai.Config{APIKeyEnv: keyEnv})
-	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), keyEnv) {
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), keyEnv) {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestBadBaseURL(t *testing.T) {
 	_, err := openai.Open(t.Context(), openai.Config{BaseURL: "localhost:8080"})
-	if !errors.Is(err, core.ErrInvalid) {
+	if !errors.Is(err, driver.ErrInvalid) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -299,7 +299,7 @@ func TestServerDown(t *testing.T) {
 	url := srv.URL + "/v1"
 	srv.Close()
 	_, err := openai.Open(t.Context(), openai.Config{BaseURL: url, Model: "m", MaxRetries: -1})
-	if !errors.Is(err, core.ErrUnavailable) {
+	if !errors.Is(err, driver.ErrUnavailable) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -333,14 +333,14 @@ func TestRetryAfterTooLong(t *testing.T) {
 	}}}
 	e := open(t, f, openai.Config{Dimensions: 12})
 	_, err := e.Embed(t.Context(), []string{"x"})
-	if !errors.Is(err, core.ErrUnavailable) || !strings.Contains(err.Error(), "asks to wait 1h0m0s") {
+	if !errors.Is(err, driver.ErrUnavailable) || !strings.Contains(err.Error(), "asks to wait 1h0m0s") {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestRegistered(t *testing.T) {
 	url := serve(t, &fake{})
-	d, err := core.LookupEmbedder(openai.Name)
+	d, err := driver.LookupEmbedder(openai.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -82,35 +82,35 @@ type Config struct {
 }
 
 func init() {
-	core.RegisterEmbedder(Name, core.NewEmbedderDriver(Name, Open))
+	driver.RegisterEmbedder(Name, driver.NewEmbedderDriver(Name, Open))
 }
 
 // Embedder embeds texts with SIF-weighted word vectors. It is immutable
 // after Open and safe for concurrent use.
 type Embedder struct {
-	info   core.ModelInfo
+	info   driver.ModelInfo
 	dim    int
 	index  map[string]int32 // word → row
 	vecs   []float32        // row-major, SIF weight already applied
 	common []float64        // u, unit length
 }
 
-var _ core.Embedder = (*Embedder)(nil)
+var _ driver.Embedder = (*Embedder)(nil)
 
 // Open loads the vector file and prepares the model.
 func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 	if cfg.Path == "" {
-		return nil, fmt.Errorf("%w: wordvec: path is empty; set it to a GloVe-format vector file", core.ErrInvalid)
+		return nil, fmt.Errorf("%w: wordvec: path is empty; set it to a GloVe-format vector file", driver.ErrInvalid)
 	}
 	if cfg.MaxWords < 0 || cfg.Dim < 0 {
-		return nil, fmt.Errorf("%w: wordvec: max_words and dim must not be negative", core.ErrInvalid)
+		return nil, fmt.Errorf("%w: wordvec: max_words and dim must not be negative", driver.ErrInvalid)
 	}
 	words, vecs, dim, err := load(ctx, cfg.Path, cfg.MaxWords)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Dim != 0 && cfg.Dim != dim {
-		return nil, fmt.Errorf("%w: wordvec: %s has %d dimensions, the config says %d", core.ErrDimensionMismatch, cfg.Path, dim, cfg.Dim)
+		return nil, fmt.Errorf("%w: wordvec: %s has %d dimensions, the config says %d", driver.ErrDimensionMismatch, cfg.Path, dim, cfg.Dim)
 	}
 	e := &Embedder{dim: dim, vecs: vecs, index: make(map[string]int32, len(words))}
 	for i, w := range words {
@@ -137,19 +137,19 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 	if cfg.Freqs != "" {
 		id += ":freqs=" + filepath.Base(cfg.Freqs)
 	}
-	e.info = core.ModelInfo{ID: id, Dim: dim, Normalized: true}
+	e.info = driver.ModelInfo{ID: id, Dim: dim, Normalized: true}
 	return e, nil
 }
 
-// Info implements core.Embedder.
-func (e *Embedder) Info(context.Context) (core.ModelInfo, error) { return e.info, nil }
+// Info implements driver.Embedder.
+func (e *Embedder) Info(context.Context) (driver.ModelInfo, error) { return e.info, nil }
 
 // Words returns the number of distinct words the embedder knows (words
 // that fold to the same token, such as "café" and "cafe", count once; the
 // first, more frequent, one wins).
 func (e *Embedder) Words() int { return len(e.index) }
 
-// Embed implements core.Embedder.
+// Embed implements driver.Embedder.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("wordvec: %w", err)
@@ -221,7 +221,7 @@ func frequencies(path string, words []string) ([]float64, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: wordvec: freqs: %v", core.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: wordvec: freqs: %v", driver.ErrInvalid, err)
 	}
 	defer f.Close()
 	counts := make(map[string]float64)
@@ -234,7 +234,7 @@ func frequencies(path string, words []string) ([]float64, error) {
 		}
 		c, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		if len(fields) != 2 || err != nil || c < 0 {
-			return nil, fmt.Errorf("%w: wordvec: freqs %s line %d: want \"word count\"", core.ErrInvalid, path, n)
+			return nil, fmt.Errorf("%w: wordvec: freqs %s line %d: want \"word count\"", driver.ErrInvalid, path, n)
 		}
 		counts[strings.ToLower(fields[0])] += c
 		total += c
@@ -243,7 +243,7 @@ func frequencies(path string, words []string) ([]float64, error) {
 		return nil, fmt.Errorf("wordvec: freqs %s: %w", path, err)
 	}
 	if total == 0 {
-		return nil, fmt.Errorf("%w: wordvec: freqs %s has no counts", core.ErrInvalid, path)
+		return nil, fmt.Errorf("%w: wordvec: freqs %s has no counts", driver.ErrInvalid, path)
 	}
 	for i, w := range words {
 		c := counts[w]
@@ -337,7 +337,7 @@ const chunkSize = 1 << 20
 func load(ctx context.Context, path string, maxWords int) ([]string, []float32, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("%w: wordvec: %v", core.ErrInvalid, err)
+		return nil, nil, 0, fmt.Errorf("%w: wordvec: %v", driver.ErrInvalid, err)
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<20)
@@ -345,7 +345,7 @@ func load(ctx context.Context, path string, maxWords int) ([]string, []float32, 
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, nil, 0, fmt.Errorf("%w: wordvec: %s: %v", core.ErrInvalid, path, err)
+			return nil, nil, 0, fmt.Errorf("%w: wordvec: %s: %v", driver.ErrInvalid, path, err)
 		}
 		defer zr.Close()
 		r = zr
@@ -363,7 +363,7 @@ func load(ctx context.Context, path string, maxWords int) ([]string, []float32, 
 	}
 	dim := len(bytes.Fields(first)) - 1
 	if dim < 1 {
-		return nil, nil, 0, fmt.Errorf("%w: wordvec: %s: the first line is not \"word v1 v2 ...\"", core.ErrInvalid, path)
+		return nil, nil, 0, fmt.Errorf("%w: wordvec: %s: the first line is not \"word v1 v2 ...\"", driver.ErrInvalid, path)
 	}
 
 	type part struct {
@@ -442,12 +442,12 @@ func load(ctx context.Context, path string, maxWords int) ([]string, []float32, 
 	n := 0
 	for _, p := range parts {
 		if p.err != nil {
-			return nil, nil, 0, fmt.Errorf("%w: wordvec: %s: %v", core.ErrInvalid, path, p.err)
+			return nil, nil, 0, fmt.Errorf("%w: wordvec: %s: %v", driver.ErrInvalid, path, p.err)
 		}
 		n += len(p.words)
 	}
 	if n == 0 {
-		return nil, nil, 0, fmt.Errorf("%w: wordvec: %s has no word vectors", core.ErrInvalid, path)
+		return nil, nil, 0, fmt.Errorf("%w: wordvec: %s has no word vectors", driver.ErrInvalid, path)
 	}
 	words := make([]string, 0, n)
 	vecs := make([]float32, 0, n*dim)

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/embedders/wordvec"
 )
@@ -68,7 +68,7 @@ func TestSemanticRanking(t *testing.T) {
 func TestSharedFileInfoAndConformance(t *testing.T) {
 	e := shared(t)
 	mi, _ := e.Info(t.Context())
-	if want := (core.ModelInfo{ID: "wordvec-sif:glove-6b-100d-top100k.txt.gz:100", Dim: 100, Normalized: true}); mi != want {
+	if want := (driver.ModelInfo{ID: "wordvec-sif:glove-6b-100d-top100k.txt.gz:100", Dim: 100, Normalized: true}); mi != want {
 		t.Fatalf("Info = %+v, want %+v", mi, want)
 	}
 	// 100,000 lines; a few words fold to the same token ("café", "cafe").
@@ -224,13 +224,13 @@ func TestOpenErrors(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{wordvec.Config{}, core.ErrInvalid, "path is empty"},
-		{wordvec.Config{Path: filepath.Join(dir, "missing.txt")}, core.ErrInvalid, "no such file"},
-		{wordvec.Config{Path: bad("ragged.txt", "a 1 2 3\nb 1 2\n")}, core.ErrInvalid, `word "b" has 2 numbers`},
-		{wordvec.Config{Path: bad("nan.txt", "a 1 2\nb 1 x\n")}, core.ErrInvalid, `"x" is not a number`},
-		{wordvec.Config{Path: bad("empty.txt", "")}, core.ErrInvalid, "not \"word v1 v2"},
-		{wordvec.Config{Path: bad("ok.txt", "a 1 2\n"), Dim: 3}, core.ErrDimensionMismatch, "has 2 dimensions, the config says 3"},
-		{wordvec.Config{Path: bad("ok2.txt", "a 1 2\n"), Freqs: bad("f.txt", "a b c\n")}, core.ErrInvalid, "want \"word count\""},
+		{wordvec.Config{}, driver.ErrInvalid, "path is empty"},
+		{wordvec.Config{Path: filepath.Join(dir, "missing.txt")}, driver.ErrInvalid, "no such file"},
+		{wordvec.Config{Path: bad("ragged.txt", "a 1 2 3\nb 1 2\n")}, driver.ErrInvalid, `word "b" has 2 numbers`},
+		{wordvec.Config{Path: bad("nan.txt", "a 1 2\nb 1 x\n")}, driver.ErrInvalid, `"x" is not a number`},
+		{wordvec.Config{Path: bad("empty.txt", "")}, driver.ErrInvalid, "not \"word v1 v2"},
+		{wordvec.Config{Path: bad("ok.txt", "a 1 2\n"), Dim: 3}, driver.ErrDimensionMismatch, "has 2 dimensions, the config says 3"},
+		{wordvec.Config{Path: bad("ok2.txt", "a 1 2\n"), Freqs: bad("f.txt", "a b c\n")}, driver.ErrInvalid, "want \"word count\""},
 	} {
 		_, err := wordvec.Open(t.Context(), tc.cfg)
 		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
@@ -240,7 +240,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	d, err := core.LookupEmbedder(wordvec.Name)
+	d, err := driver.LookupEmbedder(wordvec.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package sdk is what an embedder plugin author imports: implement
-// Embedder (the same two methods as core.Embedder) and call Serve from main.
+// Embedder (the same two methods as driver.Embedder) and call Serve from main.
 //
 //	func main() { sdk.Serve(myEmbedder{}) }
 //
@@ -16,7 +16,7 @@
 // host splits batches larger than Info().MaxBatch, so Embed never receives
 // more; the context passed to Embed is cancelled when the host's caller
 // gives up, so long calls should watch it. Return errors wrapping the core
-// sentinels (core.ErrInvalid for rejected input, core.ErrUnavailable when a
+// sentinels (driver.ErrInvalid for rejected input, driver.ErrUnavailable when a
 // server you depend on is down): the host gets the same sentinel back.
 //
 // Log with Logger() (or slog's default logger, which Serve sets to it):
@@ -37,17 +37,17 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/plugins/internal/shim"
 )
 
-// Embedder is the interface a plugin implements; it is core.Embedder, whose
+// Embedder is the interface a plugin implements; it is driver.Embedder, whose
 // doc states the contract (deterministic, safe for concurrent use, empty
 // strings embed, Info never changes).
-type Embedder = core.Embedder
+type Embedder = driver.Embedder
 
-// ModelInfo describes the model; it is core.ModelInfo.
-type ModelInfo = core.ModelInfo
+// ModelInfo describes the model; it is driver.ModelInfo.
+type ModelInfo = driver.ModelInfo
 
 // Serve serves e as a memos embedder plugin until the host stops it. It
 // must be called from main, and only in a process the host started: run by

@@ -40,8 +40,6 @@ import (
 
 	"github.com/memos-go/memos/cmd/memos/internal/config"
 	"github.com/memos-go/memos/core"
-	_ "github.com/memos-go/memos/core/vector"      // registers "exact", the default vector.index
-	_ "github.com/memos-go/memos/core/vector/hnsw" // registers "hnsw"
 )
 
 // Main runs the memos command line with args (without the program name) and

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -34,10 +34,10 @@ const (
 var benchKinds = []string{"clustered", "random"}
 
 type benchSet struct {
-	es       []core.VectorEntry
+	es       []driver.VectorEntry
 	queries  [][]float32
 	exact    *vector.Exact
-	truth    [][]core.Hit
+	truth    [][]driver.Hit
 	exactNs  float64 // mean exact search latency per query, wall time
 	exactCPU float64 // the same in CPU time (the exact index scans on all cores)
 
@@ -72,7 +72,7 @@ func dataset(b *testing.B, kind string) *benchSet {
 	}
 	start, cpu := time.Now(), cpuTime()
 	for _, q := range queries {
-		hits, err := s.exact.Search(ctx, q, 10, core.VectorFilter{})
+		hits, err := s.exact.Search(ctx, q, 10, driver.VectorFilter{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func BenchmarkSearch(b *testing.B) {
 				ix := s.index(b)
 				var rs []float64
 				for i, q := range s.queries {
-					got, err := ix.SearchEf(ctx, q, 10, ef, core.VectorFilter{})
+					got, err := ix.SearchEf(ctx, q, 10, ef, driver.VectorFilter{})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -141,7 +141,7 @@ func BenchmarkSearch(b *testing.B) {
 				b.ResetTimer()
 				cpu := cpuTime()
 				for i := range b.N {
-					if _, err := ix.SearchEf(ctx, s.queries[i%len(s.queries)], 10, ef, core.VectorFilter{}); err != nil {
+					if _, err := ix.SearchEf(ctx, s.queries[i%len(s.queries)], 10, ef, driver.VectorFilter{}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -162,7 +162,7 @@ func BenchmarkSearch(b *testing.B) {
 // filtered graph walk.
 func BenchmarkSearchFiltered(b *testing.B) {
 	ctx := context.Background()
-	f := core.VectorFilter{Namespaces: []string{nsName(3)}}
+	f := driver.VectorFilter{Namespaces: []string{nsName(3)}}
 	for _, mode := range []string{"auto", "graph"} {
 		b.Run("clustered/"+mode, func(b *testing.B) {
 			s := dataset(b, "clustered")
@@ -202,7 +202,7 @@ func BenchmarkExactSearch(b *testing.B) {
 			b.ResetTimer()
 			cpu := cpuTime()
 			for i := range b.N {
-				if _, err := s.exact.Search(ctx, s.queries[i%len(s.queries)], 10, core.VectorFilter{}); err != nil {
+				if _, err := s.exact.Search(ctx, s.queries[i%len(s.queries)], 10, driver.VectorFilter{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -235,7 +235,7 @@ func BenchmarkLoad(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := got.Search(context.Background(), s.queries[0], 10, core.VectorFilter{}); err != nil {
+		if _, err := got.Search(context.Background(), s.queries[0], 10, driver.VectorFilter{}); err != nil {
 			b.Fatal(err)
 		}
 	}

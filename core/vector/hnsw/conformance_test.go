@@ -3,7 +3,7 @@ package hnsw
 import (
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector/vectortest"
 )
 
@@ -18,7 +18,7 @@ func conformanceConfig() Config {
 }
 
 func TestConformance(t *testing.T) {
-	vectortest.Run(t, func(dim int) core.VectorIndex {
+	vectortest.Run(t, func(dim int) driver.VectorIndex {
 		ix, err := New(dim, conformanceConfig())
 		if err != nil {
 			t.Fatal(err)
@@ -30,7 +30,7 @@ func TestConformance(t *testing.T) {
 // TestConformanceGraphOnly runs the kit with filtered scans turned off, so
 // that its filter cases exercise the filtered graph walk.
 func TestConformanceGraphOnly(t *testing.T) {
-	vectortest.Run(t, func(dim int) core.VectorIndex {
+	vectortest.Run(t, func(dim int) driver.VectorIndex {
 		cfg := conformanceConfig()
 		cfg.ExactBelow = -1
 		ix, err := New(dim, cfg)
@@ -39,14 +39,4 @@ func TestConformanceGraphOnly(t *testing.T) {
 		}
 		return ix
 	}, false)
-}
-
-func TestRegistered(t *testing.T) {
-	d, err := core.LookupVectorIndex("hnsw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := d.New(8).(*Index); !ok || d.Load == nil {
-		t.Fatalf("the registered driver does not build this package's Index")
-	}
 }

@@ -2,22 +2,22 @@
 // hierarchical navigable small world graph (Malkov and Yashunin, "Efficient
 // and robust approximate nearest neighbor search using Hierarchical
 // Navigable Small World graphs"), written for memos and serving every
-// backend through core.VectorIndex. It registers itself as "hnsw" (see
-// core.RegisterVectorIndex); backends use the exact index in core/vector
-// below a configurable size and this one above it.
+// backend through driver.VectorIndex. The engine uses it when
+// Options.VectorIndex is "hnsw", or "auto" above a configurable size (the
+// exact index in core/vector below it).
 //
 // # Basics
 //
 // New builds an empty index for one dimension; the zero Config gives the
 // defaults. Add inserts or replaces entries by ID, Remove deletes them,
 // Search finds the k entries nearest a query among those a
-// core.VectorFilter matches. Save writes the graph in a versioned,
+// driver.VectorFilter matches. Save writes the graph in a versioned,
 // checksummed binary format and Load reads it back, so a large store opens
 // without rebuilding the graph.
 //
 //	ix, err := hnsw.New(384, hnsw.Config{})
-//	err = ix.Add(ctx, core.VectorEntry{ID: 1, Namespace: "default", Pool: core.PoolMemory, Vector: v})
-//	hits, err := ix.Search(ctx, q, 10, core.VectorFilter{Namespaces: []string{"default"}})
+//	err = ix.Add(ctx, driver.VectorEntry{ID: 1, Namespace: "default", Pool: driver.PoolMemory, Vector: v})
+//	hits, err := ix.Search(ctx, q, 10, driver.VectorFilter{Namespaces: []string{"default"}})
 //
 // Like the exact index, the index stores a normalised copy of each vector
 // and normalises a copy of each query, so a hit's score is the cosine

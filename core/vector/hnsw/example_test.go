@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector/hnsw"
 )
 
@@ -16,14 +16,14 @@ func Example() {
 		panic(err)
 	}
 	err = ix.Add(ctx,
-		core.VectorEntry{ID: 1, Namespace: "default", Pool: core.PoolMemory, Vector: []float32{1, 0, 0}},
-		core.VectorEntry{ID: 2, Namespace: "user:alice", Pool: core.PoolMemory, Vector: []float32{0.9, 0.1, 0}},
-		core.VectorEntry{ID: 3, Namespace: "user:alice", Pool: core.PoolRaw, Vector: []float32{0, 1, 0}},
+		driver.VectorEntry{ID: 1, Namespace: "default", Pool: driver.PoolMemory, Vector: []float32{1, 0, 0}},
+		driver.VectorEntry{ID: 2, Namespace: "user:alice", Pool: driver.PoolMemory, Vector: []float32{0.9, 0.1, 0}},
+		driver.VectorEntry{ID: 3, Namespace: "user:alice", Pool: driver.PoolRaw, Vector: []float32{0, 1, 0}},
 	)
 	if err != nil {
 		panic(err)
 	}
-	hits, _ := ix.Search(ctx, []float32{1, 0, 0}, 2, core.VectorFilter{Namespaces: []string{"user:alice"}})
+	hits, _ := ix.Search(ctx, []float32{1, 0, 0}, 2, driver.VectorFilter{Namespaces: []string{"user:alice"}})
 	for _, h := range hits {
 		fmt.Printf("%d %.3f\n", h.ID, h.Score)
 	}

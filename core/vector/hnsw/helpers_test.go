@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -51,14 +51,14 @@ func clustered(rng *rand.Rand, n, nq, dim, k int) (data, queries [][]float32) {
 }
 
 // entries wraps vectors as entries with IDs 1..n spread over namespaces and
-// pools: entry i is in namespace "ns<i%nss>" and pool core.Pools[i%3].
-func entries(vecs [][]float32, nss int) []core.VectorEntry {
-	es := make([]core.VectorEntry, len(vecs))
+// pools: entry i is in namespace "ns<i%nss>" and pool driver.Pools[i%3].
+func entries(vecs [][]float32, nss int) []driver.VectorEntry {
+	es := make([]driver.VectorEntry, len(vecs))
 	for i, v := range vecs {
-		es[i] = core.VectorEntry{
+		es[i] = driver.VectorEntry{
 			ID:        int64(i + 1),
 			Namespace: nsName(i % nss),
-			Pool:      core.Pools[i%len(core.Pools)],
+			Pool:      driver.Pools[i%len(driver.Pools)],
 			Vector:    v,
 		}
 	}
@@ -70,16 +70,16 @@ func nsName(i int) string { return "ns" + string(rune('a'+i%26)) + string(rune('
 // bruteForce is the oracle for small tests: the k entries matching f nearest
 // q, best first, ties by ascending ID, with vectors and query normalised as
 // the index normalises them, so that scores agree to the bit.
-func bruteForce(es []core.VectorEntry, q []float32, k int, f core.VectorFilter) []core.Hit {
-	var hits []core.Hit
+func bruteForce(es []driver.VectorEntry, q []float32, k int, f driver.VectorFilter) []driver.Hit {
+	var hits []driver.Hit
 	qn, _ := unitCopy(q)
 	for i := range es {
 		if f.Match(&es[i]) {
 			v, _ := unitCopy(es[i].Vector)
-			hits = append(hits, core.Hit{ID: es[i].ID, Score: float64(vector.Dot(qn, v))})
+			hits = append(hits, driver.Hit{ID: es[i].ID, Score: float64(vector.Dot(qn, v))})
 		}
 	}
-	slices.SortFunc(hits, func(a, b core.Hit) int {
+	slices.SortFunc(hits, func(a, b driver.Hit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
@@ -89,7 +89,7 @@ func bruteForce(es []core.VectorEntry, q []float32, k int, f core.VectorFilter) 
 }
 
 // recall is the fraction of want's IDs that got contains.
-func recall(got, want []core.Hit) float64 {
+func recall(got, want []driver.Hit) float64 {
 	if len(want) == 0 {
 		return 1
 	}

@@ -8,11 +8,11 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
 )
 
-var _ core.VectorIndex = (*Index)(nil)
+var _ driver.VectorIndex = (*Index)(nil)
 
 // Defaults for the zero Config. They were chosen by measurement (see the
 // package documentation and recall_test.go): at these values recall@10
@@ -71,7 +71,7 @@ func (c Config) withDefaults() (Config, error) {
 		case *v == 0:
 			*v = d
 		case *v < lo || *v > hi:
-			return core.Invalidf("hnsw: %s is %d; use %d..%d, or 0 for the default %d", name, *v, lo, hi, d)
+			return driver.Invalidf("hnsw: %s is %d; use %d..%d, or 0 for the default %d", name, *v, lo, hi, d)
 		}
 		return nil
 	}
@@ -85,13 +85,13 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	if c.ExactBelow < math.MinInt32 || c.ExactBelow > math.MaxInt32 {
-		return c, core.Invalidf("hnsw: ExactBelow is %d; it must fit in 32 bits", c.ExactBelow)
+		return c, driver.Invalidf("hnsw: ExactBelow is %d; it must fit in 32 bits", c.ExactBelow)
 	}
 	switch {
 	case c.RepairFraction == 0:
 		c.RepairFraction = DefaultRepairFraction
 	case !(c.RepairFraction > 0 && c.RepairFraction <= 1):
-		return c, core.Invalidf("hnsw: RepairFraction is %v; use a value in (0, 1], or 0 for the default %v",
+		return c, driver.Invalidf("hnsw: RepairFraction is %v; use a value in (0, 1], or 0 for the default %v",
 			c.RepairFraction, DefaultRepairFraction)
 	}
 	return c, nil
@@ -118,7 +118,7 @@ type node struct {
 type attrKey struct{ ns, pool uint32 }
 
 // Index is an HNSW approximate nearest-neighbour index over unit vectors,
-// scored by dot product (cosine similarity). It implements core.VectorIndex.
+// scored by dot product (cosine similarity). It implements driver.VectorIndex.
 //
 // An Index is safe for concurrent use: searches share a read lock and run in
 // parallel; Add and Remove take the write lock in short slices so that
@@ -146,8 +146,8 @@ type Index struct {
 
 	nsNames   []string
 	nsIndex   map[string]uint32
-	poolNames []core.Pool
-	poolIndex map[core.Pool]uint32
+	poolNames []driver.Pool
+	poolIndex map[driver.Pool]uint32
 	counts    map[attrKey]int
 
 	build    *searcher // scratch for inserts and repair, used under the write lock
@@ -158,7 +158,7 @@ type Index struct {
 // added and every query must have exactly dim components.
 func New(dim int, cfg Config) (*Index, error) {
 	if dim < 1 || dim > maxDim {
-		return nil, core.Invalidf("hnsw: dimension %d; use 1..%d", dim, maxDim)
+		return nil, driver.Invalidf("hnsw: dimension %d; use 1..%d", dim, maxDim)
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -173,7 +173,7 @@ func New(dim int, cfg Config) (*Index, error) {
 		byID:      make(map[int64]uint32),
 		top:       -1,
 		nsIndex:   make(map[string]uint32),
-		poolIndex: make(map[core.Pool]uint32),
+		poolIndex: make(map[driver.Pool]uint32),
 		counts:    make(map[attrKey]int),
 		build:     new(searcher),
 	}
@@ -217,11 +217,11 @@ const addChunk = 32
 // node becomes a tombstone unless only its namespace or pool changed); a
 // later entry of the same call wins. The index keeps a normalised copy of
 // each vector. Every entry is validated before any is inserted: a vector of
-// the wrong dimension fails with core.ErrDimensionMismatch, a zero or
-// non-finite one with core.ErrInvalid, and nothing is added. If ctx is
+// the wrong dimension fails with driver.ErrDimensionMismatch, a zero or
+// non-finite one with driver.ErrInvalid, and nothing is added. If ctx is
 // cancelled part-way through a large batch, the entries before that point
 // stay inserted.
-func (ix *Index) Add(ctx context.Context, entries ...core.VectorEntry) error {
+func (ix *Index) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw add: %w", err)
 	}
@@ -230,11 +230,11 @@ func (ix *Index) Add(ctx context.Context, entries ...core.VectorEntry) error {
 		e := &entries[i]
 		if len(e.Vector) != ix.dim {
 			return fmt.Errorf("hnsw add id %d: %w: vector has %d dimensions, the index has %d (re-embed with the store's model or rebuild the index)",
-				e.ID, core.ErrDimensionMismatch, len(e.Vector), ix.dim)
+				e.ID, driver.ErrDimensionMismatch, len(e.Vector), ix.dim)
 		}
 		v, ok := unitCopy(e.Vector)
 		if !ok {
-			return fmt.Errorf("hnsw add id %d: %w: vector is zero or has non-finite components", e.ID, core.ErrInvalid)
+			return fmt.Errorf("hnsw add id %d: %w: vector is zero or has non-finite components", e.ID, driver.ErrInvalid)
 		}
 		vecs[i] = v
 	}
@@ -250,11 +250,11 @@ func (ix *Index) Add(ctx context.Context, entries ...core.VectorEntry) error {
 	return nil
 }
 
-func (ix *Index) addLocked(entries []core.VectorEntry, vecs [][]float32) error {
+func (ix *Index) addLocked(entries []driver.VectorEntry, vecs [][]float32) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if len(ix.nodes)+len(entries) > maxSlots {
-		return fmt.Errorf("hnsw add: %w: the index is full (%d slots)", core.ErrInvalid, maxSlots)
+		return fmt.Errorf("hnsw add: %w: the index is full (%d slots)", driver.ErrInvalid, maxSlots)
 	}
 	for i := range entries {
 		ix.addOne(&entries[i], vecs[i])
@@ -263,7 +263,7 @@ func (ix *Index) addLocked(entries []core.VectorEntry, vecs [][]float32) error {
 	return nil
 }
 
-func (ix *Index) addOne(e *core.VectorEntry, v []float32) {
+func (ix *Index) addOne(e *driver.VectorEntry, v []float32) {
 	ns, pool := ix.intern(e.Namespace, e.Pool)
 	if old, ok := ix.byID[e.ID]; ok {
 		if slices.Equal(ix.vec(old), v) {
@@ -319,7 +319,7 @@ func (ix *Index) randomLevel() int {
 	return min(int(-math.Log(u)*ix.mL), maxLevel)
 }
 
-func (ix *Index) intern(ns string, pool core.Pool) (uint32, uint32) {
+func (ix *Index) intern(ns string, pool driver.Pool) (uint32, uint32) {
 	n, ok := ix.nsIndex[ns]
 	if !ok {
 		n = uint32(len(ix.nsNames))

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 func newIndex(t testing.TB, dim int, cfg Config) *Index {
@@ -21,14 +21,14 @@ func newIndex(t testing.TB, dim int, cfg Config) *Index {
 	return ix
 }
 
-func mustAdd(t testing.TB, ix *Index, es ...core.VectorEntry) {
+func mustAdd(t testing.TB, ix *Index, es ...driver.VectorEntry) {
 	t.Helper()
 	if err := ix.Add(context.Background(), es...); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func mustSearch(t testing.TB, ix *Index, q []float32, k int, f core.VectorFilter) []core.Hit {
+func mustSearch(t testing.TB, ix *Index, q []float32, k int, f driver.VectorFilter) []driver.Hit {
 	t.Helper()
 	hits, err := ix.Search(context.Background(), q, k, f)
 	if err != nil {
@@ -37,7 +37,7 @@ func mustSearch(t testing.TB, ix *Index, q []float32, k int, f core.VectorFilter
 	return hits
 }
 
-func ids(hits []core.Hit) []int64 {
+func ids(hits []driver.Hit) []int64 {
 	out := make([]int64, len(hits))
 	for i, h := range hits {
 		out[i] = h.ID
@@ -56,12 +56,12 @@ func TestConfig(t *testing.T) {
 		{M: 1}, {M: -3}, {M: maxM + 1}, {EfConstruction: -1}, {EfSearch: maxEf + 1},
 		{RepairFraction: -0.1}, {RepairFraction: 1.5}, {RepairFraction: math.NaN()}, {ExactBelow: 1 << 40},
 	} {
-		if _, err := New(3, c); !errors.Is(err, core.ErrInvalid) {
+		if _, err := New(3, c); !errors.Is(err, driver.ErrInvalid) {
 			t.Errorf("New(3, %+v) = %v, want ErrInvalid", c, err)
 		}
 	}
 	for _, dim := range []int{0, -1, maxDim + 1} {
-		if _, err := New(dim, Config{}); !errors.Is(err, core.ErrInvalid) {
+		if _, err := New(dim, Config{}); !errors.Is(err, driver.ErrInvalid) {
 			t.Errorf("New(%d, Config{}) = %v, want ErrInvalid", dim, err)
 		}
 	}
@@ -82,14 +82,14 @@ func TestSmallIsExact(t *testing.T) {
 	}
 	for _, q := range append(randomUnit(rng, 10, 16), vecs[3]) {
 		for _, k := range []int{1, 5, 10, 100} {
-			got := mustSearch(t, ix, q, k, core.VectorFilter{})
-			want := bruteForce(es, q, k, core.VectorFilter{})
+			got := mustSearch(t, ix, q, k, driver.VectorFilter{})
+			want := bruteForce(es, q, k, driver.VectorFilter{})
 			if !slices.Equal(got, want) {
 				t.Fatalf("k=%d: got %v, want %v", k, got, want)
 			}
 		}
 	}
-	got := mustSearch(t, ix, vecs[3], 3, core.VectorFilter{})
+	got := mustSearch(t, ix, vecs[3], 3, driver.VectorFilter{})
 	if want := []int64{4, 61, 62}; !slices.Equal(ids(got), want) {
 		t.Fatalf("duplicates: got %v, want ids %v", got, want)
 	}
@@ -101,7 +101,7 @@ func TestSmallIsExact(t *testing.T) {
 func TestEmptyAndEdgeCases(t *testing.T) {
 	ctx := context.Background()
 	ix := newIndex(t, 2, Config{})
-	if hits, err := ix.Search(ctx, []float32{1, 0}, 10, core.VectorFilter{}); err != nil || hits == nil || len(hits) != 0 {
+	if hits, err := ix.Search(ctx, []float32{1, 0}, 10, driver.VectorFilter{}); err != nil || hits == nil || len(hits) != 0 {
 		t.Fatalf("search on empty index = %#v, %v; want an empty slice", hits, err)
 	}
 	if err := ix.Remove(ctx, 1, 2); err != nil {
@@ -110,36 +110,36 @@ func TestEmptyAndEdgeCases(t *testing.T) {
 	if err := ix.Add(ctx); err != nil {
 		t.Fatalf("empty Add: %v", err)
 	}
-	mustAdd(t, ix, core.VectorEntry{ID: 1, Vector: []float32{3, 4}}) // not unit: normalised
-	hits := mustSearch(t, ix, []float32{6, 8}, 1, core.VectorFilter{})
+	mustAdd(t, ix, driver.VectorEntry{ID: 1, Vector: []float32{3, 4}}) // not unit: normalised
+	hits := mustSearch(t, ix, []float32{6, 8}, 1, driver.VectorFilter{})
 	if len(hits) != 1 || hits[0].ID != 1 || math.Abs(hits[0].Score-1) > 1e-6 {
 		t.Fatalf("got %v, want id 1 with cosine 1", hits)
 	}
 	for _, k := range []int{0, -1} {
-		if hits := mustSearch(t, ix, []float32{0.6, 0.8}, k, core.VectorFilter{}); len(hits) != 0 {
+		if hits := mustSearch(t, ix, []float32{0.6, 0.8}, k, driver.VectorFilter{}); len(hits) != 0 {
 			t.Fatalf("k=%d returned %v", k, hits)
 		}
 	}
 	for _, q := range [][]float32{{1, 0, 0}, {1}, nil} {
-		if _, err := ix.Search(ctx, q, 1, core.VectorFilter{}); !errors.Is(err, core.ErrDimensionMismatch) {
+		if _, err := ix.Search(ctx, q, 1, driver.VectorFilter{}); !errors.Is(err, driver.ErrDimensionMismatch) {
 			t.Fatalf("query %v: %v, want ErrDimensionMismatch", q, err)
 		}
 	}
 	for _, q := range [][]float32{{float32(math.NaN()), 0}, {0, 0}, {float32(math.Inf(-1)), 1}} {
-		if _, err := ix.Search(ctx, q, 1, core.VectorFilter{}); !errors.Is(err, core.ErrInvalid) {
+		if _, err := ix.Search(ctx, q, 1, driver.VectorFilter{}); !errors.Is(err, driver.ErrInvalid) {
 			t.Fatalf("query %v: %v, want ErrInvalid", q, err)
 		}
 	}
 	// A bad entry anywhere in a batch rejects the whole batch.
-	good := core.VectorEntry{ID: 2, Vector: []float32{1, 0}}
+	good := driver.VectorEntry{ID: 2, Vector: []float32{1, 0}}
 	for _, v := range [][]float32{{1, 0, 0}, {1}, {}} {
-		err := ix.Add(ctx, good, core.VectorEntry{ID: 3, Vector: v})
-		if !errors.Is(err, core.ErrDimensionMismatch) {
+		err := ix.Add(ctx, good, driver.VectorEntry{ID: 3, Vector: v})
+		if !errors.Is(err, driver.ErrDimensionMismatch) {
 			t.Fatalf("Add with vector %v = %v, want ErrDimensionMismatch", v, err)
 		}
 	}
 	for _, v := range [][]float32{{0, 0}, {float32(math.Inf(1)), 0}, {float32(math.NaN()), 1}} {
-		if err := ix.Add(ctx, good, core.VectorEntry{ID: 3, Vector: v}); !errors.Is(err, core.ErrInvalid) {
+		if err := ix.Add(ctx, good, driver.VectorEntry{ID: 3, Vector: v}); !errors.Is(err, driver.ErrInvalid) {
 			t.Fatalf("Add with vector %v = %v, want ErrInvalid", v, err)
 		}
 	}
@@ -148,10 +148,10 @@ func TestEmptyAndEdgeCases(t *testing.T) {
 	}
 	// The caller's vectors are copied, the query is not modified.
 	v := []float32{1, 0}
-	mustAdd(t, ix, core.VectorEntry{ID: 4, Vector: v})
+	mustAdd(t, ix, driver.VectorEntry{ID: 4, Vector: v})
 	v[0], v[1] = 0, 1
 	q := []float32{2, 0}
-	if hits := mustSearch(t, ix, q, 1, core.VectorFilter{}); hits[0].ID != 4 || hits[0].Score != 1 {
+	if hits := mustSearch(t, ix, q, 1, driver.VectorFilter{}); hits[0].ID != 4 || hits[0].Score != 1 {
 		t.Fatalf("index did not copy the vector: %v", hits)
 	}
 	if q[0] != 2 {
@@ -164,12 +164,12 @@ func TestContextCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ix := newIndex(t, 2, Config{})
-	e := core.VectorEntry{ID: 1, Vector: []float32{1, 0}}
+	e := driver.VectorEntry{ID: 1, Vector: []float32{1, 0}}
 	if err := ix.Add(ctx, e); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Add: %v", err)
 	}
 	mustAdd(t, ix, e)
-	if _, err := ix.Search(ctx, []float32{1, 0}, 1, core.VectorFilter{}); !errors.Is(err, context.Canceled) {
+	if _, err := ix.Search(ctx, []float32{1, 0}, 1, driver.VectorFilter{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Search: %v", err)
 	}
 	if err := ix.Remove(ctx, 1); !errors.Is(err, context.Canceled) {
@@ -183,31 +183,31 @@ func TestContextCancelled(t *testing.T) {
 func TestReplace(t *testing.T) {
 	ix := newIndex(t, 3, Config{RepairFraction: 1})
 	a, b := []float32{1, 0, 0}, []float32{0, 1, 0}
-	mustAdd(t, ix, core.VectorEntry{ID: 1, Namespace: "x", Pool: core.PoolRaw, Vector: a},
-		core.VectorEntry{ID: 2, Namespace: "x", Pool: core.PoolRaw, Vector: []float32{0, 0, 1}})
+	mustAdd(t, ix, driver.VectorEntry{ID: 1, Namespace: "x", Pool: driver.PoolRaw, Vector: a},
+		driver.VectorEntry{ID: 2, Namespace: "x", Pool: driver.PoolRaw, Vector: []float32{0, 0, 1}})
 
 	// Same vector, new attributes: no tombstone, the filter follows.
-	mustAdd(t, ix, core.VectorEntry{ID: 1, Namespace: "y", Pool: core.PoolMemory, Vector: a})
+	mustAdd(t, ix, driver.VectorEntry{ID: 1, Namespace: "y", Pool: driver.PoolMemory, Vector: a})
 	if st := ix.Stats(); st.Live != 2 || st.Tombstones != 0 {
 		t.Fatalf("attribute change: %+v", st)
 	}
-	if hits := mustSearch(t, ix, a, 5, core.VectorFilter{Namespaces: []string{"x"}}); !slices.Equal(ids(hits), []int64{2}) {
+	if hits := mustSearch(t, ix, a, 5, driver.VectorFilter{Namespaces: []string{"x"}}); !slices.Equal(ids(hits), []int64{2}) {
 		t.Fatalf("namespace x after move: %v", hits)
 	}
-	if hits := mustSearch(t, ix, a, 5, core.VectorFilter{Pools: []core.Pool{core.PoolMemory}}); !slices.Equal(ids(hits), []int64{1}) {
+	if hits := mustSearch(t, ix, a, 5, driver.VectorFilter{Pools: []driver.Pool{driver.PoolMemory}}); !slices.Equal(ids(hits), []int64{1}) {
 		t.Fatalf("pool memory after move: %v", hits)
 	}
 
 	// New vector: the old node becomes a tombstone and is never returned.
-	mustAdd(t, ix, core.VectorEntry{ID: 1, Namespace: "y", Pool: core.PoolMemory, Vector: b})
+	mustAdd(t, ix, driver.VectorEntry{ID: 1, Namespace: "y", Pool: driver.PoolMemory, Vector: b})
 	if st := ix.Stats(); st.Live != 2 || st.Tombstones != 1 {
 		t.Fatalf("vector change: %+v", st)
 	}
-	hits := mustSearch(t, ix, a, 5, core.VectorFilter{})
+	hits := mustSearch(t, ix, a, 5, driver.VectorFilter{})
 	if len(hits) != 2 || hits[0].Score > 0.5 {
 		t.Fatalf("old vector still found: %v", hits)
 	}
-	if hits := mustSearch(t, ix, b, 1, core.VectorFilter{}); hits[0].ID != 1 || hits[0].Score != 1 {
+	if hits := mustSearch(t, ix, b, 1, driver.VectorFilter{}); hits[0].ID != 1 || hits[0].Score != 1 {
 		t.Fatalf("new vector not found: %v", hits)
 	}
 	checkInvariants(t, ix)
@@ -247,7 +247,7 @@ func TestRemoveAndRepair(t *testing.T) {
 		if step == 0 && st.Tombstones != n/10 {
 			t.Fatalf("step 0: %d tombstones, want %d (below the repair threshold)", st.Tombstones, n/10)
 		}
-		var live []core.VectorEntry
+		var live []driver.VectorEntry
 		for _, e := range es {
 			if !removed[e.ID] {
 				live = append(live, e)
@@ -255,13 +255,13 @@ func TestRemoveAndRepair(t *testing.T) {
 		}
 		var rs []float64
 		for _, q := range queries {
-			got := mustSearch(t, ix, q, 10, core.VectorFilter{})
+			got := mustSearch(t, ix, q, 10, driver.VectorFilter{})
 			for _, h := range got {
 				if removed[h.ID] {
 					t.Fatalf("step %d: removed id %d returned", step, h.ID)
 				}
 			}
-			rs = append(rs, recall(got, bruteForce(live, q, 10, core.VectorFilter{})))
+			rs = append(rs, recall(got, bruteForce(live, q, 10, driver.VectorFilter{})))
 		}
 		if r := mean(rs); r < 0.95 {
 			t.Fatalf("step %d: recall@10 %.3f after removing %d of %d", step, r, len(removed), n)
@@ -273,7 +273,7 @@ func TestRemoveAndRepair(t *testing.T) {
 
 	// Freed slots are reused, and the re-added entries are found again.
 	slots := len(ix.nodes)
-	var back []core.VectorEntry
+	var back []driver.VectorEntry
 	for _, e := range es {
 		if removed[e.ID] {
 			back = append(back, e)
@@ -285,7 +285,7 @@ func TestRemoveAndRepair(t *testing.T) {
 		t.Fatalf("re-adding into free slots grew the arrays from %d to %d (free %d)", slots, len(ix.nodes), ix.Stats().Free)
 	}
 	for _, e := range back[:10] {
-		if hits := mustSearch(t, ix, e.Vector, 1, core.VectorFilter{}); hits[0].ID != e.ID {
+		if hits := mustSearch(t, ix, e.Vector, 1, driver.VectorFilter{}); hits[0].ID != e.ID {
 			t.Fatalf("re-added %d not found first: %v", e.ID, hits)
 		}
 	}
@@ -304,7 +304,7 @@ func TestRemoveAndRepair(t *testing.T) {
 	}
 	mustAdd(t, ix, es[:100]...)
 	checkInvariants(t, ix)
-	if hits := mustSearch(t, ix, es[5].Vector, 1, core.VectorFilter{}); hits[0].ID != es[5].ID {
+	if hits := mustSearch(t, ix, es[5].Vector, 1, driver.VectorFilter{}); hits[0].ID != es[5].ID {
 		t.Fatalf("rebuilt index: %v", hits)
 	}
 }
@@ -340,13 +340,13 @@ func TestFilteredSearch(t *testing.T) {
 	// namespace in one pool 1.7%.
 	data, qs := clustered(rng, n, 25, dim, 30)
 	es := entries(data, 20)
-	filters := []core.VectorFilter{
+	filters := []driver.VectorFilter{
 		{},
-		{Pools: []core.Pool{core.PoolMemory}},
+		{Pools: []driver.Pool{driver.PoolMemory}},
 		{Namespaces: []string{nsName(0), nsName(1), nsName(2), nsName(3)}},
 		{Namespaces: []string{nsName(7)}},
-		{Namespaces: []string{nsName(7)}, Pools: []core.Pool{core.PoolRaw}},
-		{Namespaces: []string{nsName(1), "nope"}, Pools: []core.Pool{core.PoolKnowledge, "nope"}},
+		{Namespaces: []string{nsName(7)}, Pools: []driver.Pool{driver.PoolRaw}},
+		{Namespaces: []string{nsName(1), "nope"}, Pools: []driver.Pool{driver.PoolKnowledge, "nope"}},
 	}
 	// ExactBelow 0 scans the selective filters, -1 walks the graph for all.
 	for _, exactBelow := range []int{0, -1} {
@@ -376,8 +376,8 @@ func TestFilteredSearch(t *testing.T) {
 			}
 		}
 		// Filters that match nothing.
-		for _, f := range []core.VectorFilter{
-			{Namespaces: []string{}}, {Pools: []core.Pool{}}, {Namespaces: []string{"nope"}},
+		for _, f := range []driver.VectorFilter{
+			{Namespaces: []string{}}, {Pools: []driver.Pool{}}, {Namespaces: []string{"nope"}},
 		} {
 			if hits := mustSearch(t, ix, qs[0], 10, f); len(hits) != 0 {
 				t.Fatalf("filter %+v matched %v", f, hits)
@@ -394,7 +394,7 @@ func TestFilterFewMatches(t *testing.T) {
 	for i := 0; i < len(es); i += 120 {
 		es[i].Namespace = "rare"
 	}
-	f := core.VectorFilter{Namespaces: []string{"rare"}}
+	f := driver.VectorFilter{Namespaces: []string{"rare"}}
 	for _, exactBelow := range []int{0, -1} {
 		ix := newIndex(t, 16, Config{EfConstruction: 100, ExactBelow: exactBelow})
 		mustAdd(t, ix, es...)
@@ -440,7 +440,7 @@ func TestConcurrentUse(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			for i := range 100 {
-				f := core.VectorFilter{}
+				f := driver.VectorFilter{}
 				if i%2 == 0 {
 					f.Namespaces = []string{nsName(w % 3)}
 				}

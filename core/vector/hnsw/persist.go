@@ -10,7 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // The file format, version 1. All integers are little-endian.
@@ -111,13 +111,13 @@ func (ix *Index) Save(w io.Writer) error {
 
 // Load reads an index written by Save. It reads exactly the saved bytes
 // from r, no further. Input that is not an index, is truncated, fails its
-// checksum or is inconsistent fails with an error wrapping core.ErrInvalid
+// checksum or is inconsistent fails with an error wrapping driver.ErrInvalid
 // that says so; an error reading r is returned wrapped.
 func Load(r io.Reader) (*Index, error) {
 	ix, err := load(&decoder{r: r})
 	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%w: hnsw: load: the index is truncated; rebuild it from the store", core.ErrInvalid)
+			return nil, fmt.Errorf("%w: hnsw: load: the index is truncated; rebuild it from the store", driver.ErrInvalid)
 		}
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func Load(r io.Reader) (*Index, error) {
 // corrupt reports an inconsistency found while loading.
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: hnsw: load: corrupt index (%s); rebuild it from the store",
-		core.ErrInvalid, fmt.Sprintf(format, args...))
+		driver.ErrInvalid, fmt.Sprintf(format, args...))
 }
 
 func load(d *decoder) (*Index, error) {
@@ -137,11 +137,11 @@ func load(d *decoder) (*Index, error) {
 		return nil, d.err
 	}
 	if string(m) != magic {
-		return nil, fmt.Errorf("%w: hnsw: load: not an HNSW index (bad magic %q)", core.ErrInvalid, m)
+		return nil, fmt.Errorf("%w: hnsw: load: not an HNSW index (bad magic %q)", driver.ErrInvalid, m)
 	}
 	if v := d.u32(); d.err == nil && v != formatVersion {
 		return nil, fmt.Errorf("%w: hnsw: load: index format version %d is not supported (this build reads %d); rebuild the index",
-			core.ErrInvalid, v, formatVersion)
+			driver.ErrInvalid, v, formatVersion)
 	}
 	cfg := Config{
 		M:              int(d.u32()),
@@ -189,8 +189,8 @@ func load(d *decoder) (*Index, error) {
 	for _, names := range []func(string){
 		func(s string) { ix.nsNames = append(ix.nsNames, s); ix.nsIndex[s] = uint32(len(ix.nsNames) - 1) },
 		func(s string) {
-			ix.poolNames = append(ix.poolNames, core.Pool(s))
-			ix.poolIndex[core.Pool(s)] = uint32(len(ix.poolNames) - 1)
+			ix.poolNames = append(ix.poolNames, driver.Pool(s))
+			ix.poolIndex[driver.Pool(s)] = uint32(len(ix.poolNames) - 1)
 		},
 	} {
 		n := d.u32()
@@ -458,7 +458,7 @@ func (d *decoder) checkChecksum() error {
 	}
 	if got := binary.LittleEndian.Uint32(b[:]); got != want {
 		return fmt.Errorf("%w: hnsw: load: checksum mismatch (stored %08x, computed %08x): the index file is damaged; rebuild it from the store",
-			core.ErrInvalid, got, want)
+			driver.ErrInvalid, got, want)
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 func saveBytes(t testing.TB, ix *Index) []byte {
@@ -60,7 +60,7 @@ func TestSaveLoad(t *testing.T) {
 	if got.Config() != cfg || got.Stats() != ix.Stats() {
 		t.Fatalf("loaded %+v %+v, saved %+v %+v", got.Config(), got.Stats(), cfg, ix.Stats())
 	}
-	for _, f := range []core.VectorFilter{{}, {Namespaces: []string{nsName(1)}}, {Pools: []core.Pool{core.PoolRaw}}} {
+	for _, f := range []driver.VectorFilter{{}, {Namespaces: []string{nsName(1)}}, {Pools: []driver.Pool{driver.PoolRaw}}} {
 		for _, q := range qs {
 			a, b := mustSearch(t, ix, q, 10, f), mustSearch(t, got, q, 10, f)
 			if !slices.Equal(a, b) {
@@ -118,7 +118,7 @@ func TestLoadCorrupt(t *testing.T) {
 	expect := func(name string, b []byte, msg string) {
 		t.Helper()
 		_, err := Load(bytes.NewReader(b))
-		if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), msg) {
+		if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), msg) {
 			t.Fatalf("%s: Load = %v, want ErrInvalid saying %q", name, err, msg)
 		}
 	}
@@ -136,7 +136,7 @@ func TestLoadCorrupt(t *testing.T) {
 	for i := len(magic) + 4; i < len(good); i += 23 {
 		b := slices.Clone(good)
 		b[i] ^= 0x5a
-		if _, err := Load(bytes.NewReader(b)); !errors.Is(err, core.ErrInvalid) {
+		if _, err := Load(bytes.NewReader(b)); !errors.Is(err, driver.ErrInvalid) {
 			t.Fatalf("byte %d flipped: Load = %v, want ErrInvalid", i, err)
 		}
 	}
@@ -175,7 +175,7 @@ func TestLoadReadError(t *testing.T) {
 	mustAdd(t, ix, entries(randomUnit(rand.New(rand.NewPCG(1, 1)), 20, 4), 1)...)
 	good := saveBytes(t, ix)
 	_, err := Load(&errReader{r: bytes.NewReader(good), n: 200})
-	if !errors.Is(err, errDisk) || errors.Is(err, core.ErrInvalid) {
+	if !errors.Is(err, errDisk) || errors.Is(err, driver.ErrInvalid) {
 		t.Fatalf("Load = %v, want the reader's error", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -45,8 +45,8 @@ func TestRecallClustered(t *testing.T) {
 	ix.mu.Lock()
 	ix.cfg.ExactBelow = -1
 	ix.mu.Unlock()
-	for _, f := range []core.VectorFilter{
-		{Pools: []core.Pool{core.PoolMemory}},
+	for _, f := range []driver.VectorFilter{
+		{Pools: []driver.Pool{driver.PoolMemory}},
 		{Namespaces: []string{nsName(3)}},
 	} {
 		r := meanRecall(t, ix, exact, queries, f)
@@ -69,7 +69,7 @@ func testRecall(t *testing.T, data, queries [][]float32) (*Index, *vector.Exact)
 	if err := exact.Add(ctx, es...); err != nil {
 		t.Fatal(err)
 	}
-	r := meanRecall(t, ix, exact, queries, core.VectorFilter{})
+	r := meanRecall(t, ix, exact, queries, driver.VectorFilter{})
 	t.Logf("n=%d dim=%d ef=%d: recall@10 %.4f", len(data), recallDim, DefaultEfSearch, r)
 	if r < 0.95 {
 		t.Errorf("recall@10 %.4f at the default parameters, want ≥ 0.95", r)
@@ -77,7 +77,7 @@ func testRecall(t *testing.T, data, queries [][]float32) (*Index, *vector.Exact)
 	return ix, exact
 }
 
-func meanRecall(t *testing.T, ix *Index, exact *vector.Exact, queries [][]float32, f core.VectorFilter) float64 {
+func meanRecall(t *testing.T, ix *Index, exact *vector.Exact, queries [][]float32, f driver.VectorFilter) float64 {
 	t.Helper()
 	var rs []float64
 	for _, q := range queries {

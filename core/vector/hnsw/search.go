@@ -6,10 +6,10 @@ import (
 	"math"
 	"slices"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
-// filter is a core.VectorFilter compiled against the index's interned
+// filter is a driver.VectorFilter compiled against the index's interned
 // namespaces and pools. A nil slice places no restriction.
 type filter struct {
 	ns, pool []bool
@@ -23,7 +23,7 @@ func (f *filter) accept(ix *Index, slot uint32) bool {
 func (f *filter) restricts() bool { return f.ns != nil || f.pool != nil }
 
 // compile builds f's filter and counts the live entries it matches.
-func (ix *Index) compile(f core.VectorFilter) (*filter, int) {
+func (ix *Index) compile(f driver.VectorFilter) (*filter, int) {
 	flt := &filter{}
 	if f.Namespaces != nil {
 		flt.ns = make([]bool, len(ix.nsNames))
@@ -59,7 +59,7 @@ func (ix *Index) compile(f core.VectorFilter) (*filter, int) {
 // of the wrong dimension is an ErrDimensionMismatch error, a zero or
 // non-finite one an ErrInvalid error; k <= 0 returns no hits. The returned
 // slice is the caller's.
-func (ix *Index) Search(ctx context.Context, q []float32, k int, f core.VectorFilter) ([]core.Hit, error) {
+func (ix *Index) Search(ctx context.Context, q []float32, k int, f driver.VectorFilter) ([]driver.Hit, error) {
 	return ix.SearchEf(ctx, q, k, 0, f)
 }
 
@@ -73,26 +73,26 @@ func (ix *Index) Search(ctx context.Context, q []float32, k int, f core.VectorFi
 // inverse of the filter's selectivity. A filter matching few entries (see
 // Config.ExactBelow), or at most k, is answered by an exact scan of the
 // matching entries instead.
-func (ix *Index) SearchEf(ctx context.Context, q []float32, k, ef int, f core.VectorFilter) ([]core.Hit, error) {
+func (ix *Index) SearchEf(ctx context.Context, q []float32, k, ef int, f driver.VectorFilter) ([]driver.Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("hnsw search: %w", err)
 	}
 	if len(q) != ix.dim {
 		return nil, fmt.Errorf("hnsw search: %w: query has %d dimensions, the index has %d (embed the query with the store's model)",
-			core.ErrDimensionMismatch, len(q), ix.dim)
+			driver.ErrDimensionMismatch, len(q), ix.dim)
 	}
 	q, ok := unitCopy(q)
 	if !ok {
-		return nil, fmt.Errorf("hnsw search: %w: query vector is zero or has non-finite components", core.ErrInvalid)
+		return nil, fmt.Errorf("hnsw search: %w: query vector is zero or has non-finite components", driver.ErrInvalid)
 	}
 	if k <= 0 {
-		return []core.Hit{}, nil
+		return []driver.Hit{}, nil
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	flt, matching := ix.compile(f)
 	if matching == 0 {
-		return []core.Hit{}, nil
+		return []driver.Hit{}, nil
 	}
 	if ef <= 0 {
 		ef = ix.cfg.EfSearch
@@ -123,9 +123,9 @@ func (ix *Index) SearchEf(ctx context.Context, q []float32, k, ef int, f core.Ve
 		found = ix.searchLayer(s, q, []cand{ep}, ef, 0, acc)
 	}
 	found = found[:min(k, len(found))]
-	hits := make([]core.Hit, len(found))
+	hits := make([]driver.Hit, len(found))
 	for i, c := range found {
-		hits[i] = core.Hit{ID: c.id, Score: float64(c.sim)}
+		hits[i] = driver.Hit{ID: c.id, Score: float64(c.sim)}
 	}
 	return hits, nil
 }

@@ -1,16 +1,16 @@
-// Package vectortest is the conformance kit for core.VectorIndex
+// Package vectortest is the conformance kit for driver.VectorIndex
 // implementations. An index's whole conformance test is one call:
 //
 //	func TestConformance(t *testing.T) {
-//		vectortest.Run(t, func(dim int) core.VectorIndex { return myindex.New(dim) }, false)
+//		vectortest.Run(t, func(dim int) driver.VectorIndex { return myindex.New(dim) }, false)
 //	}
 //
 // Run checks the contract every index must keep: Add replaces by ID and
 // copies vectors, Remove ignores unknown IDs, filters follow
-// core.VectorFilter.Match (a nil list places no restriction, an empty list
+// driver.VectorFilter.Match (a nil list places no restriction, an empty list
 // matches nothing), results are sorted by score and then by ascending ID,
 // a vector or query of another dimension is an error wrapping
-// core.ErrDimensionMismatch that names both dimensions (and a failed Add adds
+// driver.ErrDimensionMismatch that names both dimensions (and a failed Add adds
 // nothing), a cancelled context is honoured, k ≤ 0 gives no hits, and the
 // index is safe for concurrent use (run with -race).
 //
@@ -38,7 +38,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // RecallThreshold is the mean recall@k an approximate index must reach
@@ -52,7 +52,7 @@ const scoreEps = 1e-4
 // Run runs every conformance case against indexes made by newIndex, which
 // must return a new, empty index for vectors of dim dimensions on each call.
 // exact says whether the index claims exact results.
-func Run(t *testing.T, newIndex func(dim int) core.VectorIndex, exact bool) {
+func Run(t *testing.T, newIndex func(dim int) driver.VectorIndex, exact bool) {
 	t.Helper()
 	k := &kit{newIndex: newIndex, exact: exact}
 	for _, c := range k.cases() {
@@ -86,7 +86,7 @@ func (k *kit) cases() []namedCase {
 	}
 }
 
-// covers maps each core.VectorIndex method to the cases that exercise it; a
+// covers maps each driver.VectorIndex method to the cases that exercise it; a
 // test of this package fails when the interface grows a method without a case.
 var covers = map[string][]string{
 	"Add":    {"AddSearchLen", "Replace", "AddCopiesVector", "InvalidVectors", "DimensionMismatch"},
@@ -96,7 +96,7 @@ var covers = map[string][]string{
 }
 
 type kit struct {
-	newIndex func(dim int) core.VectorIndex
+	newIndex func(dim int) driver.VectorIndex
 	exact    bool
 }
 
@@ -105,14 +105,14 @@ var bg = context.Background()
 // fixture is a set of entries with their float64 reference for searching.
 type fixture struct {
 	dim     int
-	entries map[int64]core.VectorEntry
+	entries map[int64]driver.VectorEntry
 }
 
 func newFixture(dim int) *fixture {
-	return &fixture{dim: dim, entries: make(map[int64]core.VectorEntry)}
+	return &fixture{dim: dim, entries: make(map[int64]driver.VectorEntry)}
 }
 
-func (fx *fixture) put(es ...core.VectorEntry) {
+func (fx *fixture) put(es ...driver.VectorEntry) {
 	for _, e := range es {
 		e.Vector = slices.Clone(e.Vector)
 		fx.entries[e.ID] = e
@@ -138,11 +138,11 @@ func cosine(a, b []float32) float64 {
 
 // search is the brute-force reference: every entry that f matches, by cosine
 // similarity in float64, ties by ascending ID, at most k.
-func (fx *fixture) search(q []float32, k int, f core.VectorFilter) []core.Hit {
-	var hits []core.Hit
+func (fx *fixture) search(q []float32, k int, f driver.VectorFilter) []driver.Hit {
+	var hits []driver.Hit
 	for id, e := range fx.entries {
 		if f.Match(&e) {
-			hits = append(hits, core.Hit{ID: id, Score: cosine(q, e.Vector)})
+			hits = append(hits, driver.Hit{ID: id, Score: cosine(q, e.Vector)})
 		}
 	}
 	sortHits(hits)
@@ -152,8 +152,8 @@ func (fx *fixture) search(q []float32, k int, f core.VectorFilter) []core.Hit {
 	return hits
 }
 
-func sortHits(hits []core.Hit) {
-	slices.SortFunc(hits, func(a, b core.Hit) int {
+func sortHits(hits []driver.Hit) {
+	slices.SortFunc(hits, func(a, b driver.Hit) int {
 		if a.Score != b.Score {
 			if a.Score > b.Score {
 				return -1
@@ -195,7 +195,7 @@ func unit(dim, i int, s float32) []float32 {
 	return v
 }
 
-func (k *kit) add(t *testing.T, idx core.VectorIndex, fx *fixture, es ...core.VectorEntry) {
+func (k *kit) add(t *testing.T, idx driver.VectorIndex, fx *fixture, es ...driver.VectorEntry) {
 	t.Helper()
 	if err := idx.Add(bg, es...); err != nil {
 		t.Fatalf("Add(%d entries): %v", len(es), err)
@@ -205,7 +205,7 @@ func (k *kit) add(t *testing.T, idx core.VectorIndex, fx *fixture, es ...core.Ve
 	}
 }
 
-func (k *kit) search(t *testing.T, idx core.VectorIndex, q []float32, n int, f core.VectorFilter) []core.Hit {
+func (k *kit) search(t *testing.T, idx driver.VectorIndex, q []float32, n int, f driver.VectorFilter) []driver.Hit {
 	t.Helper()
 	hits, err := idx.Search(bg, q, n, f)
 	if err != nil {
@@ -217,7 +217,7 @@ func (k *kit) search(t *testing.T, idx core.VectorIndex, q []float32, n int, f c
 // checkWellFormed checks what every result must satisfy: at most k hits,
 // distinct IDs that exist in fx and match f, scores equal to the reference
 // cosine, sorted by score then ascending ID.
-func checkWellFormed(t *testing.T, fx *fixture, q []float32, k int, f core.VectorFilter, got []core.Hit) {
+func checkWellFormed(t *testing.T, fx *fixture, q []float32, k int, f driver.VectorFilter, got []driver.Hit) {
 	t.Helper()
 	if len(got) > max(k, 0) {
 		t.Fatalf("Search(k=%d) returned %d hits", k, len(got))
@@ -249,13 +249,13 @@ func checkWellFormed(t *testing.T, fx *fixture, q []float32, k int, f core.Vecto
 
 // checkExact checks that got is the reference result, allowing neighbours
 // whose reference scores are within scoreEps to trade places.
-func checkExact(t *testing.T, fx *fixture, q []float32, k int, f core.VectorFilter, got []core.Hit) {
+func checkExact(t *testing.T, fx *fixture, q []float32, k int, f driver.VectorFilter, got []driver.Hit) {
 	t.Helper()
 	checkExactWant(t, fx, q, k, f, got, fx.search(q, k, f))
 }
 
 // checkExactWant is checkExact with the reference result given.
-func checkExactWant(t *testing.T, fx *fixture, q []float32, k int, f core.VectorFilter, got, want []core.Hit) {
+func checkExactWant(t *testing.T, fx *fixture, q []float32, k int, f driver.VectorFilter, got, want []driver.Hit) {
 	t.Helper()
 	checkWellFormed(t, fx, q, k, f, got)
 	if len(got) != len(want) {
@@ -269,7 +269,7 @@ func checkExactWant(t *testing.T, fx *fixture, q []float32, k int, f core.Vector
 	}
 }
 
-func ids(hits []core.Hit) []int64 {
+func ids(hits []driver.Hit) []int64 {
 	out := make([]int64, len(hits))
 	for i, h := range hits {
 		out[i] = h.ID
@@ -277,14 +277,14 @@ func ids(hits []core.Hit) []int64 {
 	return out
 }
 
-func entry(id int64, ns string, pool core.Pool, v []float32) core.VectorEntry {
-	return core.VectorEntry{ID: id, Namespace: ns, Pool: pool, Vector: v}
+func entry(id int64, ns string, pool driver.Pool, v []float32) driver.VectorEntry {
+	return driver.VectorEntry{ID: id, Namespace: ns, Pool: pool, Vector: v}
 }
 
 // randomEntries returns n entries with ids first..first+n-1 spread over the
 // given namespaces and pools.
-func randomEntries(r *rand.Rand, first int64, n, dim int, nss []string, pools []core.Pool) []core.VectorEntry {
-	es := make([]core.VectorEntry, n)
+func randomEntries(r *rand.Rand, first int64, n, dim int, nss []string, pools []driver.Pool) []driver.VectorEntry {
+	es := make([]driver.VectorEntry, n)
 	for i := range es {
 		es[i] = entry(first+int64(i), nss[r.IntN(len(nss))], pools[r.IntN(len(pools))], randVec(r, dim))
 	}
@@ -299,15 +299,15 @@ func (k *kit) addSearchLen(t *testing.T) {
 	}
 	fx := newFixture(dim)
 	r := rand.New(rand.NewPCG(1, 1))
-	es := randomEntries(r, 1, 40, dim, []string{core.DefaultNamespace}, []core.Pool{core.PoolMemory})
+	es := randomEntries(r, 1, 40, dim, []string{driver.DefaultNamespace}, []driver.Pool{driver.PoolMemory})
 	k.add(t, idx, fx, es[:10]...)
 	k.add(t, idx, fx, es[10:]...)
 	if n := idx.Len(); n != 40 {
 		t.Fatalf("after adding 40 entries: Len() = %d", n)
 	}
 	for _, e := range es[:10] {
-		got := k.search(t, idx, e.Vector, 5, core.VectorFilter{})
-		checkExact(t, fx, e.Vector, 5, core.VectorFilter{}, got)
+		got := k.search(t, idx, e.Vector, 5, driver.VectorFilter{})
+		checkExact(t, fx, e.Vector, 5, driver.VectorFilter{}, got)
 		if got[0].ID != e.ID {
 			t.Fatalf("searching for entry %d's own vector: first hit %d, want %d", e.ID, got[0].ID, e.ID)
 		}
@@ -324,28 +324,28 @@ func (k *kit) replace(t *testing.T) {
 	idx := k.newIndex(dim)
 	fx := newFixture(dim)
 	k.add(t, idx, fx,
-		entry(1, "default", core.PoolMemory, unit(dim, 0, 1)),
-		entry(2, "default", core.PoolMemory, unit(dim, 1, 1)),
-		entry(3, "default", core.PoolMemory, norm([]float32{1, 1, 0, 0})),
+		entry(1, "default", driver.PoolMemory, unit(dim, 0, 1)),
+		entry(2, "default", driver.PoolMemory, unit(dim, 1, 1)),
+		entry(3, "default", driver.PoolMemory, norm([]float32{1, 1, 0, 0})),
 	)
 	// Replace 1: new vector, namespace and pool.
-	k.add(t, idx, fx, entry(1, "user:bob", core.PoolRaw, unit(dim, 2, 1)))
+	k.add(t, idx, fx, entry(1, "user:bob", driver.PoolRaw, unit(dim, 2, 1)))
 	if n := idx.Len(); n != 3 {
 		t.Fatalf("after replacing id 1: Len() = %d, want 3", n)
 	}
 	q := unit(dim, 2, 1)
-	got := k.search(t, idx, q, 1, core.VectorFilter{})
-	checkExact(t, fx, q, 1, core.VectorFilter{}, got)
+	got := k.search(t, idx, q, 1, driver.VectorFilter{})
+	checkExact(t, fx, q, 1, driver.VectorFilter{}, got)
 	if got[0].ID != 1 || !(math.Abs(got[0].Score-1) <= scoreEps) {
 		t.Fatalf("after replacing id 1 with e3: top hit %v, want id 1 with score 1", got[0])
 	}
 	q = unit(dim, 0, 1)
-	got = k.search(t, idx, q, 3, core.VectorFilter{})
-	checkExact(t, fx, q, 3, core.VectorFilter{}, got)
+	got = k.search(t, idx, q, 3, driver.VectorFilter{})
+	checkExact(t, fx, q, 3, driver.VectorFilter{}, got)
 	if slices.Contains(ids(got[:1]), 1) {
 		t.Fatalf("id 1's old vector still found: %v", got)
 	}
-	f := core.VectorFilter{Namespaces: []string{"default"}}
+	f := driver.VectorFilter{Namespaces: []string{"default"}}
 	got = k.search(t, idx, q, 3, f)
 	checkExact(t, fx, q, 3, f, got)
 	if slices.Contains(ids(got), 1) {
@@ -353,14 +353,14 @@ func (k *kit) replace(t *testing.T) {
 	}
 	// Within one Add call, the later entry for an id wins.
 	k.add(t, idx, fx,
-		entry(4, "default", core.PoolMemory, unit(dim, 3, 1)),
-		entry(4, "default", core.PoolMemory, unit(dim, 0, -1)),
+		entry(4, "default", driver.PoolMemory, unit(dim, 3, 1)),
+		entry(4, "default", driver.PoolMemory, unit(dim, 0, -1)),
 	)
 	if n := idx.Len(); n != 4 {
 		t.Fatalf("after adding id 4 twice in one call: Len() = %d, want 4", n)
 	}
 	q = unit(dim, 0, -1)
-	got = k.search(t, idx, q, 1, core.VectorFilter{})
+	got = k.search(t, idx, q, 1, driver.VectorFilter{})
 	if len(got) != 1 || got[0].ID != 4 {
 		t.Fatalf("id 4 should hold the later of two vectors given in one Add: top hit %v", got)
 	}
@@ -371,7 +371,7 @@ func (k *kit) remove(t *testing.T) {
 	idx := k.newIndex(dim)
 	fx := newFixture(dim)
 	r := rand.New(rand.NewPCG(2, 2))
-	es := randomEntries(r, 1, 30, dim, []string{"default", "user:a"}, core.Pools)
+	es := randomEntries(r, 1, 30, dim, []string{"default", "user:a"}, driver.Pools)
 	k.add(t, idx, fx, es...)
 	gone := []int64{1, 7, 30, 15, 16}
 	if err := idx.Remove(bg, gone...); err != nil {
@@ -392,12 +392,12 @@ func (k *kit) remove(t *testing.T) {
 		t.Fatalf("after removing unknown ids: Len() = %d, want 25", n)
 	}
 	for _, e := range es {
-		got := k.search(t, idx, e.Vector, 30, core.VectorFilter{})
-		checkExact(t, fx, e.Vector, 30, core.VectorFilter{}, got)
+		got := k.search(t, idx, e.Vector, 30, driver.VectorFilter{})
+		checkExact(t, fx, e.Vector, 30, driver.VectorFilter{}, got)
 	}
 	// A removed id can be added again.
 	k.add(t, idx, fx, es[0])
-	got := k.search(t, idx, es[0].Vector, 1, core.VectorFilter{})
+	got := k.search(t, idx, es[0].Vector, 1, driver.VectorFilter{})
 	if len(got) != 1 || got[0].ID != es[0].ID {
 		t.Fatalf("re-added id %d not found first: %v", es[0].ID, got)
 	}
@@ -412,7 +412,7 @@ func (k *kit) remove(t *testing.T) {
 	if n := idx.Len(); n != 0 {
 		t.Fatalf("after removing every id: Len() = %d, want 0", n)
 	}
-	if got := k.search(t, idx, es[0].Vector, 5, core.VectorFilter{}); len(got) != 0 {
+	if got := k.search(t, idx, es[0].Vector, 5, driver.VectorFilter{}); len(got) != 0 {
 		t.Fatalf("search after removing every id: %v, want no hits", got)
 	}
 }
@@ -421,15 +421,15 @@ func (k *kit) addCopies(t *testing.T) {
 	const dim = 4
 	idx := k.newIndex(dim)
 	v := []float32{1, 0, 0, 0}
-	k.add(t, idx, nil, entry(1, "default", core.PoolMemory, v), entry(2, "default", core.PoolMemory, []float32{0, 1, 0, 0}))
+	k.add(t, idx, nil, entry(1, "default", driver.PoolMemory, v), entry(2, "default", driver.PoolMemory, []float32{0, 1, 0, 0}))
 	v[0], v[1] = 0, 1 // the index must have kept its own copy
-	got := k.search(t, idx, []float32{1, 0, 0, 0}, 1, core.VectorFilter{})
+	got := k.search(t, idx, []float32{1, 0, 0, 0}, 1, driver.VectorFilter{})
 	if len(got) != 1 || got[0].ID != 1 || !(math.Abs(got[0].Score-1) <= scoreEps) {
 		t.Fatalf("after the caller changed its slice, search for e0 = %v, want id 1 with score 1 (Add must copy vectors)", got)
 	}
 	q := []float32{0, 0, 1, 0}
 	qc := slices.Clone(q)
-	k.search(t, idx, q, 1, core.VectorFilter{})
+	k.search(t, idx, q, 1, driver.VectorFilter{})
 	if !slices.Equal(q, qc) {
 		t.Fatalf("Search modified the caller's query: %v, was %v", q, qc)
 	}
@@ -444,13 +444,13 @@ func (k *kit) cosineScores(t *testing.T) {
 	idx := k.newIndex(dim)
 	fx := newFixture(dim)
 	k.add(t, idx, fx,
-		entry(1, "default", core.PoolMemory, []float32{10, 10, 0, 0}), // long, 45° off
-		entry(2, "default", core.PoolMemory, []float32{0.1, 0.01, 0, 0}),
-		entry(3, "default", core.PoolMemory, []float32{0, 0, 3, 0}),
+		entry(1, "default", driver.PoolMemory, []float32{10, 10, 0, 0}), // long, 45° off
+		entry(2, "default", driver.PoolMemory, []float32{0.1, 0.01, 0, 0}),
+		entry(3, "default", driver.PoolMemory, []float32{0, 0, 3, 0}),
 	)
 	q := []float32{5, 0, 0, 0}
-	got := k.search(t, idx, q, 3, core.VectorFilter{})
-	checkExact(t, fx, q, 3, core.VectorFilter{}, got)
+	got := k.search(t, idx, q, 3, driver.VectorFilter{})
+	checkExact(t, fx, q, 3, driver.VectorFilter{}, got)
 	if !slices.Equal(ids(got), []int64{2, 1, 3}) {
 		t.Fatalf("hits %v, want ids [2 1 3] ranked by cosine similarity", got)
 	}
@@ -459,18 +459,18 @@ func (k *kit) cosineScores(t *testing.T) {
 func (k *kit) invalidVectors(t *testing.T) {
 	const dim = 3
 	idx := k.newIndex(dim)
-	k.add(t, idx, nil, entry(1, "default", core.PoolMemory, []float32{1, 0, 0}))
+	k.add(t, idx, nil, entry(1, "default", driver.PoolMemory, []float32{1, 0, 0}))
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	for _, v := range [][]float32{{0, 0, 0}, {nan, 1, 0}, {1, inf, 0}} {
-		err := idx.Add(bg, entry(2, "default", core.PoolMemory, []float32{0, 1, 0}), entry(3, "default", core.PoolMemory, v))
-		if !errors.Is(err, core.ErrInvalid) {
-			t.Fatalf("Add of vector %v: error %v, want one wrapping core.ErrInvalid", v, err)
+		err := idx.Add(bg, entry(2, "default", driver.PoolMemory, []float32{0, 1, 0}), entry(3, "default", driver.PoolMemory, v))
+		if !errors.Is(err, driver.ErrInvalid) {
+			t.Fatalf("Add of vector %v: error %v, want one wrapping driver.ErrInvalid", v, err)
 		}
 		if n := idx.Len(); n != 1 {
 			t.Fatalf("a failed Add must add nothing: Len() = %d, want 1", n)
 		}
-		if _, err := idx.Search(bg, v, 1, core.VectorFilter{}); !errors.Is(err, core.ErrInvalid) {
-			t.Fatalf("Search with query %v: error %v, want one wrapping core.ErrInvalid", v, err)
+		if _, err := idx.Search(bg, v, 1, driver.VectorFilter{}); !errors.Is(err, driver.ErrInvalid) {
+			t.Fatalf("Search with query %v: error %v, want one wrapping driver.ErrInvalid", v, err)
 		}
 	}
 }
@@ -481,19 +481,19 @@ func (k *kit) filters(t *testing.T) {
 	fx := newFixture(dim)
 	r := rand.New(rand.NewPCG(3, 3))
 	nss := []string{"default", "user:alice", "user:bob", "project:x"}
-	k.add(t, idx, fx, randomEntries(r, 1, 80, dim, nss, core.Pools)...)
-	filters := []core.VectorFilter{
+	k.add(t, idx, fx, randomEntries(r, 1, 80, dim, nss, driver.Pools)...)
+	filters := []driver.VectorFilter{
 		{},
 		{Namespaces: []string{"user:alice"}},
 		{Namespaces: []string{"user:alice", "default"}},
-		{Pools: []core.Pool{core.PoolRaw}},
-		{Pools: []core.Pool{core.PoolMemory, core.PoolKnowledge}},
-		{Namespaces: []string{"user:bob"}, Pools: []core.Pool{core.PoolKnowledge}},
+		{Pools: []driver.Pool{driver.PoolRaw}},
+		{Pools: []driver.Pool{driver.PoolMemory, driver.PoolKnowledge}},
+		{Namespaces: []string{"user:bob"}, Pools: []driver.Pool{driver.PoolKnowledge}},
 		{Namespaces: []string{"user:nobody"}},             // unknown namespace: no hits
 		{Namespaces: []string{"user:nobody", "user:bob"}}, // unknown names are ignored
 		{Namespaces: []string{}},                          // empty, not nil: matches nothing
-		{Pools: []core.Pool{}},
-		{Namespaces: []string{"default"}, Pools: []core.Pool{}},
+		{Pools: []driver.Pool{}},
+		{Namespaces: []string{"default"}, Pools: []driver.Pool{}},
 	}
 	for i := 0; i < 10; i++ {
 		q := randVec(r, dim)
@@ -514,13 +514,13 @@ func (k *kit) filters(t *testing.T) {
 		t.Fatal(err)
 	}
 	fx.del(bob...)
-	f := core.VectorFilter{Namespaces: []string{"user:bob"}}
+	f := driver.VectorFilter{Namespaces: []string{"user:bob"}}
 	q := randVec(r, dim)
 	if got := k.search(t, idx, q, 10, f); len(got) != 0 {
 		t.Fatalf("after removing every user:bob entry, a user:bob search returned %v", got)
 	}
-	k.add(t, idx, fx, entry(500, "user:bob", core.PoolRaw, randVec(r, dim)), entry(501, "user:carol", core.PoolRaw, randVec(r, dim)))
-	for _, f := range append(filters, core.VectorFilter{Namespaces: []string{"user:carol"}}) {
+	k.add(t, idx, fx, entry(500, "user:bob", driver.PoolRaw, randVec(r, dim)), entry(501, "user:carol", driver.PoolRaw, randVec(r, dim)))
+	for _, f := range append(filters, driver.VectorFilter{Namespaces: []string{"user:carol"}}) {
 		checkExact(t, fx, q, 100, f, k.search(t, idx, q, 100, f))
 	}
 }
@@ -530,23 +530,23 @@ func (k *kit) kLargerThanLen(t *testing.T) {
 	idx := k.newIndex(dim)
 	fx := newFixture(dim)
 	r := rand.New(rand.NewPCG(4, 4))
-	k.add(t, idx, fx, randomEntries(r, 10, 12, dim, []string{"default", "user:a"}, core.Pools)...)
+	k.add(t, idx, fx, randomEntries(r, 10, 12, dim, []string{"default", "user:a"}, driver.Pools)...)
 	q := randVec(r, dim)
-	got := k.search(t, idx, q, 1000, core.VectorFilter{})
-	checkExact(t, fx, q, 1000, core.VectorFilter{}, got)
+	got := k.search(t, idx, q, 1000, driver.VectorFilter{})
+	checkExact(t, fx, q, 1000, driver.VectorFilter{}, got)
 	if len(got) != 12 {
 		t.Fatalf("Search(k=1000) over 12 entries returned %d hits, want all 12", len(got))
 	}
-	f := core.VectorFilter{Namespaces: []string{"user:a"}}
+	f := driver.VectorFilter{Namespaces: []string{"user:a"}}
 	checkExact(t, fx, q, 1000, f, k.search(t, idx, q, 1000, f))
 }
 
 func (k *kit) nonPositiveK(t *testing.T) {
 	const dim = 4
 	idx := k.newIndex(dim)
-	k.add(t, idx, nil, entry(1, "default", core.PoolMemory, norm([]float32{1, 2, 3, 4})))
+	k.add(t, idx, nil, entry(1, "default", driver.PoolMemory, norm([]float32{1, 2, 3, 4})))
 	for _, n := range []int{0, -1} {
-		got, err := idx.Search(bg, []float32{1, 0, 0, 0}, n, core.VectorFilter{})
+		got, err := idx.Search(bg, []float32{1, 0, 0, 0}, n, driver.VectorFilter{})
 		if err != nil || len(got) != 0 {
 			t.Fatalf("Search(k=%d) = %v, %v; want no hits and no error", n, got, err)
 		}
@@ -556,7 +556,7 @@ func (k *kit) nonPositiveK(t *testing.T) {
 func (k *kit) emptyIndex(t *testing.T) {
 	const dim = 5
 	idx := k.newIndex(dim)
-	for _, f := range []core.VectorFilter{{}, {Namespaces: []string{"default"}}, {Pools: []core.Pool{core.PoolRaw}}} {
+	for _, f := range []driver.VectorFilter{{}, {Namespaces: []string{"default"}}, {Pools: []driver.Pool{driver.PoolRaw}}} {
 		got, err := idx.Search(bg, []float32{1, 0, 0, 0, 0}, 10, f)
 		if err != nil || len(got) != 0 {
 			t.Fatalf("Search on an empty index = %v, %v; want no hits and no error", got, err)
@@ -577,16 +577,16 @@ func (k *kit) tiesByID(t *testing.T) {
 	same := []float32{0.5, 0.5, 0.5, 0.5}
 	// Identical vectors under ids added out of order, plus others around them.
 	for _, id := range []int64{42, 7, 19, 3, 100} {
-		k.add(t, idx, fx, entry(id, "default", core.PoolMemory, same))
+		k.add(t, idx, fx, entry(id, "default", driver.PoolMemory, same))
 	}
 	k.add(t, idx, fx,
-		entry(1, "default", core.PoolMemory, []float32{1, 0, 0, 0}),
-		entry(2, "default", core.PoolMemory, []float32{-0.5, -0.5, -0.5, -0.5}),
-		entry(50, "default", core.PoolMemory, norm([]float32{0.5, 0.5, 0.5, 0.4})),
+		entry(1, "default", driver.PoolMemory, []float32{1, 0, 0, 0}),
+		entry(2, "default", driver.PoolMemory, []float32{-0.5, -0.5, -0.5, -0.5}),
+		entry(50, "default", driver.PoolMemory, norm([]float32{0.5, 0.5, 0.5, 0.4})),
 	)
 	q := norm([]float32{1, 1, 1, 1})
-	got := k.search(t, idx, q, 4, core.VectorFilter{})
-	checkWellFormed(t, fx, q, 4, core.VectorFilter{}, got)
+	got := k.search(t, idx, q, 4, driver.VectorFilter{})
+	checkWellFormed(t, fx, q, 4, driver.VectorFilter{}, got)
 	if want := []int64{3, 7, 19, 42}; !slices.Equal(ids(got), want) {
 		t.Fatalf("equal scores must be ordered by ascending id: got %v, want ids %v", got, want)
 	}
@@ -595,16 +595,16 @@ func (k *kit) tiesByID(t *testing.T) {
 			t.Fatalf("identical vectors got different scores: %v", got)
 		}
 	}
-	got = k.search(t, idx, q, 8, core.VectorFilter{})
+	got = k.search(t, idx, q, 8, driver.VectorFilter{})
 	if want := []int64{3, 7, 19, 42, 100, 50, 1, 2}; !slices.Equal(ids(got), want) {
 		t.Fatalf("got %v, want ids %v", got, want)
 	}
 	// Orthogonal vectors tie at 0.
 	idx = k.newIndex(dim)
 	for _, id := range []int64{9, 4, 6} {
-		k.add(t, idx, nil, entry(id, "default", core.PoolMemory, unit(dim, int(id%3)+1, 1)))
+		k.add(t, idx, nil, entry(id, "default", driver.PoolMemory, unit(dim, int(id%3)+1, 1)))
 	}
-	got = k.search(t, idx, unit(dim, 0, 1), 3, core.VectorFilter{})
+	got = k.search(t, idx, unit(dim, 0, 1), 3, driver.VectorFilter{})
 	if want := []int64{4, 6, 9}; !slices.Equal(ids(got), want) {
 		t.Fatalf("orthogonal vectors (score 0) must be ordered by id: got %v, want ids %v", got, want)
 	}
@@ -613,11 +613,11 @@ func (k *kit) tiesByID(t *testing.T) {
 func (k *kit) dimensionMismatch(t *testing.T) {
 	const dim = 6
 	idx := k.newIndex(dim)
-	k.add(t, idx, nil, entry(1, "default", core.PoolMemory, randVec(rand.New(rand.NewPCG(5, 5)), dim)))
+	k.add(t, idx, nil, entry(1, "default", driver.PoolMemory, randVec(rand.New(rand.NewPCG(5, 5)), dim)))
 	for _, n := range []int{5, 7, 0} {
-		err := idx.Add(bg, entry(2, "default", core.PoolMemory, []float32{1, 0, 0, 0, 0, 0}), entry(3, "default", core.PoolMemory, make([]float32, n)))
-		if !errors.Is(err, core.ErrDimensionMismatch) {
-			t.Fatalf("Add of a %d-dimensional vector to a %d-dimensional index: error %v, want one wrapping core.ErrDimensionMismatch", n, dim, err)
+		err := idx.Add(bg, entry(2, "default", driver.PoolMemory, []float32{1, 0, 0, 0, 0, 0}), entry(3, "default", driver.PoolMemory, make([]float32, n)))
+		if !errors.Is(err, driver.ErrDimensionMismatch) {
+			t.Fatalf("Add of a %d-dimensional vector to a %d-dimensional index: error %v, want one wrapping driver.ErrDimensionMismatch", n, dim, err)
 		}
 		if n > 0 {
 			for _, want := range []string{fmt.Sprint(n), fmt.Sprint(dim)} {
@@ -633,8 +633,8 @@ func (k *kit) dimensionMismatch(t *testing.T) {
 		if n > 0 {
 			q[0] = 1
 		}
-		if _, err := idx.Search(bg, q, 1, core.VectorFilter{}); !errors.Is(err, core.ErrDimensionMismatch) {
-			t.Fatalf("Search with a %d-dimensional query on a %d-dimensional index: error %v, want one wrapping core.ErrDimensionMismatch", n, dim, err)
+		if _, err := idx.Search(bg, q, 1, driver.VectorFilter{}); !errors.Is(err, driver.ErrDimensionMismatch) {
+			t.Fatalf("Search with a %d-dimensional query on a %d-dimensional index: error %v, want one wrapping driver.ErrDimensionMismatch", n, dim, err)
 		}
 	}
 }
@@ -658,16 +658,16 @@ func containsWord(s, w string) bool {
 func (k *kit) cancelledContext(t *testing.T) {
 	const dim = 4
 	idx := k.newIndex(dim)
-	k.add(t, idx, nil, entry(1, "default", core.PoolMemory, []float32{1, 0, 0, 0}))
+	k.add(t, idx, nil, entry(1, "default", driver.PoolMemory, []float32{1, 0, 0, 0}))
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
-	if err := idx.Add(ctx, entry(2, "default", core.PoolMemory, []float32{0, 1, 0, 0})); !errors.Is(err, context.Canceled) {
+	if err := idx.Add(ctx, entry(2, "default", driver.PoolMemory, []float32{0, 1, 0, 0})); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Add with a cancelled context: error %v, want one wrapping context.Canceled", err)
 	}
 	if n := idx.Len(); n != 1 {
 		t.Fatalf("Add with a cancelled context must add nothing: Len() = %d, want 1", n)
 	}
-	if _, err := idx.Search(ctx, []float32{1, 0, 0, 0}, 1, core.VectorFilter{}); !errors.Is(err, context.Canceled) {
+	if _, err := idx.Search(ctx, []float32{1, 0, 0, 0}, 1, driver.VectorFilter{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Search with a cancelled context: error %v, want one wrapping context.Canceled", err)
 	}
 	if err := idx.Remove(ctx, 1); !errors.Is(err, context.Canceled) {
@@ -699,7 +699,7 @@ func (k *kit) concurrent(t *testing.T) {
 			for i := range perW {
 				id := int64(w*perW + i)
 				ns := fmt.Sprintf("user:w%d", w)
-				if err := idx.Add(bg, entry(id+1, ns, core.PoolMemory, vecs[id])); err != nil {
+				if err := idx.Add(bg, entry(id+1, ns, driver.PoolMemory, vecs[id])); err != nil {
 					errc <- err
 					return
 				}
@@ -716,7 +716,7 @@ func (k *kit) concurrent(t *testing.T) {
 		}()
 		go func() { // reader: searches while the writers write
 			defer wg.Done()
-			f := core.VectorFilter{Namespaces: []string{fmt.Sprintf("user:w%d", w), "default"}}
+			f := driver.VectorFilter{Namespaces: []string{fmt.Sprintf("user:w%d", w), "default"}}
 			for i := range perW {
 				hits, err := idx.Search(bg, vecs[(w*perW+i*7)%len(vecs)], 5, f)
 				if err != nil {
@@ -743,12 +743,12 @@ func (k *kit) concurrent(t *testing.T) {
 	fx := newFixture(dim)
 	for id := range vecs {
 		if id%perW%3 != 2 {
-			fx.put(entry(int64(id+1), fmt.Sprintf("user:w%d", id/perW), core.PoolMemory, vecs[id]))
+			fx.put(entry(int64(id+1), fmt.Sprintf("user:w%d", id/perW), driver.PoolMemory, vecs[id]))
 		}
 	}
 	q := randVec(r, dim)
-	got := k.search(t, idx, q, len(vecs), core.VectorFilter{})
-	checkWellFormed(t, fx, q, len(vecs), core.VectorFilter{}, got)
+	got := k.search(t, idx, q, len(vecs), driver.VectorFilter{})
+	checkWellFormed(t, fx, q, len(vecs), driver.VectorFilter{}, got)
 	if k.exact && len(got) != want {
 		t.Fatalf("searching with k ≥ Len returned %d hits, want %d", len(got), want)
 	}
@@ -785,9 +785,9 @@ func (k *kit) againstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	vecs := clustered(r, n+queries, dim, 30)
 	nss := []string{"default", "user:a", "user:b", "project:p"}
-	es := make([]core.VectorEntry, n)
+	es := make([]driver.VectorEntry, n)
 	for i := range es {
-		es[i] = entry(int64(i+1), nss[r.IntN(len(nss))], core.Pools[r.IntN(len(core.Pools))], vecs[i])
+		es[i] = entry(int64(i+1), nss[r.IntN(len(nss))], driver.Pools[r.IntN(len(driver.Pools))], vecs[i])
 	}
 	for i := 0; i < n; i += 300 {
 		k.add(t, idx, fx, es[i:i+300]...)
@@ -810,11 +810,11 @@ func (k *kit) againstReference(t *testing.T) {
 		t.Fatalf("Len() = %d, want %d", got, len(fx.entries))
 	}
 
-	filters := []core.VectorFilter{
+	filters := []driver.VectorFilter{
 		{},
 		{Namespaces: []string{"user:a", "default"}},
-		{Pools: []core.Pool{core.PoolMemory}},
-		{Namespaces: []string{"user:b"}, Pools: []core.Pool{core.PoolRaw, core.PoolKnowledge}},
+		{Pools: []driver.Pool{driver.PoolMemory}},
+		{Namespaces: []string{"user:b"}, Pools: []driver.Pool{driver.PoolRaw, driver.PoolKnowledge}},
 	}
 	ks := []int{1, 10, 50}
 	for _, f := range filters {
@@ -846,7 +846,7 @@ func (k *kit) againstReference(t *testing.T) {
 }
 
 // overlap counts the hits of want that got also holds.
-func overlap(got, want []core.Hit) int {
+func overlap(got, want []driver.Hit) int {
 	in := make(map[int64]bool, len(got))
 	for _, h := range got {
 		in[h.ID] = true
@@ -873,16 +873,16 @@ func (k *kit) selectiveFilter(t *testing.T) {
 	fx := newFixture(dim)
 	r := rand.New(rand.NewPCG(8, 8))
 	vecs := clustered(r, n, dim, 20)
-	es := make([]core.VectorEntry, n)
+	es := make([]driver.VectorEntry, n)
 	for i := range es {
 		ns := "default"
 		if i%every == 3 {
 			ns = "user:rare"
 		}
-		es[i] = entry(int64(i+1), ns, core.PoolMemory, vecs[i])
+		es[i] = entry(int64(i+1), ns, driver.PoolMemory, vecs[i])
 	}
 	k.add(t, idx, fx, es...)
-	f := core.VectorFilter{Namespaces: []string{"user:rare"}}
+	f := driver.VectorFilter{Namespaces: []string{"user:rare"}}
 	var found, total int
 	for qi := range 20 {
 		q := randVec(r, dim)

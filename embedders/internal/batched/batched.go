@@ -6,7 +6,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // Embed sends texts to request in chunks of at most size texts, in order, and
@@ -29,7 +29,7 @@ func Embed(ctx context.Context, texts []string, size, dim int, who string,
 		for i, v := range vs {
 			if len(v) != dim {
 				return nil, fmt.Errorf("%w: %s returned %d dimensions for text %d, expected %d",
-					core.ErrDimensionMismatch, who, len(v), start+i, dim)
+					driver.ErrDimensionMismatch, who, len(v), start+i, dim)
 			}
 		}
 		out = append(out, vs...)
@@ -41,18 +41,18 @@ func Embed(ctx context.Context, texts []string, size, dim int, who string,
 // (one request with a probe text) when dim is 0. dimKey names the config key
 // that skips the probe, for the error message.
 func Info(ctx context.Context, provider, model string, dim, batch int, dimKey string,
-	request func(context.Context, []string) ([][]float32, error)) (core.ModelInfo, error) {
+	request func(context.Context, []string) ([][]float32, error)) (driver.ModelInfo, error) {
 	if dim == 0 {
 		vs, err := request(ctx, []string{"dimension probe"})
 		if err != nil {
-			return core.ModelInfo{}, fmt.Errorf("%s: finding the dimension of model %s (set %s to skip this): %w", provider, model, dimKey, err)
+			return driver.ModelInfo{}, fmt.Errorf("%s: finding the dimension of model %s (set %s to skip this): %w", provider, model, dimKey, err)
 		}
 		if len(vs) != 1 || len(vs[0]) == 0 {
-			return core.ModelInfo{}, fmt.Errorf("%s: model %s answered the dimension probe with %d vectors", provider, model, len(vs))
+			return driver.ModelInfo{}, fmt.Errorf("%s: model %s answered the dimension probe with %d vectors", provider, model, len(vs))
 		}
 		dim = len(vs[0])
 	}
-	return core.ModelInfo{
+	return driver.ModelInfo{
 		ID:         fmt.Sprintf("%s:%s:%d", provider, model, dim),
 		Dim:        dim,
 		MaxBatch:   batch,

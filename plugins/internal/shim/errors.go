@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // errorDomain marks ErrorInfo details written by memos plugins.
@@ -21,13 +21,13 @@ var sentinels = []struct {
 	err  error
 	code codes.Code
 }{
-	{core.ErrInvalid, codes.InvalidArgument},
-	{core.ErrUnavailable, codes.Unavailable},
-	{core.ErrNotFound, codes.NotFound},
-	{core.ErrUnknownName, codes.NotFound},
-	{core.ErrDimensionMismatch, codes.FailedPrecondition},
-	{core.ErrClosed, codes.FailedPrecondition},
-	{core.ErrConflict, codes.Aborted},
+	{driver.ErrInvalid, codes.InvalidArgument},
+	{driver.ErrUnavailable, codes.Unavailable},
+	{driver.ErrNotFound, codes.NotFound},
+	{driver.ErrUnknownName, codes.NotFound},
+	{driver.ErrDimensionMismatch, codes.FailedPrecondition},
+	{driver.ErrClosed, codes.FailedPrecondition},
+	{driver.ErrConflict, codes.Aborted},
 	{context.Canceled, codes.Canceled},
 	{context.DeadlineExceeded, codes.DeadlineExceeded},
 }
@@ -51,7 +51,7 @@ func ToStatus(err error) error {
 		}
 	}
 	st := status.New(code, err.Error())
-	if d, derr := st.WithDetails(&errdetails.ErrorInfo{Domain: errorDomain, Reason: core.KindOf(err).Name}); derr == nil {
+	if d, derr := st.WithDetails(&errdetails.ErrorInfo{Domain: errorDomain, Reason: driver.KindOf(err).Name}); derr == nil {
 		st = d
 	}
 	return st.Err()
@@ -83,13 +83,13 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 
-// Unwrap returns the sentinel, so errors.Is(err, core.ErrInvalid) works.
+// Unwrap returns the sentinel, so errors.Is(err, driver.ErrInvalid) works.
 func (e *Error) Unwrap() error { return e.Kind }
 
 // FromStatus converts a gRPC error back into an *Error wrapping the
 // matching sentinel: by the ErrorInfo reason when the plugin sent one, by
 // the status code otherwise. A failure to reach the plugin at all
-// (Unavailable without ErrorInfo) wraps core.ErrUnavailable.
+// (Unavailable without ErrorInfo) wraps driver.ErrUnavailable.
 func FromStatus(err error) error {
 	if err == nil {
 		return nil
@@ -103,7 +103,7 @@ func FromStatus(err error) error {
 		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == errorDomain {
 			e.FromPlugin = true
 			for _, s := range sentinels {
-				if core.KindOf(s.err).Name == info.GetReason() {
+				if driver.KindOf(s.err).Name == info.GetReason() {
 					e.Kind = s.err
 					break
 				}

@@ -1,6 +1,6 @@
 // Package shim is the part of the embedder plugin protocol that both sides
 // share: the go-plugin handshake, the plugin set, and the gRPC shims that turn
-// a core.Embedder into the Embedder service (Server) and back (Client). It is
+// a driver.Embedder into the Embedder service (Server) and back (Client). It is
 // internal so that authors see only plugins/sdk and hosts only plugins.
 package shim
 
@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/plugins/internal/pb"
 )
 
@@ -37,7 +37,7 @@ var Handshake = plugin.HandshakeConfig{
 
 // Plugins returns the versioned plugin sets served by a plugin (impl set) or
 // consumed by a host (impl nil).
-func Plugins(impl core.Embedder) map[int]plugin.PluginSet {
+func Plugins(impl driver.Embedder) map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{
 		ProtocolVersion: {PluginName: &Plugin{Impl: impl}},
 	}
@@ -47,7 +47,7 @@ func Plugins(impl core.Embedder) map[int]plugin.PluginSet {
 // embedder served by a plugin process; hosts leave it nil.
 type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl core.Embedder
+	Impl driver.Embedder
 }
 
 var _ plugin.GRPCPlugin = (*Plugin)(nil)
@@ -66,13 +66,13 @@ func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.
 	return &Client{rpc: pb.NewEmbedderClient(conn)}, nil
 }
 
-// Server serves a core.Embedder as the Embedder gRPC service. It passes the
+// Server serves a driver.Embedder as the Embedder gRPC service. It passes the
 // request's context (cancelled when the host cancels) to the embedder, turns
 // errors into gRPC statuses and a panic into an Internal error, so that one
 // bad input does not kill the process.
 type Server struct {
 	pb.UnimplementedEmbedderServer
-	Impl core.Embedder
+	Impl driver.Embedder
 }
 
 // Info implements pb.EmbedderServer.
@@ -114,7 +114,7 @@ func encode(vs [][]float32) ([]byte, int, error) {
 	for i, v := range vs {
 		if len(v) != dim {
 			return nil, 0, fmt.Errorf("%w: the embedder returned vectors of different lengths (%d for text 0, %d for text %d)",
-				core.ErrDimensionMismatch, dim, len(v), i)
+				driver.ErrDimensionMismatch, dim, len(v), i)
 		}
 		for _, x := range v {
 			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(x))
@@ -149,7 +149,7 @@ func recoverTo(err *error) {
 	}
 }
 
-// Client is the host side of the Embedder service: a core.Embedder whose
+// Client is the host side of the Embedder service: a driver.Embedder whose
 // calls go to the plugin. The caller's context travels with every call, so
 // cancelling it cancels the plugin's work. Errors are *Error values that
 // unwrap to the core sentinel (or context error) the plugin reported.
@@ -157,20 +157,20 @@ type Client struct {
 	rpc pb.EmbedderClient
 }
 
-var _ core.Embedder = (*Client)(nil)
+var _ driver.Embedder = (*Client)(nil)
 
 // NewClient returns a Client over conn.
 func NewClient(conn grpc.ClientConnInterface) *Client {
 	return &Client{rpc: pb.NewEmbedderClient(conn)}
 }
 
-// Info implements core.Embedder.
-func (c *Client) Info(ctx context.Context) (core.ModelInfo, error) {
+// Info implements driver.Embedder.
+func (c *Client) Info(ctx context.Context) (driver.ModelInfo, error) {
 	resp, err := c.rpc.Info(ctx, &pb.InfoRequest{})
 	if err != nil {
-		return core.ModelInfo{}, FromStatus(err)
+		return driver.ModelInfo{}, FromStatus(err)
 	}
-	return core.ModelInfo{
+	return driver.ModelInfo{
 		ID:         resp.GetId(),
 		Dim:        int(resp.GetDim()),
 		MaxBatch:   int(resp.GetMaxBatch()),
@@ -178,7 +178,7 @@ func (c *Client) Info(ctx context.Context) (core.ModelInfo, error) {
 	}, nil
 }
 
-// Embed implements core.Embedder. It does not check the answer's shape; the
+// Embed implements driver.Embedder. It does not check the answer's shape; the
 // host loader does, against the model info.
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	resp, err := c.rpc.Embed(ctx, &pb.EmbedRequest{Texts: texts})

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
@@ -33,7 +33,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 
 func TestEncodeRagged(t *testing.T) {
 	_, _, err := encode([][]float32{{1, 2}, {3}})
-	if !errors.Is(err, core.ErrDimensionMismatch) {
+	if !errors.Is(err, driver.ErrDimensionMismatch) {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // Embedder is the test embedder. The zero value has 64 dimensions and no
@@ -20,7 +20,7 @@ type Embedder struct {
 	MaxBatch int
 }
 
-var _ core.Embedder = Embedder{}
+var _ driver.Embedder = Embedder{}
 
 func (e Embedder) dim() int {
 	if e.Dim <= 0 {
@@ -29,18 +29,18 @@ func (e Embedder) dim() int {
 	return e.Dim
 }
 
-// Info implements core.Embedder.
-func (e Embedder) Info(context.Context) (core.ModelInfo, error) {
-	return core.ModelInfo{ID: "testembed-v1", Dim: e.dim(), MaxBatch: e.MaxBatch, Normalized: true}, nil
+// Info implements driver.Embedder.
+func (e Embedder) Info(context.Context) (driver.ModelInfo, error) {
+	return driver.ModelInfo{ID: "testembed-v1", Dim: e.dim(), MaxBatch: e.MaxBatch, Normalized: true}, nil
 }
 
-// Embed implements core.Embedder.
+// Embed implements driver.Embedder.
 func (e Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if e.MaxBatch > 0 && len(texts) > e.MaxBatch {
-		return nil, core.Invalidf("batch of %d texts exceeds max batch %d", len(texts), e.MaxBatch)
+		return nil, driver.Invalidf("batch of %d texts exceeds max batch %d", len(texts), e.MaxBatch)
 	}
 	d := e.dim()
 	out := make([][]float32, len(texts))

@@ -17,17 +17,17 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/plugins/internal/pb"
 	"github.com/memos-go/memos/plugins/internal/shim"
 )
 
-// Connect serves e over loopback gRPC and returns a core.Embedder that
+// Connect serves e over loopback gRPC and returns a driver.Embedder that
 // calls it the way memos calls a plugin: contexts, errors (mapped to gRPC
 // codes and back to core sentinels) and vectors all cross the wire. The
 // server stops when the test ends.
-func Connect(t testing.TB, e core.Embedder) core.Embedder {
+func Connect(t testing.TB, e driver.Embedder) driver.Embedder {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,7 +50,7 @@ func Connect(t testing.TB, e core.Embedder) core.Embedder {
 
 // Run runs the embedder conformance cases against e through the plugin
 // shims, as subtests of t.
-func Run(t *testing.T, e core.Embedder) {
+func Run(t *testing.T, e driver.Embedder) {
 	t.Helper()
 	embedtest.Run(t, Connect(t, e))
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/plugins/internal/testembed"
 	"github.com/memos-go/memos/plugins/sdk/sdktest"
@@ -19,15 +19,15 @@ func TestRun(t *testing.T) {
 // failing returns err from every call, to check the mapping of errors.
 type failing struct{ err error }
 
-func (f failing) Info(context.Context) (core.ModelInfo, error) {
-	return core.ModelInfo{ID: "failing", Dim: 4}, nil
+func (f failing) Info(context.Context) (driver.ModelInfo, error) {
+	return driver.ModelInfo{ID: "failing", Dim: 4}, nil
 }
 
 func (f failing) Embed(context.Context, []string) ([][]float32, error) { return nil, f.err }
 
 func TestErrorsCrossTheWire(t *testing.T) {
-	for _, sentinel := range []error{core.ErrInvalid, core.ErrUnavailable, core.ErrNotFound,
-		core.ErrDimensionMismatch, core.ErrClosed, core.ErrConflict, core.ErrUnknownName,
+	for _, sentinel := range []error{driver.ErrInvalid, driver.ErrUnavailable, driver.ErrNotFound,
+		driver.ErrDimensionMismatch, driver.ErrClosed, driver.ErrConflict, driver.ErrUnknownName,
 		context.Canceled, context.DeadlineExceeded} {
 		e := sdktest.Connect(t, failing{err: errors.Join(errors.New("model says no"), sentinel)})
 		_, err := e.Embed(t.Context(), []string{"x"})
@@ -40,8 +40,8 @@ func TestErrorsCrossTheWire(t *testing.T) {
 	}
 	e := sdktest.Connect(t, failing{err: errors.New("plain failure")})
 	_, err := e.Embed(t.Context(), []string{"x"})
-	if err == nil || err.Error() != "plain failure" || core.KindOf(err).Name != "internal" {
-		t.Errorf("plain error: got %v (kind %s)", err, core.KindOf(err).Name)
+	if err == nil || err.Error() != "plain failure" || driver.KindOf(err).Name != "internal" {
+		t.Errorf("plain error: got %v (kind %s)", err, driver.KindOf(err).Name)
 	}
 }
 
@@ -51,8 +51,8 @@ type blocking struct {
 	saw     chan error
 }
 
-func (b blocking) Info(context.Context) (core.ModelInfo, error) {
-	return core.ModelInfo{ID: "blocking", Dim: 4}, nil
+func (b blocking) Info(context.Context) (driver.ModelInfo, error) {
+	return driver.ModelInfo{ID: "blocking", Dim: 4}, nil
 }
 
 func (b blocking) Embed(ctx context.Context, _ []string) ([][]float32, error) {
@@ -93,8 +93,8 @@ func TestCatchesBrokenEmbedder(t *testing.T) {
 
 type short struct{}
 
-func (short) Info(context.Context) (core.ModelInfo, error) {
-	return core.ModelInfo{ID: "short", Dim: 4}, nil
+func (short) Info(context.Context) (driver.ModelInfo, error) {
+	return driver.ModelInfo{ID: "short", Dim: 4}, nil
 }
 
 func (short) Embed(ctx context.Context, texts []string) ([][]float32, error) {

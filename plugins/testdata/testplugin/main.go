@@ -33,7 +33,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/embedders/hash"
 	"github.com/memos-go/memos/plugins/internal/shim"
 	"github.com/memos-go/memos/plugins/internal/testembed"
@@ -69,9 +69,9 @@ func (m modal) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 		if len(texts) > 0 {
 			switch texts[0] {
 			case "invalid":
-				return nil, core.Invalidf("text %q is not welcome here", texts[0])
+				return nil, driver.Invalidf("text %q is not welcome here", texts[0])
 			case "unavailable":
-				return nil, fmt.Errorf("%w: the model server is down", core.ErrUnavailable)
+				return nil, fmt.Errorf("%w: the model server is down", driver.ErrUnavailable)
 			case "panic":
 				panic("testplugin: asked to panic")
 			}
@@ -132,8 +132,8 @@ var unit = func() []float32 {
 	return v
 }()
 
-func (constant) Info(context.Context) (core.ModelInfo, error) {
-	return core.ModelInfo{ID: "const-256", Dim: 256, Normalized: true}, nil
+func (constant) Info(context.Context) (driver.ModelInfo, error) {
+	return driver.ModelInfo{ID: "const-256", Dim: 256, Normalized: true}, nil
 }
 
 func (constant) Embed(ctx context.Context, texts []string) ([][]float32, error) {

@@ -415,8 +415,8 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	if cfg.VectorIndex, err = ld.str("vector.index"); err != nil {
 		return err
 	}
-	if _, err := core.LookupVectorIndex(cfg.VectorIndex); err != nil && cfg.VectorIndex != "auto" {
-		return &Error{Where: ld.where("vector.index"), Msg: "vector.index: " + err.Error() + ` (or "auto")`, Err: err}
+	if err := core.ValidateVectorIndex(cfg.VectorIndex); err != nil {
+		return &Error{Where: ld.where("vector.index"), Msg: "vector.index: " + err.Error(), Err: err}
 	}
 	if v := ld.merged.Get("vector.hnsw_threshold"); v != nil {
 		n, err := strconv.Atoi(strings.TrimSpace(fmt.Sprint(v)))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	_ "github.com/memos-go/memos/core/vector"
 )
 
@@ -29,14 +30,14 @@ type fakeConfig struct {
 }
 
 func init() {
-	core.RegisterBackend("fake", core.BackendDriver{
+	driver.RegisterBackend("fake", core.BackendDriver{
 		NewConfig: func() any { return new(fakeConfig) },
 		Open: func(context.Context, any) (core.Backend, error) {
 			return nil, errors.New("the fake backend does not open")
 		},
 		DefaultPath: "fake.db",
 	})
-	core.RegisterEmbedder("hash", core.EmbedderDriver{
+	driver.RegisterEmbedder("hash", core.EmbedderDriver{
 		NewConfig: func() any { return new(struct{ Dim int }) },
 		Open: func(context.Context, any) (core.Embedder, error) {
 			return nil, errors.New("the fake embedder does not open")

@@ -1,4 +1,4 @@
-package core
+package driver
 
 import (
 	"fmt"
@@ -265,8 +265,8 @@ type Edge struct {
 	Source    string    `json:"source,omitempty"`
 }
 
-// validateContent checks the content rules shared by every write.
-func validateContent(s string) error {
+// ValidateContent checks the content rules shared by every write.
+func ValidateContent(s string) error {
 	if !utf8.ValidString(s) {
 		return invalidf("content is not valid UTF-8")
 	}
@@ -282,7 +282,7 @@ func validateContent(s string) error {
 // Validate checks every field of m that a caller can set. It does not check
 // ID, Version or the timestamps, which the engine assigns.
 func (m *Memory) Validate() error {
-	if err := validateContent(m.Content); err != nil {
+	if err := ValidateContent(m.Content); err != nil {
 		return err
 	}
 	if err := ValidateNamespace(m.Namespace); err != nil {

@@ -1,6 +1,10 @@
-package core
+package driver
 
-import "context"
+import (
+	"context"
+	"io"
+	"slices"
+)
 
 // VectorIndex finds the memories whose embeddings are nearest a query vector
 // by cosine similarity. The engine owns one per store and keeps it in step
@@ -38,15 +42,14 @@ type VectorFilter struct {
 
 // Match reports whether e passes f.
 func (f VectorFilter) Match(e *VectorEntry) bool {
-	return (f.Namespaces == nil || contains(f.Namespaces, e.Namespace)) &&
-		(f.Pools == nil || contains(f.Pools, e.Pool))
+	return (f.Namespaces == nil || slices.Contains(f.Namespaces, e.Namespace)) &&
+		(f.Pools == nil || slices.Contains(f.Pools, e.Pool))
 }
 
-func contains[T comparable](s []T, v T) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+// PersistentVectorIndex is an optional interface of VectorIndex for indexes
+// that are expensive to rebuild (HNSW): the engine saves a snapshot next to
+// the store and on open loads it and replays the change log since.
+type PersistentVectorIndex interface {
+	VectorIndex
+	Save(w io.Writer) error
 }

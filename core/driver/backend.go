@@ -1,4 +1,4 @@
-package core
+package driver
 
 import (
 	"context"
@@ -167,4 +167,10 @@ type Importer interface {
 	// ReserveIDs makes sure Insert never assigns an id up to and including id,
 	// so that ids forgotten in the source store are not reused in the copy.
 	ReserveIDs(id int64) error
+}
+
+// BackendStater is an optional interface of Backend that reports
+// backend-specific figures for Stats.
+type BackendStater interface {
+	BackendStats(ctx context.Context) (map[string]any, error)
 }

@@ -1,9 +1,8 @@
-package core
+package driver
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -100,34 +99,6 @@ func LookupEmbedder(name string) (EmbedderDriver, error) { return embedders.look
 
 // EmbedderNames lists the registered embedders, sorted.
 func EmbedderNames() []string { return embedders.names() }
-
-// VectorIndexDriver is how a vector index implementation registers itself.
-// The core cannot import its own vector packages (they import core), so the
-// engine finds them here; the sqlite and bolt backends import the standard
-// ones ("exact", "hnsw"), so they are registered wherever a backend is.
-type VectorIndexDriver struct {
-	// New returns an empty index for vectors of dim dimensions.
-	New func(dim int) VectorIndex
-	// Load reads an index written by the index's Save method (see
-	// PersistentVectorIndex); nil when the index does not persist.
-	Load func(r io.Reader) (VectorIndex, error)
-}
-
-// PersistentVectorIndex is an optional interface of VectorIndex for indexes
-// that are expensive to rebuild (HNSW): the engine saves a snapshot next to
-// the store and on open loads it and replays the change log since.
-type PersistentVectorIndex interface {
-	VectorIndex
-	Save(w io.Writer) error
-}
-
-var vectorIndexes = registry[VectorIndexDriver]{kind: "VectorIndex"}
-
-// RegisterVectorIndex makes a vector index available by name ("exact", "hnsw").
-func RegisterVectorIndex(name string, d VectorIndexDriver) { vectorIndexes.register(name, d) }
-
-// LookupVectorIndex returns the vector index registered as name, or ErrUnknownName.
-func LookupVectorIndex(name string) (VectorIndexDriver, error) { return vectorIndexes.lookup(name) }
 
 // NewBackendDriver adapts a backend package's typed Open to the registry:
 // NewConfig returns a new *C, and Open accepts a *C or a C.

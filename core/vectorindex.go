@@ -1,0 +1,50 @@
+package core
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/memos-go/memos/core/vector"
+	"github.com/memos-go/memos/core/vector/hnsw"
+)
+
+// vectorIndexKind is one of the vector indexes the engine can keep: exact
+// (a SIMD scan) or hnsw (an approximate graph). Both live under the engine, so
+// any backend, in this repository or outside it, gets them with no import.
+type vectorIndexKind struct {
+	new  func(dim int) (VectorIndex, error)
+	load func(r io.Reader) (VectorIndex, error)
+}
+
+var vectorIndexes = map[string]vectorIndexKind{
+	"exact": {
+		new:  func(dim int) (VectorIndex, error) { return vector.NewExact(dim), nil },
+		load: func(r io.Reader) (VectorIndex, error) { return vector.LoadExact(r) },
+	},
+	"hnsw": {
+		new:  func(dim int) (VectorIndex, error) { return hnsw.New(dim, hnsw.Config{}) },
+		load: func(r io.Reader) (VectorIndex, error) { return hnsw.Load(r) },
+	},
+}
+
+// VectorIndexNames lists the values Options.VectorIndex accepts.
+func VectorIndexNames() []string { return []string{"auto", "exact", "hnsw"} }
+
+// ValidateVectorIndex checks that name is one of VectorIndexNames (or empty,
+// meaning exact).
+func ValidateVectorIndex(name string) error {
+	if name == "" || slices.Contains(VectorIndexNames(), name) {
+		return nil
+	}
+	return fmt.Errorf("%w: no vector index named %q (known: %s)", ErrUnknownName, name, strings.Join(VectorIndexNames(), ", "))
+}
+
+func lookupVectorIndex(name string) (vectorIndexKind, error) {
+	k, ok := vectorIndexes[name]
+	if !ok {
+		return k, ValidateVectorIndex(name)
+	}
+	return k, nil
+}
