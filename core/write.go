@@ -528,20 +528,8 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
-	if edge.Type == "" {
-		edge.Type = EdgeRelatesTo
-	}
-	if err := ValidateEdgeType(edge.Type); err != nil {
+	if err := normalizeEdge(&edge); err != nil {
 		return nil, &Error{Op: op, ID: edge.From, Err: err}
-	}
-	if edge.From == edge.To {
-		return nil, &Error{Op: op, ID: edge.From, Err: invalidf("a memory cannot be linked to itself")}
-	}
-	if edge.Weight == 0 {
-		edge.Weight = 1
-	}
-	if edge.Weight < 0 || math.IsNaN(edge.Weight) || math.IsInf(edge.Weight, 0) {
-		return nil, &Error{Op: op, ID: edge.From, Err: invalidf("edge weight %v must be a positive number", edge.Weight)}
 	}
 	edge.CreatedAt = e.clock()
 	err := e.b.Update(ctx, func(tx Tx) error {
@@ -556,6 +544,27 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 		return nil, &Error{Op: op, ID: edge.From, Err: err}
 	}
 	return &edge, nil
+}
+
+// normalizeEdge applies the defaults (type relates_to, weight 1) and checks
+// the edge's type, ends and weight.
+func normalizeEdge(edge *Edge) error {
+	if edge.Type == "" {
+		edge.Type = EdgeRelatesTo
+	}
+	if err := ValidateEdgeType(edge.Type); err != nil {
+		return err
+	}
+	if edge.From == edge.To {
+		return invalidf("a memory cannot be linked to itself")
+	}
+	if edge.Weight == 0 {
+		edge.Weight = 1
+	}
+	if edge.Weight < 0 || math.IsNaN(edge.Weight) || math.IsInf(edge.Weight, 0) {
+		return invalidf("edge weight %v must be a positive number", edge.Weight)
+	}
+	return nil
 }
 
 // Unlink removes the edge (from, to, t).

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -60,6 +61,20 @@ func (e Embedding) Dim() int { return len(e.Vector) }
 // MarshalJSON reports the model and dimension, not the raw vector.
 func (e Embedding) MarshalJSON() ([]byte, error) {
 	return fmt.Appendf(nil, `{"model":%q,"dim":%d}`, e.Model, len(e.Vector)), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes. Only the model is kept: JSON
+// does not carry the vector, so the embedding is empty until one is computed.
+func (e *Embedding) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Model string `json:"model"`
+		Dim   int    `json:"dim"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = Embedding{Model: v.Model}
+	return nil
 }
 
 // ValidAt reports whether the memory's event-time interval contains t.

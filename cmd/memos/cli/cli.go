@@ -150,7 +150,7 @@ New here? Run: memos quickstart`,
 		c.GroupID = "graph"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{a.initCmd(), a.quickstartCmd(), a.configCmd(), a.benchCmd(), a.reembedCmd(), a.migrateCmd(), a.pluginCmd()} {
+	for _, c := range []*cobra.Command{a.initCmd(), a.quickstartCmd(), a.configCmd(), a.benchCmd(), a.reembedCmd(), a.migrateCmd(), a.exportCmd(), a.importCmd(), a.pluginCmd()} {
 		c.GroupID = "setup"
 		root.AddCommand(c)
 	}
