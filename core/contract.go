@@ -89,6 +89,9 @@ type (
 	PersistentVectorIndex = driver.PersistentVectorIndex
 	VectorEntry           = driver.VectorEntry
 	VectorFilter          = driver.VectorFilter
+	Turn                  = driver.Turn
+	Extraction            = driver.Extraction
+	Extractor             = driver.Extractor
 )
 
 // Errors: the sentinels are the driver's values, so errors.Is works across
@@ -113,15 +116,18 @@ var (
 
 // The registry of backends and embedders.
 type (
-	BackendDriver  = driver.BackendDriver
-	EmbedderDriver = driver.EmbedderDriver
+	BackendDriver   = driver.BackendDriver
+	EmbedderDriver  = driver.EmbedderDriver
+	ExtractorDriver = driver.ExtractorDriver
 )
 
 var (
-	LookupBackend  = driver.LookupBackend
-	BackendNames   = driver.BackendNames
-	LookupEmbedder = driver.LookupEmbedder
-	EmbedderNames  = driver.EmbedderNames
+	LookupBackend   = driver.LookupBackend
+	BackendNames    = driver.BackendNames
+	LookupEmbedder  = driver.LookupEmbedder
+	EmbedderNames   = driver.EmbedderNames
+	LookupExtractor = driver.LookupExtractor
+	ExtractorNames  = driver.ExtractorNames
 )
 
 func invalidf(format string, args ...any) error { return driver.Invalidf(format, args...) }

@@ -47,6 +47,10 @@ type Options struct {
 	// that opening a large store does not re-read every vector; "" means none.
 	// Front-ends use the store's path + ".vectors".
 	VectorSnapshot string
+	// Extractor proposes memories from captured conversations (Capture);
+	// nil means Capture stores the turns only. The engine closes it if it
+	// is an io.Closer.
+	Extractor Extractor
 }
 
 // Engine is memos' public Go API: one engine per store, shared by every
@@ -58,12 +62,13 @@ type Engine struct {
 
 // shared is the state every handle of one store has in common.
 type shared struct {
-	b      Backend
-	emb    Embedder
-	model  ModelInfo // zero when emb is nil
-	cfg    SearchConfig
-	now    func() time.Time
-	closed atomic.Bool
+	b         Backend
+	emb       Embedder
+	extractor Extractor // nil: Capture stores turns only
+	model     ModelInfo // zero when emb is nil
+	cfg       SearchConfig
+	now       func() time.Time
+	closed    atomic.Bool
 
 	vecMu   sync.Mutex // serialises syncs of vec with the change log
 	vec     VectorIndex
@@ -100,7 +105,8 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot}
+	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot,
+		extractor: opts.Extractor}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -197,6 +203,9 @@ func (e *Engine) Close() error {
 	}
 	err = errors.Join(err, e.b.Close())
 	if c, ok := e.emb.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
+	if c, ok := e.extractor.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
 	}
 	return err

@@ -196,10 +196,10 @@ func (r *memuRow) memory(opts MemUOptions) (*core.Memory, []string, error) {
 	}
 	m.Entities = memuEntities(r.entities.String)
 	var err error
-	if m.CreatedAt, err = memuTime(r.created); err != nil {
+	if m.CreatedAt, err = parseTime(r.created); err != nil {
 		return nil, nil, fmt.Errorf("created_at: %w", err)
 	}
-	if m.UpdatedAt, err = memuTime(r.updated); err != nil {
+	if m.UpdatedAt, err = parseTime(r.updated); err != nil {
 		return nil, nil, fmt.Errorf("updated_at: %w", err)
 	}
 	switch {
@@ -246,13 +246,13 @@ func memuEntities(s string) []string {
 	return out
 }
 
-// memuTimeLayouts are the text forms MemU stores write: RFC 3339 and
+// timeLayouts are the text forms of time memos reads (MemU stores write them): RFC 3339 and
 // SQLite's CURRENT_TIMESTAMP (UTC), with or without fractions.
-var memuTimeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02"}
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02"}
 
-// memuTime reads a timestamp: text in memuTimeLayouts, or Unix seconds (or
+// memuTime reads a timestamp: text in timeLayouts, or Unix seconds (or
 // milliseconds, when too large for seconds). NULL and "" give the zero time.
-func memuTime(v any) (time.Time, error) {
+func parseTime(v any) (time.Time, error) {
 	switch t := v.(type) {
 	case nil:
 		return time.Time{}, nil
@@ -263,7 +263,7 @@ func memuTime(v any) (time.Time, error) {
 	case float64:
 		return unixTime(t), nil
 	case []byte:
-		return memuTime(string(t))
+		return parseTime(string(t))
 	case string:
 		s := strings.TrimSpace(t)
 		if s == "" {
@@ -272,7 +272,7 @@ func memuTime(v any) (time.Time, error) {
 		if f, err := strconv.ParseFloat(s, 64); err == nil {
 			return unixTime(f), nil
 		}
-		for _, l := range memuTimeLayouts {
+		for _, l := range timeLayouts {
 			if tm, err := time.Parse(l, s); err == nil {
 				return tm.UTC(), nil
 			}

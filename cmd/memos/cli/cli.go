@@ -40,6 +40,7 @@ import (
 
 	"github.com/memos-go/memos/cmd/memos/internal/config"
 	"github.com/memos-go/memos/core"
+	_ "github.com/memos-go/memos/core/extract" // the built-in extractors: rules (the default), llm
 )
 
 // Main runs the memos command line with args (without the program name) and
@@ -138,7 +139,7 @@ New here? Run: memos quickstart`,
 		&cobra.Group{ID: "setup", Title: "Setup:"},
 	)
 	for _, c := range []*cobra.Command{a.addCmd(), a.searchCmd(), a.getCmd(), a.updateCmd(),
-		a.historyCmd(), a.revertCmd(), a.forgetCmd(), a.statsCmd()} {
+		a.historyCmd(), a.revertCmd(), a.forgetCmd(), a.statsCmd(), a.captureCmd()} {
 		c.GroupID = "mem"
 		root.AddCommand(c)
 	}
@@ -219,6 +220,18 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open %s embedder: %w", cfg.Embedder, err), b.Close())
 	}
+	xd, err := core.LookupExtractor(cfg.Extractor)
+	var ext core.Extractor
+	if err == nil {
+		ext, err = xd.Open(ctx, cfg.ExtractorConfig)
+	}
+	if err != nil {
+		err = fmt.Errorf("open %s extractor: %w", cfg.Extractor, err)
+		if c, ok := emb.(io.Closer); ok {
+			err = errors.Join(err, c.Close())
+		}
+		return nil, errors.Join(err, b.Close())
+	}
 	eng, err := core.Open(ctx, core.Options{
 		Backend:       b,
 		Embedder:      emb,
@@ -229,12 +242,15 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 
 		AllowModelChange: a.allowModelChange,
 		VectorSnapshot:   vectorSnapshot(cfg),
+		Extractor:        ext,
 	})
 	if err != nil {
 		// The engine owns backend and embedder only once it is open.
 		errs := []error{err, b.Close()}
-		if c, ok := emb.(io.Closer); ok {
-			errs = append(errs, c.Close())
+		for _, c := range []any{emb, ext} {
+			if c, ok := c.(io.Closer); ok {
+				errs = append(errs, c.Close())
+			}
 		}
 		return nil, errors.Join(errs...)
 	}

@@ -64,3 +64,34 @@ func TestExportImport(t *testing.T) {
 		t.Fatalf("--keep-embeddings without --model: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// TestCapture is the README's capture line: a conversation in, facts out,
+// citing their turns; the same conversation again stores nothing.
+func TestCaptureCommand(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	conv := `{"speaker":"Caroline","text":"I went to the LGBTQ support group yesterday.","time":"2023-05-08"}
+{"speaker":"Melanie","text":"I love painting landscapes with my kids.","time":"2023-05-08 13:56:00"}
+`
+	r := e.runStdin(conv, "capture", "--session", "chat-42")
+	if r.code != 0 || !strings.Contains(r.stdout, "captured 2 turns of session chat-42 (2 new) and extracted 2 memories") {
+		t.Fatalf("capture: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.runStdin(conv, "capture", "--session", "chat-42"); r.code != 0 || !strings.Contains(r.stdout, "(0 new) and extracted 0 memories") {
+		t.Fatalf("second capture: %s%s", r.stdout, r.stderr)
+	}
+	out := e.ok("search", "what does melanie love", "--pool", "memory")
+	if !strings.Contains(out, "Melanie loves painting landscapes") {
+		t.Fatalf("search after capture:\n%s", out)
+	}
+	// Plain text works too; a missing session or a bad line is refused.
+	if r := e.runStdin("Bob: I work at Acme as a welder.\n", "capture", "--session", "s2"); r.code != 0 || !strings.Contains(r.stdout, "extracted 1 memory") {
+		t.Fatalf("plain text capture: %s%s", r.stdout, r.stderr)
+	}
+	if r := e.runStdin(conv, "capture"); r.code != 2 || !strings.Contains(r.stderr, "--session") {
+		t.Fatalf("capture without a session: exit %d %s", r.code, r.stderr)
+	}
+	if r := e.runStdin(conv+"{\"speaker\":\"A\"}\n", "capture", "--session", "s3"); r.code != 2 || !strings.Contains(r.stderr, "line 3") {
+		t.Fatalf("capture of a bad line: exit %d %s", r.code, r.stderr)
+	}
+}

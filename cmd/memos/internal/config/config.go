@@ -35,6 +35,7 @@ import (
 const (
 	DefaultBackend     = "sqlite"
 	DefaultEmbedder    = "hash"
+	DefaultExtractor   = "rules"
 	DefaultVectorIndex = "exact"
 	// FileName is the config file's name inside the home directory.
 	FileName = "config.yaml"
@@ -79,9 +80,13 @@ type Config struct {
 	// embedder.<Embedder>.
 	Embedder       string
 	EmbedderConfig any
-	VectorIndex    string
-	HNSWThreshold  int // vector.hnsw_threshold; 0: the engine's default
-	Search         core.SearchConfig
+	// Extractor names the registered extractor Capture uses;
+	// ExtractorConfig is decoded from extractor.<Extractor>.
+	Extractor       string
+	ExtractorConfig any
+	VectorIndex     string
+	HNSWThreshold   int // vector.hnsw_threshold; 0: the engine's default
+	Search          core.SearchConfig
 	// Values lists every effective setting with its source, in a stable order.
 	Values []Value
 }
@@ -103,7 +108,7 @@ type Options struct {
 }
 
 // topLevel lists the keys allowed at the top of the configuration.
-var topLevel = []string{"backend", "backends", "embedder", "home", "namespace", "search", "vector"}
+var topLevel = []string{"backend", "backends", "embedder", "extractor", "home", "namespace", "search", "vector"}
 
 // Error is a configuration error. Its message names the key and where the key
 // was set; it wraps core.ErrInvalid or core.ErrUnknownName so that the CLI
@@ -222,8 +227,8 @@ func EnvKey(name string) string {
 		return ""
 	}
 	key := strings.ToLower(strings.ReplaceAll(rest, "__", "."))
-	if key == "embedder" {
-		return "embedder.name"
+	if key == "embedder" || key == "extractor" {
+		return key + ".name"
 	}
 	top, _, _ := strings.Cut(key, ".")
 	if !slices.Contains(topLevel, top) {
@@ -349,11 +354,12 @@ func (ld *loader) top(key string) (any, *layer) {
 // chosen by the upper layers, so it comes after them.
 func (ld *loader) defaults(envs map[string]string) (*layer, error) {
 	m := map[string]any{
-		"home":          ld.home,
-		"namespace":     core.DefaultNamespace,
-		"backend":       DefaultBackend,
-		"embedder.name": DefaultEmbedder,
-		"vector.index":  DefaultVectorIndex,
+		"home":           ld.home,
+		"namespace":      core.DefaultNamespace,
+		"backend":        DefaultBackend,
+		"embedder.name":  DefaultEmbedder,
+		"extractor.name": DefaultExtractor,
+		"vector.index":   DefaultVectorIndex,
 	}
 	name := DefaultBackend
 	if v, l := ld.top("backend"); l != nil {
@@ -453,25 +459,20 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 		cfg.Values = append(cfg.Values, vals...)
 	}
 
-	cfg.Values = append(cfg.Values, ld.value("embedder.name", cfg.Embedder))
-	for _, name := range ld.sectionNames("embedder", cfg.Embedder) {
-		prefix := "embedder." + name
+	if cfg.EmbedderConfig, err = ld.module("embedder", cfg.Embedder, cfg, func(name string) (func() any, error) {
 		d, err := core.LookupEmbedder(name)
-		if err != nil {
-			key := "embedder.name"
-			if name != cfg.Embedder || ld.merged.Exists(prefix) {
-				key = prefix
-			}
-			return &Error{Where: ld.whereAny(key), Msg: key + ": " + err.Error(), Err: err}
-		}
-		v, vals, err := ld.decode(prefix, d.NewConfig)
-		if err != nil {
-			return err
-		}
-		if name == cfg.Embedder {
-			cfg.EmbedderConfig = v
-		}
-		cfg.Values = append(cfg.Values, vals...)
+		return d.NewConfig, err
+	}); err != nil {
+		return err
+	}
+	if cfg.Extractor, err = ld.str("extractor.name"); err != nil {
+		return err
+	}
+	if cfg.ExtractorConfig, err = ld.module("extractor", cfg.Extractor, cfg, func(name string) (func() any, error) {
+		d, err := core.LookupExtractor(name)
+		return d.NewConfig, err
+	}); err != nil {
+		return err
 	}
 
 	cfg.Values = append(cfg.Values, ld.value("vector.index", cfg.VectorIndex))
@@ -490,6 +491,35 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	return nil
 }
 
+// module decodes the sections of a module kind chosen by "<parent>.name"
+// (embedder, extractor): the chosen module's, which it returns, and every
+// other configured one, so that a typo anywhere is reported. lookup returns
+// a module's config constructor, or an error for an unknown name.
+func (ld *loader) module(parent, chosen string, cfg *Config, lookup func(string) (func() any, error)) (any, error) {
+	cfg.Values = append(cfg.Values, ld.value(parent+".name", chosen))
+	var out any
+	for _, name := range ld.sectionNames(parent, chosen) {
+		prefix := parent + "." + name
+		newConfig, err := lookup(name)
+		if err != nil {
+			key := parent + ".name"
+			if name != chosen || ld.merged.Exists(prefix) {
+				key = prefix
+			}
+			return nil, &Error{Where: ld.whereAny(key), Msg: key + ": " + err.Error(), Err: err}
+		}
+		v, vals, err := ld.decode(prefix, newConfig)
+		if err != nil {
+			return nil, err
+		}
+		if name == chosen {
+			out = v
+		}
+		cfg.Values = append(cfg.Values, vals...)
+	}
+	return out, nil
+}
+
 // checkTop rejects unknown top-level keys and sections given as scalars.
 func (ld *loader) checkTop() error {
 	for _, key := range ld.merged.Keys() {
@@ -499,7 +529,7 @@ func (ld *loader) checkTop() error {
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("unknown key %q (known: %s)", key, strings.Join(topLevel, ", ")), Err: core.ErrInvalid}
 		case (top == "home" || top == "namespace" || top == "backend") && nested:
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a single value, not a section (found %s)", top, key), Err: core.ErrInvalid}
-		case (top == "backends" || top == "embedder" || top == "search" || top == "vector") && !nested:
+		case (top == "backends" || top == "embedder" || top == "extractor" || top == "search" || top == "vector") && !nested:
 			if m, ok := ld.merged.Get(key).(map[string]any); ok && len(m) == 0 {
 				continue // an empty section
 			}
@@ -507,8 +537,8 @@ func (ld *loader) checkTop() error {
 				continue
 			}
 			hint := ""
-			if top == "embedder" {
-				hint = " (set embedder.name to choose the embedder)"
+			if top == "embedder" || top == "extractor" {
+				hint = fmt.Sprintf(" (set %s.name to choose the %s)", top, top)
 			}
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a section of settings, not a single value%s", top, hint), Err: core.ErrInvalid}
 		}
@@ -534,7 +564,7 @@ func (ld *loader) whereAny(key string) string {
 func (ld *loader) sectionNames(parent, chosen string) []string {
 	names := []string{chosen}
 	for _, n := range ld.merged.MapKeys(parent) {
-		if parent == "embedder" && n == "name" {
+		if (parent == "embedder" || parent == "extractor") && n == "name" {
 			continue
 		}
 		if n != chosen {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core"
+	_ "github.com/memos-go/memos/core/extract"
 	"github.com/memos-go/memos/core/driver"
 	_ "github.com/memos-go/memos/core/vector"
 )

@@ -65,6 +65,19 @@ func Template() string {
 		}
 	}
 	b.WriteString("\n")
+	line(0, "extractor", "", "what memos capture uses to find memories in a conversation")
+	line(1, "name", DefaultExtractor, "compiled in: "+strings.Join(core.ExtractorNames(), ", "))
+	for _, name := range core.ExtractorNames() {
+		d, err := core.LookupExtractor(name)
+		if err != nil {
+			continue
+		}
+		line(1, name, "", "")
+		for _, f := range fieldsOf(reflect.TypeOf(d.NewConfig())) {
+			line(2, f.key, "", describe(f.typ))
+		}
+	}
+	b.WriteString("\n")
 	line(0, "vector", "", "")
 	line(1, "index", DefaultVectorIndex, "exact: brute-force SIMD search")
 	b.WriteString("\n")

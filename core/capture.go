@@ -1,0 +1,230 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// CaptureRequest is a conversation (or the next part of one) to remember.
+type CaptureRequest struct {
+	// Session names the conversation; required. Turns and the memories
+	// extracted from them carry it.
+	Session string
+	Turns   []Turn
+	// NoExtract stores the turns only, even when the engine has an extractor.
+	NoExtract bool
+}
+
+// CaptureResult says what Capture stored.
+type CaptureResult struct {
+	Session string `json:"session"`
+	// Turns holds the id of every given turn's raw memory, in order: new or,
+	// when the turn was captured before, the existing one.
+	Turns    []int64   `json:"turns"`
+	NewTurns int       `json:"new_turns"`
+	Memories []*Memory `json:"memories"` // extracted memories stored by this call
+	// Skipped counts extractions that were already stored.
+	Skipped int `json:"skipped"`
+}
+
+// Metadata keys Capture writes.
+const (
+	metaCaptureKey = "capture_key" // identifies a captured turn or extraction within its session
+)
+
+// captureKey identifies a turn (speaker, text, time) or an extraction
+// (content) within a session, so that capturing again stores nothing new.
+func captureKey(session string, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(session))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:24]
+}
+
+// Capture stores a conversation: each turn as a raw memory (type turn,
+// "speaker: text", the session, event time from the turn), then, when the
+// engine has an Extractor, the memories it proposes from the new turns in
+// the memory pool (trust inferred, source "session:<session>") with a
+// derived_from edge to each turn they come from.
+//
+// Capture is idempotent: a turn already captured in the session (same
+// speaker, text and time) is not stored again nor extracted from again, and
+// an extraction with the same content as one stored is skipped, so that
+// capturing the same turns twice stores nothing new and a conversation can
+// be captured as it grows. The turns and extractions are written in one
+// transaction, the edges in a second; running the capture again completes
+// edges an interruption left out.
+func (e *Engine) Capture(ctx context.Context, req CaptureRequest) (*CaptureResult, error) {
+	const op = "capture"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if err := validateCapture(req); err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	seen, n, err := e.capturedKeys(ctx, req.Session)
+	if err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	res := &CaptureResult{Session: req.Session, Turns: make([]int64, len(req.Turns))}
+	var ins []Input
+	var fresh []int           // indexes of new turns in req.Turns
+	first := map[string]int{} // key → index of its first new turn in req.Turns
+	dup := map[int]int{}      // a turn repeated within this request → its first
+	for i, t := range req.Turns {
+		key := captureKey(req.Session, "turn", t.Speaker, t.Text, t.Time.UTC().Format(time.RFC3339Nano))
+		if id, ok := seen[key]; ok {
+			res.Turns[i] = id
+			continue
+		}
+		if j, ok := first[key]; ok {
+			dup[i] = j
+			continue
+		}
+		first[key] = i
+		content := t.Text
+		if t.Speaker != "" {
+			content = t.Speaker + ": " + t.Text
+		}
+		n++
+		ins = append(ins, Input{
+			Content: content, Type: TypeTurn, Pool: PoolRaw, Session: req.Session,
+			Source:    fmt.Sprintf("session:%s#turn-%d", req.Session, n),
+			ValidFrom: t.Time, TrustLevel: TrustCertain,
+			Metadata: map[string]any{metaCaptureKey: key},
+		})
+		fresh = append(fresh, i)
+	}
+	res.NewTurns = len(fresh)
+
+	var exts []Extraction
+	if e.extractor != nil && !req.NoExtract && len(fresh) > 0 {
+		turns := make([]Turn, len(fresh))
+		for k, i := range fresh {
+			turns[k] = req.Turns[i]
+		}
+		got, err := e.extractor.Extract(ctx, turns)
+		if err != nil {
+			return nil, &Error{Op: op, Err: fmt.Errorf("extract: %w", err)}
+		}
+		for j, x := range got {
+			if err := validateExtraction(x, len(turns)); err != nil {
+				return nil, &Error{Op: op, Err: fmt.Errorf("extract: extraction %d: %w", j, err)}
+			}
+			key := captureKey(req.Session, "memory", x.Content)
+			if _, ok := seen[key]; ok {
+				res.Skipped++
+				continue
+			}
+			seen[key] = 0
+			for k := range x.Turns {
+				x.Turns[k] = fresh[x.Turns[k]] // index into req.Turns
+			}
+			exts = append(exts, x)
+			ins = append(ins, Input{
+				Content: x.Content, Type: x.Type, Entities: x.Entities, Significance: x.Significance,
+				EmotionalContext: x.EmotionalContext, Session: req.Session, Source: "session:" + req.Session,
+				ValidFrom: req.Turns[x.Turns[0]].Time, TrustLevel: TrustInferred,
+				Metadata: map[string]any{metaCaptureKey: key},
+			})
+		}
+	}
+	if len(ins) > 0 {
+		ms, err := e.RememberBatch(ctx, ins)
+		if err != nil {
+			return nil, &Error{Op: op, Err: err}
+		}
+		for k, i := range fresh {
+			res.Turns[i] = ms[k].ID
+		}
+		res.Memories = ms[len(fresh):]
+	}
+	for i, j := range dup {
+		res.Turns[i] = res.Turns[j]
+	}
+	// Link every extraction to its turns; Link replaces an existing edge, so
+	// a repeated capture also completes edges an interruption left out.
+	err = e.b.Update(ctx, func(tx Tx) error {
+		for k, x := range exts {
+			for _, i := range x.Turns {
+				edge := Edge{From: res.Memories[k].ID, To: res.Turns[i], Type: EdgeDerivedFrom, Weight: 1,
+					CreatedAt: e.clock(), Source: "capture"}
+				if err := tx.Link(edge); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return res, &Error{Op: op, Err: fmt.Errorf("link extractions to their turns: %w", err)}
+	}
+	return res, nil
+}
+
+func validateCapture(req CaptureRequest) error {
+	if strings.TrimSpace(req.Session) == "" || !utf8.ValidString(req.Session) || len(req.Session) > 256 {
+		return invalidf("a capture needs a session name (UTF-8, at most 256 bytes)")
+	}
+	if len(req.Turns) == 0 {
+		return invalidf("a capture needs at least one turn")
+	}
+	for i, t := range req.Turns {
+		if strings.TrimSpace(t.Text) == "" {
+			return invalidf("turn %d has no text", i+1)
+		}
+		if !utf8.ValidString(t.Text) || !utf8.ValidString(t.Speaker) {
+			return invalidf("turn %d is not valid UTF-8", i+1)
+		}
+		if len(t.Speaker) > 256 {
+			return invalidf("turn %d: the speaker's name is %d bytes, over the limit of 256", i+1, len(t.Speaker))
+		}
+	}
+	return nil
+}
+
+// validateExtraction checks what an extractor returned for n turns.
+func validateExtraction(x Extraction, n int) error {
+	if len(x.Turns) == 0 {
+		return invalidf("it names no turn it was derived from")
+	}
+	for _, i := range x.Turns {
+		if i < 0 || i >= n {
+			return invalidf("it names turn %d of %d", i, n)
+		}
+	}
+	if x.Type == TypeTurn || x.Type == TypeDocument {
+		return invalidf("type %s is not a memory an extractor proposes", x.Type)
+	}
+	return nil
+}
+
+// capturedKeys returns the capture keys of the session's memories in this
+// handle's namespace (key → id) and how many turns it holds.
+func (e *Engine) capturedKeys(ctx context.Context, session string) (map[string]int64, int, error) {
+	keys := map[string]int64{}
+	turns := 0
+	err := e.b.View(ctx, func(tx ReadTx) error {
+		return tx.Scan(ScanOptions{Filter: Filter{Namespaces: []string{e.ns}}}, func(m *Memory) error {
+			if m.Session != session {
+				return nil
+			}
+			if m.Type == TypeTurn {
+				turns++
+			}
+			if k, ok := m.Metadata[metaCaptureKey].(string); ok {
+				keys[k] = m.ID
+			}
+			return nil
+		})
+	})
+	return keys, turns, err
+}
