@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core"
-	_ "github.com/memos-go/memos/core/extract"
 	"github.com/memos-go/memos/core/driver"
+	_ "github.com/memos-go/memos/core/extract"
 	_ "github.com/memos-go/memos/core/vector"
 )
 
