@@ -45,9 +45,13 @@
 //
 // Open starts the process and checks its model info. A call that finds the
 // process dead starts a new one and retries once; a call that exceeds
-// call_timeout fails with core.ErrUnavailable naming the plugin. The
-// plugin's log lines (stderr) go to Config.Logger with their levels. Close
-// ends the process; KillAll ends every plugin and is what a program calls
-// on exit and on interrupt. On Linux the kernel also kills a plugin whose
+// call_timeout fails with core.ErrUnavailable (and context.DeadlineExceeded)
+// naming the plugin, even when the plugin process is frozen. The plugin's
+// log lines (stderr) go to Config.Logger with their levels. Close ends the
+// process: it asks the plugin to shut down and, if the plugin has not
+// exited within a second (it may be stopped or wedged), kills it, so Close
+// never waits on the plugin. Start and handshake are bounded by
+// start_timeout. KillAll ends every plugin and is what a program calls on
+// exit and on interrupt. On Linux the kernel also kills a plugin whose
 // host died, so no plugin outlives memos.
 package plugins

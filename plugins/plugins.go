@@ -19,6 +19,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/plugins/internal/shim"
@@ -87,6 +88,13 @@ type Embedder struct {
 	mu     sync.Mutex
 	cur    *proc
 	closed bool
+
+	// closing is cancelled when Close starts, so that a restart in progress
+	// (which holds mu) gives up instead of delaying Close.
+	closing     context.Context
+	stopClosing context.CancelFunc
+	closeOnce   sync.Once
+	closeErr    error
 }
 
 var (
@@ -97,7 +105,53 @@ var (
 // proc is one plugin process and its gRPC client.
 type proc struct {
 	client *plugin.Client
+	cmd    *exec.Cmd // started by client; its Process is what stop kills
 	rpc    *shim.Client
+}
+
+// Bounds on ending a plugin process. go-plugin's Client.Kill first asks the
+// plugin to shut down over gRPC and waits for the answer without a deadline,
+// so a plugin that is frozen (SIGSTOP, a debugger, a swapped-out machine)
+// would hang its host; stop therefore waits at most closeGrace for a clean
+// exit, then sends SIGKILL (which ends a stopped process too) and waits at
+// most reapWait for the process to be reaped.
+const (
+	closeGrace = time.Second
+	reapWait   = 5 * time.Second
+)
+
+// pingTimeout bounds the health check that tells a dead plugin from one
+// that answered a call with an error.
+const pingTimeout = 5 * time.Second
+
+// stop ends the process: cleanly if it answers within closeGrace, else by
+// SIGKILL. It returns within closeGrace+reapWait whatever the plugin does.
+func (p *proc) stop(log *slog.Logger) error {
+	done := make(chan struct{})
+	go func() {
+		p.client.Kill()
+		close(done)
+	}()
+	grace := time.NewTimer(closeGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-grace.C:
+	}
+	pid := p.cmd.Process.Pid
+	log.Warn("plugin did not shut down in time; killing it", "pid", pid, "grace", closeGrace)
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill process %d: %w", pid, err)
+	}
+	reap := time.NewTimer(reapWait)
+	defer reap.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-reap.C:
+		return fmt.Errorf("process %d was sent SIGKILL but did not end within %v", pid, reapWait)
+	}
 }
 
 // live holds every open Embedder, for KillAll.
@@ -177,10 +231,11 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 		err = validInfo(mi)
 	}
 	if err != nil {
-		p.client.Kill()
+		_ = p.stop(e.log)
 		return nil, fmt.Errorf("plugin %s: %w", e.name, err)
 	}
 	e.info, e.cur = mi, p
+	e.closing, e.stopClosing = context.WithCancel(context.Background())
 	live.Lock()
 	live.m[e] = struct{}{}
 	live.Unlock()
@@ -273,29 +328,54 @@ func (e *Embedder) start(ctx context.Context) (*proc, error) {
 	}
 	client := plugin.NewClient(cc)
 
+	// go-plugin bounds the wait for the handshake line by StartTimeout, but
+	// not the connection after it, so the whole start gets its own deadline.
 	type result struct {
 		p   *proc
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		p, err := connect(client)
+		p, err := connect(client, cmd)
+		if err != nil {
+			// Bounded: the process either never started or is stopped
+			// within closeGrace+reapWait.
+			if cmd.Process != nil {
+				_ = (&proc{client: client, cmd: cmd}).stop(e.log)
+			} else {
+				client.Kill()
+			}
+		}
 		done <- result{p, err}
 	}()
+	timer := time.NewTimer(e.cfg.StartTimeout)
+	defer timer.Stop()
+	giveUp := func() {
+		// connect returns within StartTimeout plus gRPC's dial bound; end
+		// the process once it does. (On Linux the kernel also kills it if
+		// memos exits first.)
+		go func() {
+			if r := <-done; r.err == nil {
+				_ = r.p.stop(e.log)
+			}
+		}()
+	}
 	select {
 	case r := <-done:
 		if r.err != nil {
-			client.Kill()
 			return nil, e.startError(r.err)
 		}
 		return r.p, nil
+	case <-timer.C:
+		giveUp()
+		return nil, fmt.Errorf("%w: plugin %s did not start and connect within %v (start_timeout)", driver.ErrUnavailable, e.name, e.cfg.StartTimeout)
 	case <-ctx.Done():
-		go func() { <-done; client.Kill() }()
+		giveUp()
 		return nil, fmt.Errorf("plugin %s: start: %w", e.name, ctx.Err())
 	}
 }
 
-func connect(client *plugin.Client) (*proc, error) {
+func connect(client *plugin.Client, cmd *exec.Cmd) (*proc, error) {
 	rpc, err := client.Client()
 	if err != nil {
 		return nil, err
@@ -308,7 +388,7 @@ func connect(client *plugin.Client) (*proc, error) {
 	if !ok {
 		return nil, fmt.Errorf("dispensed %T, want an embedder client", raw)
 	}
-	return &proc{client: client, rpc: c}, nil
+	return &proc{client: client, cmd: cmd, rpc: c}, nil
 }
 
 // startError turns go-plugin's start errors into ones that say what to do.
@@ -437,8 +517,8 @@ func (e *Embedder) call(ctx context.Context, op string, fn func(context.Context,
 		case ctx.Err() != nil:
 			return fmt.Errorf("plugin %s: %s: %w", e.name, op, ctx.Err())
 		case timedOut:
-			return fmt.Errorf("%w: plugin %s: %s did not answer within %v (call_timeout): the plugin may be hung or overloaded",
-				driver.ErrUnavailable, e.name, op, e.cfg.CallTimeout)
+			return fmt.Errorf("%w: plugin %s: %s did not answer within %v (call_timeout): the plugin may be hung or overloaded: %w",
+				driver.ErrUnavailable, e.name, op, e.cfg.CallTimeout, context.DeadlineExceeded)
 		case attempt == 0 && e.crashed(p, err):
 			e.log.Warn("plugin process died during a call; restarting it and retrying once", "op", op, "error", err)
 			if p, err = e.restart(ctx, p); err != nil {
@@ -466,13 +546,33 @@ func (e *Embedder) crashed(p *proc, err error) bool {
 	if !errors.Is(err, driver.ErrUnavailable) {
 		return false
 	}
-	rpc, cerr := p.client.Client()
-	return cerr != nil || rpc.Ping() != nil
+	return !p.answers()
+}
+
+// answers reports whether the process answers a health check within
+// pingTimeout. (go-plugin's Ping has no deadline: a frozen plugin would
+// never answer it.)
+func (p *proc) answers() bool {
+	rpc, err := p.client.Client()
+	if err != nil {
+		return false
+	}
+	gc, ok := rpc.(*plugin.GRPCClient)
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	_, err = grpc_health_v1.NewHealthClient(gc.Conn).Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: plugin.GRPCServiceName})
+	return err == nil
 }
 
 // restart replaces the dead process old with a new one, unless another call
-// already did.
+// already did. Close cancels a restart in progress.
 func (e *Embedder) restart(ctx context.Context, old *proc) (*proc, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(e.closing, cancel)()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -481,7 +581,9 @@ func (e *Embedder) restart(ctx context.Context, old *proc) (*proc, error) {
 	if e.cur != old {
 		return e.cur, nil
 	}
-	old.client.Kill()
+	if err := old.stop(e.log); err != nil {
+		e.log.Warn("could not end the dead plugin process", "error", err)
+	}
 	p, err := e.start(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s crashed and could not be restarted: %w", e.name, err)
@@ -491,25 +593,33 @@ func (e *Embedder) restart(ctx context.Context, old *proc) (*proc, error) {
 		err = fmt.Errorf("it reports model %+v after the restart, %+v before", mi, e.info)
 	}
 	if err != nil {
-		p.client.Kill()
+		_ = p.stop(e.log)
 		return nil, fmt.Errorf("plugin %s crashed and the restarted process failed: %w", e.name, err)
 	}
 	e.cur = p
 	return p, nil
 }
 
-// Close ends the plugin process. Later calls return driver.ErrClosed. Close
-// may be called more than once.
+// Close ends the plugin process, within about a second even if the plugin
+// is frozen: a plugin that does not shut down cleanly within closeGrace is
+// killed (SIGKILL). Calls in progress fail; later calls return
+// driver.ErrClosed. Close may be called more than once and concurrently;
+// every call returns once the process has ended, with the same error.
 func (e *Embedder) Close() error {
-	e.mu.Lock()
-	p := e.cur
-	e.cur, e.closed = nil, true
-	e.mu.Unlock()
-	live.Lock()
-	delete(live.m, e)
-	live.Unlock()
-	if p != nil {
-		p.client.Kill()
-	}
-	return nil
+	e.closeOnce.Do(func() {
+		e.stopClosing() // a restart in progress gives up and releases mu
+		e.mu.Lock()
+		p := e.cur
+		e.cur, e.closed = nil, true
+		e.mu.Unlock()
+		live.Lock()
+		delete(live.m, e)
+		live.Unlock()
+		if p != nil {
+			if err := p.stop(e.log); err != nil {
+				e.closeErr = fmt.Errorf("plugin %s: close: %w", e.name, err)
+			}
+		}
+	})
+	return e.closeErr
 }

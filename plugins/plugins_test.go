@@ -280,6 +280,109 @@ func TestHungCallTimesOut(t *testing.T) {
 	}
 }
 
+// stopped reports whether pid is stopped by a signal (state T in
+// /proc/<pid>/stat).
+func stopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && (s[i+2] == 'T' || s[i+2] == 't')
+}
+
+// within runs f and fails the test if it has not returned after a generous
+// bound: a guard against hanging, not a speed check. killPid is sent
+// SIGKILL on a hang, so that the frozen plugin does not outlive the test.
+func within[T any](t *testing.T, what string, killPid func() int, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(20 * time.Second):
+		if pid := killPid(); pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("%s did not return within 20s: it hangs", what)
+		panic("unreachable")
+	}
+}
+
+// openFrozen starts the plugin in freeze mode, whose Embed stops the whole
+// process with SIGSTOP; the returned function reads its pid.
+func openFrozen(t *testing.T, callTimeout time.Duration) (*plugins.Embedder, func() int) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	e := open(t, "freeze", map[string]string{"MEMOS_TESTPLUGIN_PIDFILE": pidfile}, func(c *plugins.Config) { c.CallTimeout = callTimeout })
+	pid := readPID(t, pidfile)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // if the test failed midway
+	return e, func() int { return pid }
+}
+
+// TestFrozenPlugin: a plugin process that is stopped (SIGSTOP) during a
+// call neither answers the call nor go-plugin's shutdown request. The call
+// must fail at call_timeout, and Close must still end the process.
+func TestFrozenPlugin(t *testing.T) {
+	e, pid := openFrozen(t, time.Second)
+	err := within(t, "Embed on a frozen plugin", pid, func() error {
+		_, err := e.Embed(t.Context(), []string{"freezes the plugin"})
+		return err
+	})
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, driver.ErrUnavailable) || !strings.Contains(err.Error(), "call_timeout") {
+		t.Fatalf("want an unavailable, deadline-exceeded error naming call_timeout, got %v", err)
+	}
+	if !stopped(pid()) {
+		t.Fatal("the plugin process is not stopped, so the test proves nothing")
+	}
+	if err := within(t, "Close of a frozen plugin", pid, e.Close); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	waitDead(t, pid())
+	if _, err := e.Embed(t.Context(), []string{"x"}); !errors.Is(err, driver.ErrClosed) {
+		t.Fatalf("Embed after Close: %v", err)
+	}
+}
+
+// TestCloseFrozenDuringCall closes the embedder while a call waits on a
+// frozen plugin (call_timeout far away): Close ends the process and the
+// call fails instead of waiting out its timeout.
+func TestCloseFrozenDuringCall(t *testing.T) {
+	e, pid := openFrozen(t, 10*time.Minute)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Embed(t.Context(), []string{"freezes the plugin"})
+		errc <- err
+	}()
+	for deadline := time.Now().Add(20 * time.Second); !stopped(pid()); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the plugin never stopped itself")
+		}
+	}
+	// Two concurrent Closes, as when an interrupt's KillAll and the engine's
+	// own Close meet: both return, and only once the process is gone.
+	within(t, "two concurrent Closes of a frozen plugin", pid, func() error {
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				if err := e.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+				if alive(pid()) {
+					t.Error("Close returned while the plugin process still runs")
+				}
+			})
+		}
+		wg.Wait()
+		return nil
+	})
+	err := within(t, "a call in progress when Close ran", pid, func() error { return <-errc })
+	if !errors.Is(err, driver.ErrClosed) {
+		t.Fatalf("the call in progress: want ErrClosed, got %v", err)
+	}
+}
+
 func TestCancellationReachesPlugin(t *testing.T) {
 	rec := newLogRec()
 	e := open(t, "wait", nil, func(c *plugins.Config) { c.Logger = rec.logger() })

@@ -11,6 +11,8 @@
 //	             it first), so the restarted process does not crash
 //	crashalways  exits during every Embed call
 //	hang         Embed never returns and ignores its context
+//	freeze       Embed stops the whole process (SIGSTOP), as a debugger or
+//	             a suspended machine would; after SIGCONT it embeds
 //	wait         Embed logs "embed started", waits for its context to end,
 //	             logs "embed cancelled" and returns the context's error
 //	errors       Embed fails according to the first text: "invalid",
@@ -30,6 +32,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -59,6 +62,8 @@ func (m modal) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 		os.Exit(3)
 	case "hang":
 		select {}
+	case "freeze":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	case "wait":
 		slog.Info("embed started", "texts", len(texts))
 		fmt.Fprintln(os.Stderr, "a plain line on stderr")
