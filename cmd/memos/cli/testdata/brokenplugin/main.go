@@ -4,12 +4,15 @@
 //	inconsistent   a text's vector depends on the size of its batch
 //	hang <file>    Embed writes the process id to file, then never returns
 //	               and ignores its context
+//	stop <file>    Embed writes the process id to file, then stops the
+//	               whole process (SIGSTOP), as a debugger would
 package main
 
 import (
 	"context"
 	"os"
 	"strconv"
+	"syscall"
 
 	"github.com/memos-go/memos/plugins/sdk"
 )
@@ -21,9 +24,13 @@ func (broken) Info(context.Context) (sdk.ModelInfo, error) {
 }
 
 func (b broken) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if b.mode == "hang" {
+	switch b.mode {
+	case "hang":
 		_ = os.WriteFile(b.pidfile, []byte(strconv.Itoa(os.Getpid())), 0o644)
 		select {}
+	case "stop":
+		_ = os.WriteFile(b.pidfile, []byte(strconv.Itoa(os.Getpid())), 0o644)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
