@@ -46,7 +46,9 @@
 // Open starts the process and checks its model info. A call that finds the
 // process dead starts a new one and retries once; a call that exceeds
 // call_timeout fails with core.ErrUnavailable (and context.DeadlineExceeded)
-// naming the plugin, even when the plugin process is frozen. The plugin's
+// naming the plugin, even when the plugin process is frozen; a process that
+// then does not answer a health check either is ended, and the next call
+// starts a new one. The plugin's
 // log lines (stderr) go to Config.Logger with their levels. Close ends the
 // process: it asks the plugin to shut down and, if the plugin has not
 // exited within a second (it may be stopped or wedged), kills it, so Close

@@ -107,6 +107,9 @@ type proc struct {
 	client *plugin.Client
 	cmd    *exec.Cmd // started by client; its Process is what stop kills
 	rpc    *shim.Client
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Bounds on ending a plugin process. go-plugin's Client.Kill first asks the
@@ -126,7 +129,13 @@ const pingTimeout = 5 * time.Second
 
 // stop ends the process: cleanly if it answers within closeGrace, else by
 // SIGKILL. It returns within closeGrace+reapWait whatever the plugin does.
+// Concurrent and later calls wait for the first and return its error.
 func (p *proc) stop(log *slog.Logger) error {
+	p.stopOnce.Do(func() { p.stopErr = p.end(log) })
+	return p.stopErr
+}
+
+func (p *proc) end(log *slog.Logger) error {
 	done := make(chan struct{})
 	go func() {
 		p.client.Kill()
@@ -517,6 +526,7 @@ func (e *Embedder) call(ctx context.Context, op string, fn func(context.Context,
 		case ctx.Err() != nil:
 			return fmt.Errorf("plugin %s: %s: %w", e.name, op, ctx.Err())
 		case timedOut:
+			go e.endIfFrozen(p, op)
 			return fmt.Errorf("%w: plugin %s: %s did not answer within %v (call_timeout): the plugin may be hung or overloaded: %w",
 				driver.ErrUnavailable, e.name, op, e.cfg.CallTimeout, context.DeadlineExceeded)
 		case attempt == 0 && e.crashed(p, err):
@@ -530,6 +540,26 @@ func (e *Embedder) call(ctx context.Context, op string, fn func(context.Context,
 			return fmt.Errorf("%w: plugin %s: %s: the plugin died again after a restart: %v", driver.ErrUnavailable, e.name, op, err)
 		}
 		return fmt.Errorf("plugin %s: %s: %w", e.name, op, err)
+	}
+}
+
+// endIfFrozen ends p if, after a call timed out, it does not even answer a
+// health check: it is frozen (stopped, wedged), not just slow, so the next
+// call should start a new process rather than wait out call_timeout again.
+func (e *Embedder) endIfFrozen(p *proc, op string) {
+	if p.answers() {
+		return
+	}
+	e.mu.Lock()
+	replaced := e.cur != p // closed, or restarted by another call
+	e.mu.Unlock()
+	if replaced {
+		return
+	}
+	e.log.Warn("plugin does not answer a health check after a call timed out; ending it (the next call starts a new process)",
+		"op", op, "pid", p.cmd.Process.Pid)
+	if err := p.stop(e.log); err != nil {
+		e.log.Warn("could not end the frozen plugin", "error", err)
 	}
 }
 

@@ -345,6 +345,30 @@ func TestFrozenPlugin(t *testing.T) {
 	}
 }
 
+// TestFrozenPluginReplaced: after a call timed out on a frozen plugin, the
+// host ends that process (it does not answer a health check either) and the
+// next call runs on a new one instead of waiting out call_timeout again.
+func TestFrozenPluginReplaced(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	e := open(t, "freeze", map[string]string{"MEMOS_TESTPLUGIN_PIDFILE": pidfile}, func(c *plugins.Config) { c.CallTimeout = time.Second })
+	first := readPID(t, pidfile)
+	t.Cleanup(func() { syscall.Kill(first, syscall.SIGKILL) })
+	if _, err := e.Embed(t.Context(), []string{"freezes the plugin"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a call timeout, got %v", err)
+	}
+	waitDead(t, first)
+	mi, err := e.Info(t.Context()) // Info does not freeze the plugin
+	if err != nil {
+		t.Fatalf("Info after the frozen process was ended: %v", err)
+	}
+	if mi.ID != "testembed-v1" {
+		t.Fatalf("Info = %+v", mi)
+	}
+	if second := readPID(t, pidfile); second == first || !alive(second) {
+		t.Fatalf("no new plugin process: pid %d before, %d now", first, second)
+	}
+}
+
 // TestCloseFrozenDuringCall closes the embedder while a call waits on a
 // frozen plugin (call_timeout far away): Close ends the process and the
 // call fails instead of waiting out its timeout.

@@ -12,7 +12,9 @@
 //	crashalways  exits during every Embed call
 //	hang         Embed never returns and ignores its context
 //	freeze       Embed stops the whole process (SIGSTOP), as a debugger or
-//	             a suspended machine would; after SIGCONT it embeds
+//	             a suspended machine would, and again whenever it is
+//	             continued (the kernel sends SIGCONT to an orphaned process
+//	             group with stopped members), so it never answers
 //	wait         Embed logs "embed started", waits for its context to end,
 //	             logs "embed cancelled" and returns the context's error
 //	errors       Embed fails according to the first text: "invalid",
@@ -63,7 +65,9 @@ func (m modal) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	case "hang":
 		select {}
 	case "freeze":
-		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		for {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		}
 	case "wait":
 		slog.Info("embed started", "texts", len(texts))
 		fmt.Fprintln(os.Stderr, "a plain line on stderr")

@@ -5,7 +5,8 @@
 //	hang <file>    Embed writes the process id to file, then never returns
 //	               and ignores its context
 //	stop <file>    Embed writes the process id to file, then stops the
-//	               whole process (SIGSTOP), as a debugger would
+//	               whole process (SIGSTOP), as a debugger would, and again
+//	               whenever it is continued, so it never answers
 package main
 
 import (
@@ -30,7 +31,9 @@ func (b broken) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		select {}
 	case "stop":
 		_ = os.WriteFile(b.pidfile, []byte(strconv.Itoa(os.Getpid())), 0o644)
-		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		for {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
