@@ -92,6 +92,8 @@ type (
 	Turn                  = driver.Turn
 	Extraction            = driver.Extraction
 	Extractor             = driver.Extractor
+	Summarizer            = driver.Summarizer
+	SummaryItem           = driver.SummaryItem
 )
 
 // Errors: the sentinels are the driver's values, so errors.Is works across
@@ -116,18 +118,21 @@ var (
 
 // The registry of backends and embedders.
 type (
-	BackendDriver   = driver.BackendDriver
-	EmbedderDriver  = driver.EmbedderDriver
-	ExtractorDriver = driver.ExtractorDriver
+	BackendDriver    = driver.BackendDriver
+	EmbedderDriver   = driver.EmbedderDriver
+	ExtractorDriver  = driver.ExtractorDriver
+	SummarizerDriver = driver.SummarizerDriver
 )
 
 var (
-	LookupBackend   = driver.LookupBackend
-	BackendNames    = driver.BackendNames
-	LookupEmbedder  = driver.LookupEmbedder
-	EmbedderNames   = driver.EmbedderNames
-	LookupExtractor = driver.LookupExtractor
-	ExtractorNames  = driver.ExtractorNames
+	LookupBackend    = driver.LookupBackend
+	BackendNames     = driver.BackendNames
+	LookupEmbedder   = driver.LookupEmbedder
+	EmbedderNames    = driver.EmbedderNames
+	LookupExtractor  = driver.LookupExtractor
+	ExtractorNames   = driver.ExtractorNames
+	LookupSummarizer = driver.LookupSummarizer
+	SummarizerNames  = driver.SummarizerNames
 )
 
 func invalidf(format string, args ...any) error { return driver.Invalidf(format, args...) }

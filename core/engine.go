@@ -47,6 +47,11 @@ type Options struct {
 	// that opening a large store does not re-read every vector; "" means none.
 	// Front-ends use the store's path + ".vectors".
 	VectorSnapshot string
+	// Summarizer writes knowledge pages (Consolidate with Pages); nil means
+	// no pages. The engine closes it if it is an io.Closer.
+	Summarizer Summarizer
+	// Consolidate holds consolidation's thresholds; zero fields take defaults.
+	Consolidate ConsolidateConfig
 	// Extractor proposes memories from captured conversations (Capture);
 	// nil means Capture stores the turns only. The engine closes it if it
 	// is an io.Closer.
@@ -62,13 +67,15 @@ type Engine struct {
 
 // shared is the state every handle of one store has in common.
 type shared struct {
-	b         Backend
-	emb       Embedder
-	extractor Extractor // nil: Capture stores turns only
-	model     ModelInfo // zero when emb is nil
-	cfg       SearchConfig
-	now       func() time.Time
-	closed    atomic.Bool
+	b           Backend
+	emb         Embedder
+	extractor   Extractor  // nil: Capture stores turns only
+	summarizer  Summarizer // nil: no knowledge pages
+	consolidate ConsolidateConfig
+	model       ModelInfo // zero when emb is nil
+	cfg         SearchConfig
+	now         func() time.Time
+	closed      atomic.Bool
 
 	vecMu   sync.Mutex // serialises syncs of vec with the change log
 	vec     VectorIndex
@@ -106,11 +113,14 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot,
-		extractor: opts.Extractor}
+		extractor: opts.Extractor, summarizer: opts.Summarizer, consolidate: opts.Consolidate.withDefaults()}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if err := s.cfg.validate(); err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
+	if err := s.consolidate.validate(); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	if s.emb != nil {
@@ -205,8 +215,10 @@ func (e *Engine) Close() error {
 	if c, ok := e.emb.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
 	}
-	if c, ok := e.extractor.(io.Closer); ok {
-		err = errors.Join(err, c.Close())
+	for _, p := range []any{e.extractor, e.summarizer} {
+		if c, ok := p.(io.Closer); ok {
+			err = errors.Join(err, c.Close())
+		}
 	}
 	return err
 }

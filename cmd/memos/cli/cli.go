@@ -40,7 +40,8 @@ import (
 
 	"github.com/memos-go/memos/cmd/memos/internal/config"
 	"github.com/memos-go/memos/core"
-	_ "github.com/memos-go/memos/core/extract" // the built-in extractors: rules (the default), llm
+	_ "github.com/memos-go/memos/core/extract"   // the built-in extractors: rules (the default), llm
+	_ "github.com/memos-go/memos/core/summarize" // the built-in summarizers: extractive (the default), llm
 )
 
 // Main runs the memos command line with args (without the program name) and
@@ -139,7 +140,7 @@ New here? Run: memos quickstart`,
 		&cobra.Group{ID: "setup", Title: "Setup:"},
 	)
 	for _, c := range []*cobra.Command{a.addCmd(), a.searchCmd(), a.getCmd(), a.updateCmd(),
-		a.historyCmd(), a.revertCmd(), a.forgetCmd(), a.statsCmd(), a.captureCmd()} {
+		a.historyCmd(), a.revertCmd(), a.forgetCmd(), a.statsCmd(), a.captureCmd(), a.consolidateCmd(), a.dreamCmd()} {
 		c.GroupID = "mem"
 		root.AddCommand(c)
 	}
@@ -223,12 +224,24 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 	xd, err := core.LookupExtractor(cfg.Extractor)
 	var ext core.Extractor
 	if err == nil {
-		ext, err = xd.Open(ctx, cfg.ExtractorConfig)
+		if ext, err = xd.Open(ctx, cfg.ExtractorConfig); err != nil {
+			err = fmt.Errorf("open %s extractor: %w", cfg.Extractor, err)
+		}
+	}
+	sd, serr := core.LookupSummarizer(cfg.Summarizer)
+	var sum core.Summarizer
+	if err == nil && serr == nil {
+		if sum, err = sd.Open(ctx, cfg.SummarizerConfig); err != nil {
+			err = fmt.Errorf("open %s summarizer: %w", cfg.Summarizer, err)
+		}
+	} else if err == nil {
+		err = serr
 	}
 	if err != nil {
-		err = fmt.Errorf("open %s extractor: %w", cfg.Extractor, err)
-		if c, ok := emb.(io.Closer); ok {
-			err = errors.Join(err, c.Close())
+		for _, c := range []any{emb, ext} {
+			if c, ok := c.(io.Closer); ok {
+				err = errors.Join(err, c.Close())
+			}
 		}
 		return nil, errors.Join(err, b.Close())
 	}
@@ -243,11 +256,13 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 		AllowModelChange: a.allowModelChange,
 		VectorSnapshot:   vectorSnapshot(cfg),
 		Extractor:        ext,
+		Summarizer:       sum,
+		Consolidate:      cfg.Consolidate,
 	})
 	if err != nil {
 		// The engine owns backend and embedder only once it is open.
 		errs := []error{err, b.Close()}
-		for _, c := range []any{emb, ext} {
+		for _, c := range []any{emb, ext, sum} {
 			if c, ok := c.(io.Closer); ok {
 				errs = append(errs, c.Close())
 			}

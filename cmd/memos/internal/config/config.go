@@ -36,6 +36,7 @@ const (
 	DefaultBackend     = "sqlite"
 	DefaultEmbedder    = "hash"
 	DefaultExtractor   = "rules"
+	DefaultSummarizer  = "extractive"
 	DefaultVectorIndex = "exact"
 	// FileName is the config file's name inside the home directory.
 	FileName = "config.yaml"
@@ -84,9 +85,15 @@ type Config struct {
 	// ExtractorConfig is decoded from extractor.<Extractor>.
 	Extractor       string
 	ExtractorConfig any
-	VectorIndex     string
-	HNSWThreshold   int // vector.hnsw_threshold; 0: the engine's default
-	Search          core.SearchConfig
+	// Summarizer names the registered summarizer dream uses for knowledge
+	// pages; SummarizerConfig is decoded from summarizer.<Summarizer>.
+	Summarizer       string
+	SummarizerConfig any
+	// Consolidate holds consolidation's thresholds (the consolidate section).
+	Consolidate   core.ConsolidateConfig
+	VectorIndex   string
+	HNSWThreshold int // vector.hnsw_threshold; 0: the engine's default
+	Search        core.SearchConfig
 	// Values lists every effective setting with its source, in a stable order.
 	Values []Value
 }
@@ -108,7 +115,7 @@ type Options struct {
 }
 
 // topLevel lists the keys allowed at the top of the configuration.
-var topLevel = []string{"backend", "backends", "embedder", "extractor", "home", "namespace", "search", "vector"}
+var topLevel = []string{"backend", "backends", "consolidate", "embedder", "extractor", "home", "namespace", "search", "summarizer", "vector"}
 
 // Error is a configuration error. Its message names the key and where the key
 // was set; it wraps core.ErrInvalid or core.ErrUnknownName so that the CLI
@@ -227,7 +234,7 @@ func EnvKey(name string) string {
 		return ""
 	}
 	key := strings.ToLower(strings.ReplaceAll(rest, "__", "."))
-	if key == "embedder" || key == "extractor" {
+	if key == "embedder" || key == "extractor" || key == "summarizer" {
 		return key + ".name"
 	}
 	top, _, _ := strings.Cut(key, ".")
@@ -354,12 +361,13 @@ func (ld *loader) top(key string) (any, *layer) {
 // chosen by the upper layers, so it comes after them.
 func (ld *loader) defaults(envs map[string]string) (*layer, error) {
 	m := map[string]any{
-		"home":           ld.home,
-		"namespace":      core.DefaultNamespace,
-		"backend":        DefaultBackend,
-		"embedder.name":  DefaultEmbedder,
-		"extractor.name": DefaultExtractor,
-		"vector.index":   DefaultVectorIndex,
+		"home":            ld.home,
+		"namespace":       core.DefaultNamespace,
+		"backend":         DefaultBackend,
+		"embedder.name":   DefaultEmbedder,
+		"extractor.name":  DefaultExtractor,
+		"summarizer.name": DefaultSummarizer,
+		"vector.index":    DefaultVectorIndex,
 	}
 	name := DefaultBackend
 	if v, l := ld.top("backend"); l != nil {
@@ -474,6 +482,15 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	}); err != nil {
 		return err
 	}
+	if cfg.Summarizer, err = ld.str("summarizer.name"); err != nil {
+		return err
+	}
+	if cfg.SummarizerConfig, err = ld.module("summarizer", cfg.Summarizer, cfg, func(name string) (func() any, error) {
+		d, err := core.LookupSummarizer(name)
+		return d.NewConfig, err
+	}); err != nil {
+		return err
+	}
 
 	cfg.Values = append(cfg.Values, ld.value("vector.index", cfg.VectorIndex))
 	if cfg.HNSWThreshold != 0 {
@@ -487,6 +504,12 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 		return err
 	}
 	cfg.Search = *sc.(*core.SearchConfig)
+	cfg.Values = append(cfg.Values, vals...)
+	cc, vals, err := ld.decode("consolidate", func() any { return new(core.ConsolidateConfig) })
+	if err != nil {
+		return err
+	}
+	cfg.Consolidate = *cc.(*core.ConsolidateConfig)
 	cfg.Values = append(cfg.Values, vals...)
 	return nil
 }
@@ -529,7 +552,7 @@ func (ld *loader) checkTop() error {
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("unknown key %q (known: %s)", key, strings.Join(topLevel, ", ")), Err: core.ErrInvalid}
 		case (top == "home" || top == "namespace" || top == "backend") && nested:
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a single value, not a section (found %s)", top, key), Err: core.ErrInvalid}
-		case (top == "backends" || top == "embedder" || top == "extractor" || top == "search" || top == "vector") && !nested:
+		case (top == "backends" || top == "consolidate" || top == "embedder" || top == "extractor" || top == "search" || top == "summarizer" || top == "vector") && !nested:
 			if m, ok := ld.merged.Get(key).(map[string]any); ok && len(m) == 0 {
 				continue // an empty section
 			}
@@ -537,7 +560,7 @@ func (ld *loader) checkTop() error {
 				continue
 			}
 			hint := ""
-			if top == "embedder" || top == "extractor" {
+			if top == "embedder" || top == "extractor" || top == "summarizer" {
 				hint = fmt.Sprintf(" (set %s.name to choose the %s)", top, top)
 			}
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a section of settings, not a single value%s", top, hint), Err: core.ErrInvalid}
@@ -564,7 +587,7 @@ func (ld *loader) whereAny(key string) string {
 func (ld *loader) sectionNames(parent, chosen string) []string {
 	names := []string{chosen}
 	for _, n := range ld.merged.MapKeys(parent) {
-		if (parent == "embedder" || parent == "extractor") && n == "name" {
+		if (parent == "embedder" || parent == "extractor" || parent == "summarizer") && n == "name" {
 			continue
 		}
 		if n != chosen {

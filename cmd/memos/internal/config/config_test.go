@@ -12,6 +12,7 @@ import (
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/driver"
 	_ "github.com/memos-go/memos/core/extract"
+	_ "github.com/memos-go/memos/core/summarize"
 	_ "github.com/memos-go/memos/core/vector"
 )
 

@@ -78,6 +78,24 @@ func Template() string {
 		}
 	}
 	b.WriteString("\n")
+	line(0, "summarizer", "", "what memos dream uses to write knowledge pages")
+	line(1, "name", DefaultSummarizer, "compiled in: "+strings.Join(core.SummarizerNames(), ", "))
+	for _, name := range core.SummarizerNames() {
+		d, err := core.LookupSummarizer(name)
+		if err != nil {
+			continue
+		}
+		line(1, name, "", "")
+		for _, f := range fieldsOf(reflect.TypeOf(d.NewConfig())) {
+			line(2, f.key, "", describe(f.typ))
+		}
+	}
+	b.WriteString("\n")
+	line(0, "consolidate", "", "memos consolidate and dream; unset keys take the engine's defaults")
+	for _, f := range fieldsOf(reflect.TypeFor[core.ConsolidateConfig]()) {
+		line(1, f.key, "", describe(f.typ))
+	}
+	b.WriteString("\n")
 	line(0, "vector", "", "")
 	line(1, "index", DefaultVectorIndex, "exact: brute-force SIMD search")
 	b.WriteString("\n")
