@@ -16,21 +16,16 @@
 package openai
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/httpapi"
 	"github.com/memos-go/memos/embedders/internal/batched"
 )
 
@@ -46,8 +41,6 @@ const (
 	DefaultMaxRetries = 4
 	DefaultTimeout    = 60 * time.Second
 	DefaultBackoff    = 500 * time.Millisecond
-	// maxWait caps one wait between attempts, also one asked for by Retry-After.
-	maxWait = time.Minute
 )
 
 // Config configures the embedder. Every field is optional.
@@ -94,11 +87,10 @@ func init() {
 // Embedder calls an OpenAI-compatible embeddings endpoint. It is safe for
 // concurrent use.
 type Embedder struct {
-	cfg    Config
-	url    string
-	key    string
-	client *http.Client
-	info   driver.ModelInfo
+	cfg  Config
+	url  string
+	http *httpapi.Client
+	info driver.ModelInfo
 }
 
 var _ driver.Embedder = (*Embedder)(nil)
@@ -136,16 +128,21 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%w: openai: base_url %q is not an http(s) URL such as %s", driver.ErrInvalid, cfg.BaseURL, DefaultBaseURL)
 	}
+	key := os.Getenv(cfg.APIKeyEnv)
+	retries := cfg.MaxRetries
+	if retries == 0 {
+		retries = -1 // httpapi reads 0 as its default
+	}
 	e := &Embedder{
-		cfg:    cfg,
-		url:    strings.TrimRight(cfg.BaseURL, "/") + "/embeddings",
-		key:    os.Getenv(cfg.APIKeyEnv),
-		client: cfg.HTTPClient,
+		cfg: cfg,
+		url: strings.TrimRight(cfg.BaseURL, "/") + "/embeddings",
+		http: &httpapi.Client{Name: "openai", Header: http.Header{}, Timeout: cfg.Timeout, MaxRetries: retries,
+			Backoff: cfg.Backoff, KeyHint: "check the key in $" + cfg.APIKeyEnv, HTTP: cfg.HTTPClient},
 	}
-	if e.client == nil {
-		e.client = http.DefaultClient
+	if key != "" {
+		e.http.Header.Set("Authorization", "Bearer "+key)
 	}
-	if e.key == "" && u.Host == "api.openai.com" {
+	if key == "" && u.Host == "api.openai.com" {
 		return nil, fmt.Errorf("%w: openai: no API key: set the environment variable %s", driver.ErrInvalid, cfg.APIKeyEnv)
 	}
 	dim := cfg.Dimensions
@@ -184,16 +181,8 @@ type response struct {
 	Model string `json:"model"`
 }
 
-type errorBody struct {
-	Error struct {
-		Message string          `json:"message"`
-		Type    string          `json:"type"`
-		Code    json.RawMessage `json:"code"`
-	} `json:"error"`
-}
-
-// request embeds one batch, retrying as configured, and returns the
-// vectors in input order, normalised.
+// request embeds one batch, retrying as configured (core/httpapi), and
+// returns the vectors in input order, normalised.
 func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, error) {
 	in := make([]string, len(texts))
 	for i, s := range texts {
@@ -202,154 +191,24 @@ func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, er
 		}
 		in[i] = s
 	}
-	body, err := json.Marshal(request{Model: e.cfg.Model, Input: in, Dimensions: e.cfg.Dimensions, EncodingFormat: "float"})
-	if err != nil {
-		return nil, fmt.Errorf("openai: %w", err)
-	}
-	for attempt := 0; ; attempt++ {
-		vs, retry, wait, err := e.attempt(ctx, body, len(texts))
-		if err == nil {
-			return vs, nil
-		}
-		if !retry || attempt >= e.cfg.MaxRetries {
-			if retry {
-				return nil, fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
-			}
-			return nil, err
-		}
-		if wait < 0 {
-			wait = e.backoff(attempt)
-		}
-		if wait > maxWait {
-			return nil, fmt.Errorf("%w; the server asks to wait %v, longer than memos waits (%v)", err, wait, maxWait)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("openai: %w (while waiting to retry after: %v)", ctx.Err(), err)
-		case <-t.C:
-		}
-	}
-}
-
-// backoff returns the wait before retry number attempt+1: the base doubled
-// per attempt, capped, with full jitter in its upper half.
-func (e *Embedder) backoff(attempt int) time.Duration {
-	d := e.cfg.Backoff << min(attempt, 16)
-	if d <= 0 || d > maxWait {
-		d = maxWait
-	}
-	return d/2 + rand.N(d/2+1)
-}
-
-// attempt sends one request. It reports whether a failure may be retried
-// and how long the server asked to wait (negative when it did not say).
-func (e *Embedder) attempt(ctx context.Context, body []byte, n int) (vs [][]float32, retry bool, wait time.Duration, err error) {
-	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, e.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, false, 0, fmt.Errorf("%w: openai: %v", driver.ErrInvalid, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if e.key != "" {
-		req.Header.Set("Authorization", "Bearer "+e.key)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, false, 0, fmt.Errorf("openai: %w", ctx.Err())
-		}
-		if rctx.Err() != nil {
-			return nil, true, -1, fmt.Errorf("%w: openai: POST %s: no answer within %v (timeout)", driver.ErrUnavailable, e.url, e.cfg.Timeout)
-		}
-		return nil, true, -1, fmt.Errorf("%w: openai: POST %s: %v", driver.ErrUnavailable, e.url, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, false, 0, fmt.Errorf("openai: %w", ctx.Err())
-		}
-		return nil, true, -1, fmt.Errorf("%w: openai: reading the answer of POST %s: %v", driver.ErrUnavailable, e.url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		retry = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		sentinel := driver.ErrInvalid
-		if retry {
-			sentinel = driver.ErrUnavailable
-		}
-		return nil, retry, retryAfter(resp.Header.Get("Retry-After"), time.Now()),
-			fmt.Errorf("%w: openai: POST %s: %s: %s", sentinel, e.url, resp.Status, errorText(resp.StatusCode, data, e.cfg.APIKeyEnv))
-	}
 	var r response
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, false, 0, fmt.Errorf("openai: POST %s: the answer is not an embeddings response: %v", e.url, err)
+	req := request{Model: e.cfg.Model, Input: in, Dimensions: e.cfg.Dimensions, EncodingFormat: "float"}
+	if err := e.http.PostJSON(ctx, e.url, req, &r); err != nil {
+		return nil, err
 	}
+	n := len(texts)
 	if len(r.Data) != n {
-		return nil, false, 0, fmt.Errorf("openai: POST %s: %d embeddings for %d texts", e.url, len(r.Data), n)
+		return nil, fmt.Errorf("openai: POST %s: %d embeddings for %d texts", e.url, len(r.Data), n)
 	}
-	vs = make([][]float32, n)
+	vs := make([][]float32, n)
 	for _, d := range r.Data {
 		if d.Index < 0 || d.Index >= n || vs[d.Index] != nil {
-			return nil, false, 0, fmt.Errorf("openai: POST %s: embedding index %d is out of range or repeated", e.url, d.Index)
+			return nil, fmt.Errorf("openai: POST %s: embedding index %d is out of range or repeated", e.url, d.Index)
 		}
 		if !driver.Normalize(d.Embedding) {
-			return nil, false, 0, fmt.Errorf("openai: POST %s: embedding %d is zero or not finite", e.url, d.Index)
+			return nil, fmt.Errorf("openai: POST %s: embedding %d is zero or not finite", e.url, d.Index)
 		}
 		vs[d.Index] = d.Embedding
 	}
-	return vs, false, 0, nil
-}
-
-// errorText extracts the message of an OpenAI error body, or a short
-// excerpt of any other body.
-func errorText(status int, data []byte, keyEnv string) string {
-	var b errorBody
-	if json.Unmarshal(data, &b) == nil && b.Error.Message != "" {
-		s := b.Error.Message
-		var extra []string
-		if b.Error.Type != "" {
-			extra = append(extra, "type "+b.Error.Type)
-		}
-		if c := strings.Trim(string(b.Error.Code), `"`); c != "" && c != "null" {
-			extra = append(extra, "code "+c)
-		}
-		if len(extra) > 0 {
-			s += " (" + strings.Join(extra, ", ") + ")"
-		}
-		if status == http.StatusUnauthorized {
-			s += "; check the key in $" + keyEnv
-		}
-		return s
-	}
-	s := strings.TrimSpace(string(data))
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	if s == "" {
-		s = "(empty body)"
-	}
-	return s
-}
-
-// retryAfter parses a Retry-After header: seconds or an HTTP date (a date
-// in the past means now). It returns -1 when the header is absent or
-// unparseable.
-func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return -1
-	}
-	if s, err := strconv.ParseFloat(h, 64); err == nil {
-		if s < 0 || math.IsNaN(s) || math.IsInf(s, 0) {
-			return -1
-		}
-		return time.Duration(min(s, 1e6) * float64(time.Second))
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return -1
+	return vs, nil
 }

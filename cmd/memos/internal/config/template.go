@@ -52,45 +52,35 @@ func Template() string {
 		}
 	}
 	b.WriteString("\n")
-	line(0, "embedder", "", "")
-	line(1, "name", DefaultEmbedder, "compiled in: "+strings.Join(core.EmbedderNames(), ", "))
-	for _, name := range core.EmbedderNames() {
-		d, err := core.LookupEmbedder(name)
-		if err != nil {
-			continue
+	// module lists a module kind chosen by <kind>.name and each compiled-in
+	// module's settings.
+	module := func(kind, def, comment string, names []string, newConfig func(string) (func() any, error)) {
+		line(0, kind, "", comment)
+		line(1, "name", def, "compiled in: "+strings.Join(names, ", "))
+		for _, name := range names {
+			nc, err := newConfig(name)
+			if err != nil {
+				continue
+			}
+			line(1, name, "", "")
+			for _, f := range fieldsOf(reflect.TypeOf(nc())) {
+				line(2, f.key, "", describe(f.typ))
+			}
 		}
-		line(1, name, "", "")
-		for _, f := range fieldsOf(reflect.TypeOf(d.NewConfig())) {
-			line(2, f.key, "", describe(f.typ))
-		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
-	line(0, "extractor", "", "what memos capture uses to find memories in a conversation")
-	line(1, "name", DefaultExtractor, "compiled in: "+strings.Join(core.ExtractorNames(), ", "))
-	for _, name := range core.ExtractorNames() {
-		d, err := core.LookupExtractor(name)
-		if err != nil {
-			continue
-		}
-		line(1, name, "", "")
-		for _, f := range fieldsOf(reflect.TypeOf(d.NewConfig())) {
-			line(2, f.key, "", describe(f.typ))
-		}
-	}
-	b.WriteString("\n")
-	line(0, "summarizer", "", "what memos dream uses to write knowledge pages")
-	line(1, "name", DefaultSummarizer, "compiled in: "+strings.Join(core.SummarizerNames(), ", "))
-	for _, name := range core.SummarizerNames() {
-		d, err := core.LookupSummarizer(name)
-		if err != nil {
-			continue
-		}
-		line(1, name, "", "")
-		for _, f := range fieldsOf(reflect.TypeOf(d.NewConfig())) {
-			line(2, f.key, "", describe(f.typ))
-		}
-	}
-	b.WriteString("\n")
+	module("embedder", DefaultEmbedder, "", core.EmbedderNames(), func(n string) (func() any, error) {
+		d, err := core.LookupEmbedder(n)
+		return d.NewConfig, err
+	})
+	module("extractor", DefaultExtractor, "what memos capture uses to find memories in a conversation", core.ExtractorNames(), func(n string) (func() any, error) {
+		d, err := core.LookupExtractor(n)
+		return d.NewConfig, err
+	})
+	module("summarizer", DefaultSummarizer, "what memos dream uses to write knowledge pages", core.SummarizerNames(), func(n string) (func() any, error) {
+		d, err := core.LookupSummarizer(n)
+		return d.NewConfig, err
+	})
 	line(0, "consolidate", "", "memos consolidate and dream; unset keys take the engine's defaults")
 	for _, f := range fieldsOf(reflect.TypeFor[core.ConsolidateConfig]()) {
 		line(1, f.key, "", describe(f.typ))

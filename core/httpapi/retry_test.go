@@ -1,4 +1,4 @@
-package openai
+package httpapi
 
 import (
 	"net/http"
@@ -18,23 +18,23 @@ func TestRetryAfterParsing(t *testing.T) {
 		now.Add(90 * time.Second).Format(http.TimeFormat):  90 * time.Second,
 		now.Add(-90 * time.Second).Format(http.TimeFormat): 0,
 	} {
-		if got := retryAfter(h, now); got != want {
-			t.Errorf("retryAfter(%q) = %v, want %v", h, got, want)
+		if got := RetryAfter(h, now); got != want {
+			t.Errorf("RetryAfter(%q) = %v, want %v", h, got, want)
 		}
 	}
 }
 
 func TestBackoffGrowsWithJitter(t *testing.T) {
-	e := &Embedder{cfg: Config{Backoff: 100 * time.Millisecond}}
+	c := &Client{Backoff: 100 * time.Millisecond}
 	for attempt, base := range []time.Duration{100, 200, 400, 800} {
 		base *= time.Millisecond
 		for range 20 {
-			if d := e.backoff(attempt); d < base/2 || d > base {
+			if d := c.backoff(attempt); d < base/2 || d > base {
 				t.Fatalf("attempt %d: wait %v outside [%v, %v]", attempt, d, base/2, base)
 			}
 		}
 	}
-	if d := e.backoff(40); d > maxWait {
-		t.Fatalf("wait %v exceeds the cap %v", d, maxWait)
+	if d := c.backoff(40); d > MaxWait {
+		t.Fatalf("wait %v exceeds the cap %v", d, MaxWait)
 	}
 }
