@@ -257,7 +257,7 @@ func (e *Engine) mergeDuplicates(ctx context.Context, cfg ConsolidateConfig, mem
 		if !consolidatable(m) || m.Embedding.Dim() != e.model.Dim {
 			continue
 		}
-		hits, err := e.vec.Search(ctx, m.Embedding.Vector, 10, VectorFilter{Namespaces: []string{e.ns}})
+		hits, err := e.vec.Search(ctx, m.Embedding.Vector, 10, unpaged(e.ns))
 		if err != nil {
 			return err
 		}
@@ -477,10 +477,11 @@ func (e *Engine) buildPages(ctx context.Context, cfg ConsolidateConfig, rep *Con
 			seeds = append(seeds, m)
 		}
 	}
-	// Seeds in order of significance, then use, then age: important
-	// memories gather their neighbours first.
+	// Seeds in order of significance, then age: important memories gather
+	// their neighbours first. Nothing that changes with reading (access
+	// counts) decides, so that pages stay put while their members do.
 	slices.SortStableFunc(seeds, func(a, b *Memory) int {
-		return cmp.Or(cmp.Compare(b.Significance, a.Significance), cmp.Compare(b.AccessCount, a.AccessCount), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(cmp.Compare(b.Significance, a.Significance), cmp.Compare(a.ID, b.ID))
 	})
 	taken := map[int64]bool{}
 	var clusters [][]int64
@@ -488,7 +489,7 @@ func (e *Engine) buildPages(ctx context.Context, cfg ConsolidateConfig, rep *Con
 		if taken[s.ID] {
 			continue
 		}
-		hits, err := e.vec.Search(ctx, s.Embedding.Vector, 3*cfg.PageMaxSize, VectorFilter{Namespaces: []string{e.ns}})
+		hits, err := e.vec.Search(ctx, s.Embedding.Vector, 3*cfg.PageMaxSize, unpaged(e.ns))
 		if err != nil {
 			return err
 		}
@@ -543,6 +544,12 @@ func (e *Engine) buildPages(ctx context.Context, cfg ConsolidateConfig, rep *Con
 		rep.Pages = append(rep.Pages, change)
 	}
 	return nil
+}
+
+// unpaged filters vector searches to namespace ns outside the knowledge
+// pool, so that pages never crowd their own members out of a search.
+func unpaged(ns string) VectorFilter {
+	return VectorFilter{Namespaces: []string{ns}, Pools: []Pool{PoolRaw, PoolMemory}}
 }
 
 // shareEntity reports whether a and b name a common entity (case
