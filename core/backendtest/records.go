@@ -480,7 +480,7 @@ func testScan(t *testing.T, f *fixture) {
 	}
 }
 
-// testDeleteScrubsFiles checks the forget guarantee of DESIGN.md: after a
+// testDeleteScrubsFiles checks the forget guarantee (README, "Forgetting and the audit log"): after a
 // Delete and Close, no file of the store holds the deleted content, neither
 // verbatim nor its distinctive word.
 func testDeleteScrubsFiles(t *testing.T, f *fixture) {
