@@ -21,3 +21,13 @@ func TestConformance(t *testing.T) {
 func TestConformanceRegistered(t *testing.T) {
 	backendtest.RunRegistered(t, backendtest.Harness{Name: Name, Exclusive: true})
 }
+
+func BenchmarkBackend(b *testing.B) {
+	backendtest.RunBenchmarks(b, backendtest.Harness{
+		Name:      Name,
+		Exclusive: true,
+		Open: func(_ testing.TB, path string) (driver.Backend, error) {
+			return Open(context.Background(), Config{Path: path})
+		},
+	})
+}
