@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,66 +13,31 @@ import (
 
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/corpus"
 	_ "github.com/memos-go/memos/core/vector/hnsw"
 	"github.com/memos-go/memos/embedders/hash"
 )
 
 // The pipeline benchmarks run over a synthetic store of 100,000 memories
-// (sqlite, hash embedder, exact vector index): turns in sessions of 20, a
-// fact in ten with an edge to a turn, and a lesson in a hundred. Words follow
-// Zipf's law over a vocabulary of 20,000 (as in real text, so that a query's
-// content words match a realistic share of the store); queries take 3–5
-// words of middling frequency (ranks 100–5,000), as a question's content
-// words do once stop words are gone. The store is built once per test binary
-// run, in a temporary directory, and takes a minute or two; set
-// MEMOS_BENCH_N for another size, MEMOS_BENCH_DIR to keep the store there
-// for later runs, MEMOS_BENCH_DIM for the hash embedder's dimension (default
-// 256) and MEMOS_BENCH_INDEX for the vector index (default exact; hnsw).
-
-// benchVocab is the vocabulary, most frequent first.
-var benchVocab = func() []string {
-	r := rand.New(rand.NewPCG(3, 3))
-	const letters = "abcdefghijklmnopqrstuvwxyz"
-	seen := map[string]bool{}
-	var out []string
-	for len(out) < 20_000 {
-		n := 3 + r.IntN(7)
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = letters[r.IntN(len(letters))]
-		}
-		if w := string(b); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}()
+// (sqlite, hash embedder, exact vector index) written with the seeded corpus
+// of core/corpus (the one `memos bench` and the backend kit's benchmarks
+// use: Zipf vocabulary, log-normal lengths), all in the default namespace:
+// turns in sessions of 20, a fact in ten with an edge to a turn, and a
+// lesson in a hundred. Queries are the corpus's: three words of a topic,
+// rarer than the 200 commonest, as a question's content words are once
+// stop words are gone. The store is built once per test binary run, in a
+// temporary directory, and takes a minute or two; set MEMOS_BENCH_N for
+// another size, MEMOS_BENCH_DIR to keep the store there for later runs,
+// MEMOS_BENCH_DIM for the hash embedder's dimension (default 256) and
+// MEMOS_BENCH_INDEX for the vector index (default exact; hnsw).
 
 var benchStore struct {
-	once sync.Once
-	dir  string
-	path string
-	n    int
-	err  error
-}
-
-// benchSentence draws n words by Zipf's law.
-func benchSentence(z *rand.Zipf, n int) string {
-	ws := make([]string, n)
-	for i := range ws {
-		ws[i] = benchVocab[z.Uint64()]
-	}
-	return strings.Join(ws, " ")
-}
-
-// benchQuery draws n words of middling frequency.
-func benchQuery(r *rand.Rand, n int) string {
-	ws := make([]string, n)
-	for i := range ws {
-		ws[i] = benchVocab[100+r.IntN(4900)]
-	}
-	return strings.Join(ws, " ")
+	once    sync.Once
+	dir     string
+	path    string
+	n       int
+	queries []string
+	err     error
 }
 
 // benchEngine opens the shared synthetic store, building it on first use.
@@ -86,9 +50,17 @@ func benchEngine(b *testing.B) *core.Engine {
 			fmt.Sscan(s, &n)
 		}
 		benchStore.n = n
+		c, err := corpus.New(corpus.Options{Docs: n, Queries: 1000, Seed: 7})
+		if err != nil {
+			benchStore.err = err
+			return
+		}
+		for _, q := range c.Queries {
+			benchStore.queries = append(benchStore.queries, strings.Join(q.Words, " "))
+		}
 		if dir := os.Getenv("MEMOS_BENCH_DIR"); dir != "" {
 			// A kept store: build it once, reuse it in later runs.
-			benchStore.path = filepath.Join(dir, fmt.Sprintf("bench-zipf-%d-dim%s.db", n, os.Getenv("MEMOS_BENCH_DIM")))
+			benchStore.path = filepath.Join(dir, fmt.Sprintf("bench-corpus-%d-dim%s.db", n, os.Getenv("MEMOS_BENCH_DIM")))
 			if _, err := os.Stat(benchStore.path); err == nil {
 				return
 			}
@@ -105,15 +77,13 @@ func benchEngine(b *testing.B) *core.Engine {
 			return
 		}
 		defer e.Close()
-		r := rand.New(rand.NewPCG(7, 7))
-		z := rand.NewZipf(r, 1.07, 2, uint64(len(benchVocab)-1))
 		const batch = 2000
 		var lastTurn int64
 		for start := 0; start < n; start += batch {
 			var ins []core.Input
 			for i := start; i < min(start+batch, n); i++ {
-				in := core.Input{Content: benchSentence(z, 8+r.IntN(12)), Type: core.TypeTurn, Session: fmt.Sprintf("s%d", i/20),
-					Significance: 1 + r.IntN(10)}
+				in := core.Input{Content: c.Docs[i].Content, Type: core.TypeTurn, Session: fmt.Sprintf("s%d", i/20),
+					Significance: 1 + i*7%10}
 				switch {
 				case i%100 == 99:
 					in.Type = core.TypeLesson
@@ -181,11 +151,11 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 func BenchmarkSearchHybridExpand100k(b *testing.B) {
 	e := benchEngine(b)
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(1, 1))
+	qs := benchStore.queries
 	var lat []time.Duration
 	b.ResetTimer()
-	for b.Loop() {
-		q := benchQuery(r, 3+r.IntN(3))
+	for i := 0; b.Loop(); i++ {
+		q := qs[(i*7+0)%len(qs)]
 		t0 := time.Now()
 		if _, err := e.Search(ctx, core.SearchRequest{Query: q}); err != nil {
 			b.Fatal(err)
@@ -198,11 +168,11 @@ func BenchmarkSearchHybridExpand100k(b *testing.B) {
 func BenchmarkContextPack100k(b *testing.B) {
 	e := benchEngine(b)
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(2, 2))
+	qs := benchStore.queries
 	var lat []time.Duration
 	b.ResetTimer()
-	for b.Loop() {
-		q := benchQuery(r, 3+r.IntN(3))
+	for i := 0; b.Loop(); i++ {
+		q := qs[(i*7+1)%len(qs)]
 		t0 := time.Now()
 		if _, err := e.ContextPack(ctx, core.PackRequest{Query: q, Budget: 800}); err != nil {
 			b.Fatal(err)

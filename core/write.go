@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -496,19 +497,7 @@ func sameVersion(cur, next *Memory) bool {
 	aj, err1 := json.Marshal(a)
 	bj, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(aj) == string(bj) &&
-		cur.Embedding.Model == next.Embedding.Model && slicesEqual(cur.Embedding.Vector, next.Embedding.Vector)
-}
-
-func slicesEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+		cur.Embedding.Model == next.Embedding.Model && slices.Equal(cur.Embedding.Vector, next.Embedding.Vector)
 }
 
 // unwrapOp strips an *Error so that an inner operation's error can be

@@ -16,6 +16,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/memos-go/memos/backends/internal/guard"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -85,9 +86,7 @@ type DB struct {
 	// keyword index behind by (for tests).
 	repaired uint64
 
-	mu     sync.Mutex
-	closed bool
-	active sync.WaitGroup
+	guard guard.Guard // Close waits for View, Update and searches in progress
 }
 
 var (
@@ -142,7 +141,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		}
 		return nil, fmt.Errorf("bolt: open %s: %w", file, err)
 	}
-	d := &DB{dir: dir, bdb: bdb, writeSem: make(chan struct{}, 1)}
+	d := &DB{dir: dir, bdb: bdb, writeSem: make(chan struct{}, 1), guard: guard.Guard{Backend: Name, Store: dir}}
 	d.readers.init()
 	storeID, err := d.initStore()
 	if err != nil {
@@ -238,17 +237,9 @@ func rootBuckets(tx *bbolt.Tx) [][]byte {
 }
 
 // enter registers an operation, or returns ErrClosed after Close.
-func (d *DB) enter(op string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return fmt.Errorf("bolt: %s: store %s: %w", op, d.dir, driver.ErrClosed)
-	}
-	d.active.Add(1)
-	return nil
-}
+func (d *DB) enter(op string) error { return d.guard.Enter(op) }
 
-func (d *DB) leave() { d.active.Done() }
+func (d *DB) leave() { d.guard.Leave() }
 
 // View runs fn in a read transaction on one snapshot of the store. Several
 // Views run at once, also while an Update is in progress; they see only
@@ -346,14 +337,9 @@ func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 // Later calls of any method, Close included, return driver.ErrClosed. Close
 // must not be called from inside View or Update.
 func (d *DB) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return fmt.Errorf("bolt: close: store %s: %w", d.dir, driver.ErrClosed)
+	if err := d.guard.Close(); err != nil {
+		return err
 	}
-	d.closed = true
-	d.mu.Unlock()
-	d.active.Wait()
 	if d.scrubIndex.Load() || d.scrubFile.Load() {
 		d.scrub(context.Background(), 0)
 	}

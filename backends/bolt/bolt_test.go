@@ -10,7 +10,8 @@ import (
 
 func TestConformance(t *testing.T) {
 	backendtest.Run(t, backendtest.Harness{
-		Name: Name,
+		Name:      Name,
+		Exclusive: true,
 		Open: func(t testing.TB, path string) (driver.Backend, error) {
 			return Open(context.Background(), Config{Path: path})
 		},
@@ -18,5 +19,15 @@ func TestConformance(t *testing.T) {
 }
 
 func TestConformanceRegistered(t *testing.T) {
-	backendtest.RunRegistered(t, Name)
+	backendtest.RunRegistered(t, backendtest.Harness{Name: Name, Exclusive: true})
+}
+
+func BenchmarkBackend(b *testing.B) {
+	backendtest.RunBenchmarks(b, backendtest.Harness{
+		Name:      Name,
+		Exclusive: true,
+		Open: func(_ testing.TB, path string) (driver.Backend, error) {
+			return Open(context.Background(), Config{Path: path})
+		},
+	})
 }

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -210,25 +211,9 @@ func (t *readTx) Edges(id int64) ([]driver.Edge, error) {
 		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b driver.Edge) int {
-		if a.From != b.From {
-			return cmpInt(a.From, b.From)
-		}
-		if a.To != b.To {
-			return cmpInt(a.To, b.To)
-		}
-		return bytes.Compare([]byte(a.Type), []byte(b.Type))
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To), cmp.Compare(a.Type, b.Type))
 	})
 	return out, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Seq returns the sequence number of the latest committed change.

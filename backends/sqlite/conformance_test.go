@@ -17,3 +17,12 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
+
+func BenchmarkBackend(b *testing.B) {
+	backendtest.RunBenchmarks(b, backendtest.Harness{
+		Name: sqlite.Name,
+		Open: func(_ testing.TB, path string) (driver.Backend, error) {
+			return sqlite.Open(context.Background(), sqlite.Config{Path: path})
+		},
+	})
+}

@@ -18,6 +18,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/memos-go/memos/backends/internal/guard"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -70,9 +71,7 @@ type DB struct {
 	// its content out of the WAL has not completed yet.
 	scrub atomic.Bool
 
-	mu     sync.Mutex
-	closed bool
-	active sync.WaitGroup // operations in progress, waited for by Close
+	guard guard.Guard // Close waits for View, Update and searches in progress
 }
 
 var (
@@ -109,7 +108,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
-	d := &DB{path: path, busyTimeout: cfg.BusyTimeout}
+	d := &DB{path: path, busyTimeout: cfg.BusyTimeout, guard: guard.Guard{Backend: Name, Store: path}}
 	if err := d.open(ctx, cfg); err != nil {
 		d.closeAll()
 		return nil, err
@@ -241,17 +240,9 @@ func prepare(ctx context.Context, db *sql.DB, queries []string) (map[string]*sql
 }
 
 // enter registers an operation, or returns ErrClosed after Close.
-func (d *DB) enter(op string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return fmt.Errorf("sqlite: %s: store %s: %w", op, d.path, driver.ErrClosed)
-	}
-	d.active.Add(1)
-	return nil
-}
+func (d *DB) enter(op string) error { return d.guard.Enter(op) }
 
-func (d *DB) leave() { d.active.Done() }
+func (d *DB) leave() { d.guard.Leave() }
 
 // View runs fn in a read transaction on one snapshot of the store. Several
 // Views run at once, also while a write is in progress; they see only
@@ -353,14 +344,9 @@ func (d *DB) checkpoint(ctx context.Context, wait time.Duration) bool {
 // Later calls of any method, Close included, return driver.ErrClosed. Close
 // must not be called from inside View or Update.
 func (d *DB) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return fmt.Errorf("sqlite: close: store %s: %w", d.path, driver.ErrClosed)
+	if err := d.guard.Close(); err != nil {
+		return err
 	}
-	d.closed = true
-	d.mu.Unlock()
-	d.active.Wait()
 	if d.scrub.Load() {
 		d.checkpoint(context.Background(), checkpointWait)
 	}

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -465,41 +464,6 @@ func TestWritersWait(t *testing.T) {
 	}
 }
 
-func TestTxAfterReturn(t *testing.T) {
-	d, _ := tempDB(t)
-	var kept driver.Tx
-	update(t, d, func(tx driver.Tx) error { kept = tx; return nil })
-	if _, err := kept.Get(1, 0); !errors.Is(err, driver.ErrClosed) {
-		t.Errorf("Get on a finished Tx = %v, want ErrClosed", err)
-	}
-	if err := kept.Insert(newMem("late")); !errors.Is(err, driver.ErrClosed) {
-		t.Errorf("Insert on a finished Tx = %v, want ErrClosed", err)
-	}
-}
-
-func TestUpdatePanicRollsBack(t *testing.T) {
-	d, _ := tempDB(t)
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("panic in fn was swallowed")
-			}
-		}()
-		d.Update(context.Background(), func(tx driver.Tx) error {
-			tx.Insert(newMem("never committed"))
-			panic("boom")
-		})
-	}()
-	// The writer connection is usable and nothing was written.
-	update(t, d, func(tx driver.Tx) error {
-		seq, err := tx.Seq()
-		if err == nil && seq != 0 {
-			err = fmt.Errorf("seq %d after a rolled-back write", seq)
-		}
-		return err
-	})
-}
-
 func TestFTSErrorIsInvalid(t *testing.T) {
 	d, _ := tempDB(t)
 	ctx := context.Background()
@@ -521,42 +485,6 @@ func TestFTSErrorIsInvalid(t *testing.T) {
 	if _, err := d.SearchKeyword(ctx, &query.Or{Children: []query.Node{&query.Term{Text: "a"}}}, driver.Filter{}, 5); !errors.Is(err, driver.ErrInvalid) {
 		t.Errorf("SearchKeyword with a malformed AST = %v, want ErrInvalid", err)
 	}
-}
-
-func TestConcurrentHandles(t *testing.T) {
-	// Several handles on one file (as several processes would have), each
-	// writing from several goroutines: every write succeeds, none is lost.
-	_, path := tempDB(t)
-	const handles, writers, each = 3, 3, 10
-	var wg sync.WaitGroup
-	errs := make(chan error, handles*writers)
-	for h := range handles {
-		d := openDB(t, path)
-		defer d.Close()
-		for w := range writers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range each {
-					err := d.Update(context.Background(), func(tx driver.Tx) error {
-						return tx.Insert(newMem(fmt.Sprintf("handle %d writer %d item %d", h, w, i)))
-					})
-					if err != nil {
-						errs <- err
-						return
-					}
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	d := openDB(t, path)
-	defer d.Close()
-	checkConsistent(t, d, handles*writers*each)
 }
 
 // checkConsistent checks the invariants a crash must not break: SQLite's

@@ -47,7 +47,7 @@
 //     nothing.
 //   - Close of a closed backend returns ErrClosed, like every other method.
 //   - After Delete and Close, no file of the store contains the deleted
-//     content or its words (DESIGN.md: forgetting leaves no content bytes).
+//     content or its words (forgetting leaves no content bytes).
 package backendtest
 
 import (
@@ -73,6 +73,12 @@ type Harness struct {
 	// call. The suite closes what Open returns and reopens the same path to
 	// test persistence. Cases run one after another.
 	Open func(t testing.TB, path string) (driver.Backend, error)
+	// Exclusive says the backend opens a store in one handle at a time (bolt
+	// locks its file): a second Open waits for the first handle's Close, or
+	// gives up with an error wrapping driver.ErrUnavailable. When false, the
+	// suite opens several handles on one store at once and writes through
+	// all of them, as several processes would.
+	Exclusive bool
 }
 
 // testCase is one conformance case. covers names the interface methods the
@@ -108,6 +114,9 @@ var cases = []testCase{
 	{"CanceledContext", []string{"Backend.View", "Backend.Update", "KeywordIndex.SearchKeyword"}, testCanceledContext},
 	{"UseAfterClose", []string{"Backend.Close", "Backend.View", "Backend.Update", "KeywordIndex.SearchKeyword"}, testUseAfterClose},
 	{"Concurrency", []string{"Backend.View", "Backend.Update", "KeywordIndex.SearchKeyword"}, testConcurrency},
+	{"TxAfterReturn", []string{"Backend.Update", "Backend.View", "ReadTx.Get", "Tx.Insert", "Tx.SetMeta"}, testTxAfterReturn},
+	{"UpdatePanic", []string{"Backend.Update"}, testUpdatePanic},
+	{"ConcurrentHandles", []string{"Backend.Update", "Backend.View", "Backend.Close"}, testConcurrentHandles},
 }
 
 // Run runs the conformance suite against the backend h opens. Every case is
@@ -134,23 +143,30 @@ func Run(t *testing.T, h Harness) {
 	}
 }
 
-// RunRegistered runs the suite against the backend registered under name in
-// the core registry. The backend's config must have a string field for the
-// store path: a field named Path, or one tagged "path" (koanf, json, yaml or
-// mapstructure), as front-ends set the config key "path".
-func RunRegistered(t *testing.T, name string) {
+// RunRegistered runs the suite against the backend registered under h.Name
+// in the driver registry, opening it the way front-ends do; h.Open must be
+// nil, the other fields describe the backend as for Run. The backend's config
+// must have a string field for the store path: a field named Path, or one
+// tagged "path" (koanf, json, yaml or mapstructure), as front-ends set the
+// config key "path".
+func RunRegistered(t *testing.T, h Harness) {
 	t.Helper()
+	if h.Open != nil {
+		t.Fatal("backendtest: RunRegistered opens through the registry; leave Harness.Open nil")
+	}
+	name := h.Name
 	d, err := driver.LookupBackend(name)
 	if err != nil {
 		t.Fatalf("backendtest: %v", err)
 	}
-	Run(t, Harness{Name: name, Open: func(_ testing.TB, path string) (driver.Backend, error) {
+	h.Open = func(_ testing.TB, path string) (driver.Backend, error) {
 		cfg := d.NewConfig()
 		if err := setPath(cfg, path); err != nil {
 			return nil, fmt.Errorf("backendtest: config of backend %q: %w", name, err)
 		}
 		return d.Open(context.Background(), cfg)
-	}})
+	}
+	Run(t, h)
 }
 
 // setPath stores path in the path field of cfg, a pointer to a config struct.

@@ -157,7 +157,7 @@ func TestContentQuery(t *testing.T) {
 
 func TestFixtureMemoriesAreValid(t *testing.T) {
 	ms := []*driver.Memory{fullMemory(), newMemory("plain")}
-	for _, d := range corpus() {
+	for _, d := range keywordCorpus() {
 		ms = append(ms, d.m)
 	}
 	for _, m := range ms {

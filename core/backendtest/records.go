@@ -330,9 +330,9 @@ type corpusDoc struct {
 	m    *driver.Memory
 }
 
-// corpus returns the keyword corpus. The documents avoid words whose porter
+// keywordCorpus returns the keyword corpus. The documents avoid words whose porter
 // stems differ between common implementations.
-func corpus() []corpusDoc {
+func keywordCorpus() []corpusDoc {
 	return []corpusDoc{
 		{"alice", newMemory("Alice prefers open-source tools for vector search", withType(driver.TypePreference))},
 		{"graph", newMemory("Graph nodes connect through typed edges; each node has a label", withPool(driver.PoolKnowledge), withType(driver.TypeKnowledge))},
@@ -358,7 +358,7 @@ func corpus() []corpusDoc {
 // document name.
 func seedCorpus(t testing.TB, f *fixture) map[string]int64 {
 	t.Helper()
-	docs := corpus()
+	docs := keywordCorpus()
 	ids := make(map[string]int64, len(docs))
 	f.update(t, func(tx driver.Tx) error {
 		for _, d := range docs {
@@ -480,7 +480,7 @@ func testScan(t *testing.T, f *fixture) {
 	}
 }
 
-// testDeleteScrubsFiles checks the forget guarantee of DESIGN.md: after a
+// testDeleteScrubsFiles checks the forget guarantee (README, "Forgetting and the audit log"): after a
 // Delete and Close, no file of the store holds the deleted content, neither
 // verbatim nor its distinctive word.
 func testDeleteScrubsFiles(t *testing.T, f *fixture) {

@@ -14,9 +14,11 @@
 //
 // Implement Backend (View/Update transactions as closures, SearchKeyword, and
 // Close), register it from the package's init with
-// RegisterBackend(Name, NewBackendDriver(Name, "file-name", Open)), and test
-// it with one call to backendtest.Run(t, harness) from core/backendtest. The
-// engine adds vector search (exact or HNSW) on top of any backend.
+// RegisterBackend(Name, NewBackendDriver(Name, "file-name", Open)), test it
+// with one call to backendtest.Run(t, harness) from core/backendtest and
+// benchmark it with backendtest.RunBenchmarks(b, harness). The engine adds
+// vector search (exact or HNSW) on top of any backend. The README's
+// "Writing a backend" walks through it.
 //
 // # Writing an embedder
 //

@@ -8,7 +8,7 @@ import (
 
 // Sentinel errors. Every error returned by the engine and by backends wraps at
 // most one of these, so callers test with errors.Is. Front-ends map them to
-// HTTP status codes, MCP errors and exit codes in one table (see ErrorKind).
+// HTTP status codes, MCP errors and exit codes in one table (see KindOf).
 var (
 	// ErrNotFound: the memory, version or edge does not exist (or was forgotten).
 	ErrNotFound = errors.New("not found")

@@ -22,7 +22,7 @@ func (a *app) benchCmd() *cobra.Command {
 		ks                                   []int
 		queries, warmup, corpora, batch      int
 		seed                                 int64
-		jsonOut, plotOut, dir                string
+		outFile, plotOut, dir                string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -46,20 +46,17 @@ every backend compiled in, with the hash embedder. Data sets:
   beir:DIR             BEIR layout: corpus.jsonl, queries.jsonl, qrels/*.tsv
 The data sets are not shipped with memos; missing ones are skipped.
 
---json FILE writes every raw figure and the machine it ran on ("-" prints it
-instead of the table); --plot FILE.svg or FILE.png draws latency against
-size and recall per retriever.`,
+--out FILE writes every raw figure and the machine it ran on as JSON; the
+global --json prints that report instead of the table; --plot FILE.svg or
+FILE.png draws latency against size and recall per retriever.`,
 		Example: `  memos bench
   memos bench --backends sqlite,bolt --embedders hash,wordvec --sizes 10k,100k
   memos bench --dataset locomo:../shared/data/locomo/locomo-dev.json --k 5,10,20
-  memos bench --dataset longmemeval:lme.json.gz --corpora 20 --dataset beir:scifact --json out.json --plot out.svg`,
+  memos bench --dataset longmemeval:lme.json.gz --corpora 20 --dataset beir:scifact --out out.json --plot out.svg`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			cfg := bench.Config{Backends: backends, Embedders: embedders, K: ks, Queries: queries,
 				Warmup: warmup, BatchSize: batch, Seed: seed, Dir: dir}
-			if jsonOut == "-" {
-				a.json = true // errors as JSON too
-			}
 			for _, s := range sizes {
 				n, err := dataset.ParseSize(s)
 				if err != nil {
@@ -95,29 +92,25 @@ size and recall per retriever.`,
 			if err != nil {
 				return err
 			}
-			switch jsonOut {
-			case "-":
+			if outFile != "" {
+				if err := writeFileWith(outFile, rep.WriteJSON); err != nil {
+					return fmt.Errorf("--out: %w", err)
+				}
+			}
+			if a.json {
 				if err := rep.WriteJSON(a.stdout); err != nil {
 					return err
 				}
-			case "":
-			default:
-				if err := writeFileWith(jsonOut, rep.WriteJSON); err != nil {
-					return fmt.Errorf("--json: %w", err)
-				}
-			}
-			if jsonOut != "-" {
-				if err := rep.WriteTable(a.stdout); err != nil {
-					return err
-				}
+			} else if err := rep.WriteTable(a.stdout); err != nil {
+				return err
 			}
 			if plotOut != "" {
 				if err := rep.SavePlot(plotOut); err != nil {
 					return fmt.Errorf("--plot: %w", err)
 				}
 			}
-			for _, f := range []struct{ what, path string }{{"report", jsonOut}, {"chart", plotOut}} {
-				if f.path != "" && f.path != "-" {
+			for _, f := range []struct{ what, path string }{{"report", outFile}, {"chart", plotOut}} {
+				if f.path != "" {
 					fmt.Fprintf(a.stderr, "memos bench: wrote the %s to %s\n", f.what, f.path)
 				}
 			}
@@ -135,8 +128,7 @@ size and recall per retriever.`,
 	flags.IntVar(&corpora, "corpora", 0, "read at most this many corpora per data set (LongMemEval questions, LoCoMo conversations; 0: all)")
 	flags.IntVar(&batch, "batch", 500, "memories per RememberBatch call")
 	flags.Int64Var(&seed, "seed", 1, "seed of the synthetic data and the query order")
-	// This --json takes a file and shadows the global --json switch.
-	flags.StringVar(&jsonOut, "json", "", `write the full report as JSON to this file ("-": standard output)`)
+	flags.StringVar(&outFile, "out", "", "also write the full report as JSON to this file")
 	flags.StringVar(&plotOut, "plot", "", "draw the charts to this .svg or .png file")
 	flags.StringVar(&dir, "dir", "", "where the temporary stores go (default: the system's temporary directory)")
 	return cmd

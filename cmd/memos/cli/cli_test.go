@@ -329,7 +329,7 @@ func TestBadInput(t *testing.T) {
 		{"link unknown id", "", []string{"link", "1", "999"}, 3, "999"},
 		{"link to itself", "", []string{"link", "1", "1"}, 2, "itself"},
 		{"link bad type", "", []string{"link", "1", "2", "--type", "Relates To"}, 2, "edge type"},
-		{"link bad weight", "", []string{"link", "1", "2", "--weight", "-1"}, 2, "--weight"},
+		{"link bad weight", "", []string{"link", "1", "2", "--weight", "-1"}, 2, "edge weight -1 must be a positive number"},
 		{"unlink missing edge", "", []string{"unlink", "1", "2"}, 3, "not found"},
 		{"forget unknown id", "", []string{"forget", "999"}, 3, "999"},
 		{"unknown command", "", []string{"remember", "x"}, 2, "unknown command"},

@@ -265,9 +265,6 @@ lower_snake_case name works too.`,
 			if err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("weight") && weight <= 0 {
-				return core.Invalidf("--weight %v must be a positive number", weight)
-			}
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
 				e, err := eng.Link(ctx, core.Edge{From: from, To: to, Type: core.EdgeType(typ), Weight: weight, Source: source})
 				if err != nil {
@@ -280,7 +277,7 @@ lower_snake_case name works too.`,
 		}),
 	}
 	cmd.Flags().StringVarP(&typ, "type", "t", string(core.EdgeRelatesTo), "edge type")
-	cmd.Flags().Float64VarP(&weight, "weight", "w", 1, "edge weight (positive)")
+	cmd.Flags().Float64VarP(&weight, "weight", "w", 1, "edge weight (positive; 0 means 1)")
 	cmd.Flags().StringVar(&source, "source", "", "where the relation came from")
 	return cmd
 }

@@ -114,6 +114,47 @@ type tourMemory struct {
 }
 
 func (t *tour) run() error {
+	if err := t.checkEmpty(); err != nil {
+		return err
+	}
+	t.say("memos quickstart: a guided tour on a throwaway store")
+	t.say("store: %s (%s backend, %s embedder: no server, no key, no download)", t.cfg.Home, t.cfg.Backend, t.cfg.Embedder)
+
+	ids, infra, err := t.remember()
+	if err != nil {
+		return err
+	}
+	alice, lab, bob := ids[0], ids[1], ids[2]
+	for _, chapter := range []func() error{
+		func() error { return t.searching(infra) },
+		func() error { return t.versions(lab) },
+		func() error { return t.graph(alice, lab) },
+		func() error { return t.forget(bob) },
+		t.numbers,
+	} {
+		if err := chapter(); err != nil {
+			return err
+		}
+	}
+	t.say(`
+That was the tour. Its store stays in %[1]s, so you can keep exploring:
+  export MEMOS_HOME=%[2]s
+  memos search "who maintains the infrastructure"
+  memos get %[3]d --json
+  memos history %[4]d
+  memos search 'alice NOT proxmox' --mode fts
+
+Your own store lives in ~/.memos (or $MEMOS_HOME):
+  memos init                     # writes a commented config.yaml
+  memos add "I prefer short answers" --type preference --significance 6
+  memos search "how should answers look"
+  memos config show              # every setting and where it came from
+  memos --help`, t.cfg.Home, shellQuote(t.cfg.Home), alice, lab)
+	return nil
+}
+
+// checkEmpty refuses to tour a store that holds memories.
+func (t *tour) checkEmpty() error {
 	ctx, eng := t.ctx, t.eng
 	empty := true
 	err := eng.Backend().View(ctx, func(tx core.ReadTx) error {
@@ -125,13 +166,17 @@ func (t *tour) run() error {
 	if !empty {
 		return core.Invalidf("quickstart needs an empty store, and %s already holds one; leave out --home to tour a temporary store", t.cfg.Home)
 	}
-	t.say("memos quickstart: a guided tour on a throwaway store")
-	t.say("store: %s (%s backend, %s embedder: no server, no key, no download)", t.cfg.Home, t.cfg.Backend, t.cfg.Embedder)
+	return nil
+}
 
+// remember adds the tour's memories and returns their ids (the one in
+// project:infra last) and the project:infra handle.
+func (t *tour) remember() ([]int64, *core.Engine, error) {
+	ctx, eng := t.ctx, t.eng
 	t.chapter("Remember a few things. A memory has a type, a significance from 1 to 10 and,\n   optionally, entities, a source, a session, a trust level and free metadata.")
 	infra, err := eng.In("project:infra")
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	mems := []tourMemory{
 		{core.Input{Content: "Alice prefers open-source tools", Type: core.TypePreference, Significance: 6, Entities: []string{"Alice"}},
@@ -160,7 +205,7 @@ func (t *tour) run() error {
 			}, nil
 		})
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	nginx := core.Input{Content: "The nginx config for the docs site lives in /etc/nginx/sites-enabled/docs.conf", Type: core.TypeFact, Entities: []string{"nginx"}}
@@ -174,28 +219,34 @@ func (t *tour) run() error {
 		}, nil
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	alice, lab, bob := ids[0], ids[1], ids[2]
+	return ids, infra, nil
+}
 
-	search := func(h *core.Engine, req core.SearchRequest, extra ...string) error {
-		argv := []string{"search", req.Query}
-		if req.Mode != "" {
-			argv = append(argv, "--mode", string(req.Mode))
-		}
-		return t.do(append(argv, extra...), func() (any, func(io.Writer), error) {
-			res, err := h.Search(ctx, req)
-			if err != nil {
-				return nil, nil, err
-			}
-			return res, func(w io.Writer) { printSearch(w, res, h.Namespace()) }, nil
-		})
+// search shows and runs a search through h.
+func (t *tour) search(h *core.Engine, req core.SearchRequest, extra ...string) error {
+	argv := []string{"search", req.Query}
+	if req.Mode != "" {
+		argv = append(argv, "--mode", string(req.Mode))
 	}
+	return t.do(append(argv, extra...), func() (any, func(io.Writer), error) {
+		res, err := h.Search(t.ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return res, func(w io.Writer) { printSearch(w, res, h.Namespace()) }, nil
+	})
+}
+
+// searching shows natural-language, FTS5 and scoped searches.
+func (t *tour) searching(infra *core.Engine) error {
+	eng := t.eng
 	t.chapter("Search in plain language: stop words are dropped, the other words OR-ed, and\n   keyword and vector candidates fused, weighted by significance, trust and recency.")
-	if err := search(eng, core.SearchRequest{Query: "what does alice like"}); err != nil {
+	if err := t.search(eng, core.SearchRequest{Query: "what does alice like"}); err != nil {
 		return err
 	}
-	if err := search(eng, core.SearchRequest{Query: "is bob allergic to anything"}); err != nil {
+	if err := t.search(eng, core.SearchRequest{Query: "is bob allergic to anything"}); err != nil {
 		return err
 	}
 	if t.cfg.Embedder == "hash" {
@@ -203,21 +254,26 @@ func (t *tour) run() error {
 	}
 	t.chapter("Or use FTS5 syntax with --mode fts: AND, OR, NOT, \"phrases\", prefix*, NEAR(a b, N).\n   It means the same on every backend, and a malformed query is an error, not a surprise.")
 	for _, q := range []string{`preference AND "open-source"`, `proxmox AND (node* OR cluster)`, `deploy NOT friday`} {
-		if err := search(eng, core.SearchRequest{Query: q, Mode: core.ModeFTS}); err != nil {
+		if err := t.search(eng, core.SearchRequest{Query: q, Mode: core.ModeFTS}); err != nil {
 			return err
 		}
 	}
 	t.chapter("Namespaces keep projects apart: a scoped search sees its namespace plus \"default\".")
-	if err := search(infra, core.SearchRequest{Query: "nginx config*"}, "--namespace", "project:infra"); err != nil {
+	if err := t.search(infra, core.SearchRequest{Query: "nginx config*"}, "--namespace", "project:infra"); err != nil {
 		return err
 	}
-	if err := search(eng, core.SearchRequest{Query: "nginx config*"}); err != nil {
+	if err := t.search(eng, core.SearchRequest{Query: "nginx config*"}); err != nil {
 		return err
 	}
+	return nil
+}
 
+// versions updates, lists and reverts the lab memory.
+func (t *tour) versions(lab int64) error {
+	ctx, eng := t.ctx, t.eng
 	t.chapter("A change never overwrites: update writes a new version, history keeps every one,\n   revert writes an old one back as the newest.")
 	four := "Alice's home lab runs Proxmox on four nodes"
-	err = t.do([]string{"update", fmt.Sprint(lab), four}, func() (any, func(io.Writer), error) {
+	err := t.do([]string{"update", fmt.Sprint(lab), four}, func() (any, func(io.Writer), error) {
 		m, err := eng.Update(ctx, lab, core.Patch{Content: &four})
 		if err != nil {
 			return nil, nil, err
@@ -254,9 +310,14 @@ func (t *tour) run() error {
 	if err := history(); err != nil {
 		return err
 	}
+	return nil
+}
 
+// graph links alice to lab and lists the edges.
+func (t *tour) graph(alice, lab int64) error {
+	ctx, eng := t.ctx, t.eng
 	t.chapter("Memories form a graph with typed, weighted edges.")
-	err = t.do([]string{"link", fmt.Sprint(alice), fmt.Sprint(lab), "--type", "relates_to"}, func() (any, func(io.Writer), error) {
+	err := t.do([]string{"link", fmt.Sprint(alice), fmt.Sprint(lab), "--type", "relates_to"}, func() (any, func(io.Writer), error) {
 		e, err := eng.Link(ctx, core.Edge{From: alice, To: lab, Type: core.EdgeRelatesTo})
 		if err != nil {
 			return nil, nil, err
@@ -278,9 +339,14 @@ func (t *tour) run() error {
 	if err != nil {
 		return err
 	}
+	return nil
+}
 
+// forget forgets bob and shows that it is gone.
+func (t *tour) forget(bob int64) error {
+	ctx, eng := t.ctx, t.eng
 	t.chapter("Forgetting is complete — every version, index entry, vector and edge — and leaves\n   a deletion certificate with a hash of the content, never the content.")
-	err = t.do([]string{"forget", fmt.Sprint(bob), "--reason", "user asked"}, func() (any, func(io.Writer), error) {
+	err := t.do([]string{"forget", fmt.Sprint(bob), "--reason", "user asked"}, func() (any, func(io.Writer), error) {
 		c, err := eng.Forget(ctx, bob, "user asked")
 		if err != nil {
 			return nil, nil, err
@@ -298,9 +364,14 @@ func (t *tour) run() error {
 	}
 	t.steps = append(t.steps, tourStep{Command: line, Error: err.Error()})
 	t.say("memos: %v   (exit code %d)", err, core.KindOf(err).ExitCode)
+	return nil
+}
 
+// numbers shows the store's statistics.
+func (t *tour) numbers() error {
+	ctx, eng := t.ctx, t.eng
 	t.chapter("And the numbers.")
-	err = t.do([]string{"stats"}, func() (any, func(io.Writer), error) {
+	err := t.do([]string{"stats"}, func() (any, func(io.Writer), error) {
 		st, err := eng.Stats(ctx)
 		if err != nil {
 			return nil, nil, err
@@ -311,21 +382,6 @@ func (t *tour) run() error {
 	if err != nil {
 		return err
 	}
-
-	t.say(`
-That was the tour. Its store stays in %[1]s, so you can keep exploring:
-  export MEMOS_HOME=%[2]s
-  memos search "who maintains the infrastructure"
-  memos get %[3]d --json
-  memos history %[4]d
-  memos search 'alice NOT proxmox' --mode fts
-
-Your own store lives in ~/.memos (or $MEMOS_HOME):
-  memos init                     # writes a commented config.yaml
-  memos add "I prefer short answers" --type preference --significance 6
-  memos search "how should answers look"
-  memos config show              # every setting and where it came from
-  memos --help`, t.cfg.Home, shellQuote(t.cfg.Home), alice, lab)
 	return nil
 }
 

@@ -131,16 +131,43 @@ func corrupt(format string, args ...any) error {
 }
 
 func load(d *decoder) (*Index, error) {
+	ix, slots, err := loadHeader(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := loadNames(d, ix); err != nil {
+		return nil, err
+	}
+	upperWords, err := loadNodes(d, ix, slots)
+	if err != nil {
+		return nil, err
+	}
+	if err := loadLinks(d, ix, slots, upperWords); err != nil {
+		return nil, err
+	}
+	if err := loadFreeList(d, ix, slots); err != nil {
+		return nil, err
+	}
+	if err := d.checkChecksum(); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// loadHeader reads the magic, the format version, the configuration, the
+// random state and the graph's shape, and returns the empty index they
+// describe and its number of slots.
+func loadHeader(d *decoder) (*Index, int, error) {
 	m := make([]byte, len(magic))
 	d.read(m)
 	if d.err != nil {
-		return nil, d.err
+		return nil, 0, d.err
 	}
 	if string(m) != magic {
-		return nil, fmt.Errorf("%w: hnsw: load: not an HNSW index (bad magic %q)", driver.ErrInvalid, m)
+		return nil, 0, fmt.Errorf("%w: hnsw: load: not an HNSW index (bad magic %q)", driver.ErrInvalid, m)
 	}
 	if v := d.u32(); d.err == nil && v != formatVersion {
-		return nil, fmt.Errorf("%w: hnsw: load: index format version %d is not supported (this build reads %d); rebuild the index",
+		return nil, 0, fmt.Errorf("%w: hnsw: load: index format version %d is not supported (this build reads %d); rebuild the index",
 			driver.ErrInvalid, v, formatVersion)
 	}
 	cfg := Config{
@@ -153,39 +180,43 @@ func load(d *decoder) (*Index, error) {
 	}
 	rngLen := d.u32()
 	if d.err != nil {
-		return nil, d.err
+		return nil, 0, d.err
 	}
 	if full, err := cfg.withDefaults(); err != nil || full != cfg {
-		return nil, corrupt("bad parameters %+v", cfg)
+		return nil, 0, corrupt("bad parameters %+v", cfg)
 	}
 	if rngLen > 64 {
-		return nil, corrupt("random state of %d bytes", rngLen)
+		return nil, 0, corrupt("random state of %d bytes", rngLen)
 	}
 	rngState := make([]byte, rngLen)
 	d.read(rngState)
 	if d.err != nil {
-		return nil, d.err
+		return nil, 0, d.err
 	}
 	dim, slots, entry, top := int(d.u32()), int(d.u32()), d.u32(), int(int32(d.u32()))
 	if d.err != nil {
-		return nil, d.err
+		return nil, 0, d.err
 	}
 	ix, err := New(dim, cfg)
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return nil, 0, corrupt("%v", err)
 	}
 	ix.rng = new(rand.PCG)
 	if err := ix.rng.UnmarshalBinary(rngState); err != nil {
-		return nil, corrupt("random state: %v", err)
+		return nil, 0, corrupt("random state: %v", err)
 	}
 	switch {
 	case slots > maxSlots:
-		return nil, corrupt("%d slots", slots)
+		return nil, 0, corrupt("%d slots", slots)
 	case top < -1 || top > maxLevel || (top >= 0 && int(entry) >= slots):
-		return nil, corrupt("entry point %d at level %d", entry, top)
+		return nil, 0, corrupt("entry point %d at level %d", entry, top)
 	}
 	ix.entry, ix.top = entry, top
+	return ix, slots, nil
+}
 
+// loadNames reads the namespace and pool name tables.
+func loadNames(d *decoder, ix *Index) error {
 	for _, names := range []func(string){
 		func(s string) { ix.nsNames = append(ix.nsNames, s); ix.nsIndex[s] = uint32(len(ix.nsNames) - 1) },
 		func(s string) {
@@ -197,23 +228,31 @@ func load(d *decoder) (*Index, error) {
 		for range n {
 			l := d.u32()
 			if d.err != nil {
-				return nil, d.err
+				return d.err
 			}
 			if l > maxNameBytes {
-				return nil, corrupt("name of %d bytes", l)
+				return corrupt("name of %d bytes", l)
 			}
 			b := make([]byte, l)
 			d.read(b)
 			if d.err != nil {
-				return nil, d.err
+				return d.err
 			}
 			names(string(b))
 		}
 	}
 	if len(ix.nsIndex) != len(ix.nsNames) || len(ix.poolIndex) != len(ix.poolNames) {
-		return nil, corrupt("duplicate namespace or pool name")
+		return corrupt("duplicate namespace or pool name")
 	}
 
+	return nil
+}
+
+// loadNodes reads the slots' node records, rebuilding the id map, the live
+// and tombstone counts and the free slots, and returns the number of upper
+// link words that follow.
+func loadNodes(d *decoder, ix *Index, slots int) (int, error) {
+	cfg, top, entry := ix.cfg, ix.top, ix.entry
 	// Grow arrays as data arrives, so a corrupt slot count cannot make Load
 	// allocate more than the input holds, beyond a bounded first guess.
 	ix.nodes = make([]node, 0, min(slots, 1<<22))
@@ -222,7 +261,7 @@ func load(d *decoder) (*Index, error) {
 		n := min(slots-done, chunkBytes/nodeBytes)
 		b := d.chunk(n * nodeBytes)
 		if d.err != nil {
-			return nil, d.err
+			return 0, d.err
 		}
 		for i := range n {
 			r := b[i*nodeBytes:]
@@ -236,17 +275,17 @@ func load(d *decoder) (*Index, error) {
 			slot := uint32(done + i)
 			switch {
 			case nd.state > stateFree || int(nd.level) > maxLevel:
-				return nil, corrupt("slot %d: state %d, level %d", slot, nd.state, nd.level)
+				return 0, corrupt("slot %d: state %d, level %d", slot, nd.state, nd.level)
 			case nd.state == stateFree:
 				if nd != (node{state: stateFree}) {
-					return nil, corrupt("free slot %d holds data", slot)
+					return 0, corrupt("free slot %d holds data", slot)
 				}
 				ix.free = append(ix.free, slot) // order checked against the saved list below
 			case int(nd.ns) >= len(ix.nsNames) || int(nd.pool) >= len(ix.poolNames) || int(nd.level) > top:
-				return nil, corrupt("slot %d: namespace %d, pool %d, level %d", slot, nd.ns, nd.pool, nd.level)
+				return 0, corrupt("slot %d: namespace %d, pool %d, level %d", slot, nd.ns, nd.pool, nd.level)
 			case nd.state == stateLive:
 				if _, dup := ix.byID[nd.id]; dup {
-					return nil, corrupt("id %d appears twice", nd.id)
+					return 0, corrupt("id %d appears twice", nd.id)
 				}
 				ix.byID[nd.id] = slot
 				ix.live++
@@ -262,17 +301,24 @@ func load(d *decoder) (*Index, error) {
 		done += n
 	}
 	if top >= 0 && (ix.nodes[entry].state == stateFree || int(ix.nodes[entry].level) != top) {
-		return nil, corrupt("entry point %d is not a node at level %d", entry, top)
+		return 0, corrupt("entry point %d is not a node at level %d", entry, top)
 	}
 	if top < 0 && len(ix.free) != slots {
-		return nil, corrupt("nodes but no entry point")
+		return 0, corrupt("nodes but no entry point")
 	}
 
+	return upperWords, nil
+}
+
+// loadLinks reads the vectors and the level-0 and upper link blocks, checks
+// every link and counts in-degrees.
+func loadLinks(d *decoder, ix *Index, slots, upperWords int) error {
+	cfg, dim := ix.cfg, ix.dim
 	ix.vecs = d.f32s(slots*dim, 1<<26)
 	ix.links0 = d.u32s(slots*ix.stride0, 1<<26)
 	upper := d.u32s(upperWords, 1<<24)
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	ix.upper = make([][]uint32, slots)
 	for i := range ix.nodes {
@@ -286,11 +332,11 @@ func load(d *decoder) (*Index, error) {
 		for l := 0; l <= int(ix.nodes[i].level); l++ {
 			b := ix.block(uint32(i), l)
 			if int(b[0]) > ix.maxLinks(l) || (ix.nodes[i].state == stateFree && b[0] != 0) {
-				return nil, corrupt("slot %d level %d: %d links", i, l, b[0])
+				return corrupt("slot %d level %d: %d links", i, l, b[0])
 			}
 			for _, x := range b[1 : 1+b[0]] {
 				if int(x) >= slots || ix.nodes[x].state == stateFree || int(ix.nodes[x].level) < l {
-					return nil, corrupt("slot %d level %d links to slot %d", i, l, x)
+					return corrupt("slot %d level %d links to slot %d", i, l, x)
 				}
 				if l == 0 {
 					ix.indeg[x]++
@@ -299,29 +345,32 @@ func load(d *decoder) (*Index, error) {
 		}
 	}
 
+	return nil
+}
+
+// loadFreeList reads the free list and checks it against the free slots
+// found among the nodes.
+func loadFreeList(d *decoder, ix *Index, slots int) error {
 	nfree := d.u32()
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	if int(nfree) != len(ix.free) {
-		return nil, corrupt("%d free slots listed, %d found", nfree, len(ix.free))
+		return corrupt("%d free slots listed, %d found", nfree, len(ix.free))
 	}
 	seen := make(map[uint32]bool, nfree)
 	saved := d.u32s(int(nfree), 1<<20)
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	for _, s := range saved {
 		if int(s) >= slots || ix.nodes[s].state != stateFree || seen[s] {
-			return nil, corrupt("free list holds slot %d", s)
+			return corrupt("free list holds slot %d", s)
 		}
 		seen[s] = true
 	}
 	ix.free = saved
-	if err := d.checkChecksum(); err != nil {
-		return nil, err
-	}
-	return ix, nil
+	return nil
 }
 
 // encoder writes little-endian values and keeps a running CRC-32C; after the

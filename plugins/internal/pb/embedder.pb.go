@@ -1,10 +1,11 @@
 // The memos embedder plugin protocol, version 1.
 //
 // A plugin is a program that serves this service over go-plugin's gRPC
-// transport (handshake: magic cookie MEMOS_PLUGIN=embedder, protocol
-// version 1, plugin name "embedder"). Go authors never see this file: they
-// implement core.Embedder and call sdk.Serve. Authors in other languages
-// generate stubs from it.
+// transport (handshake: magic cookie
+// MEMOS_PLUGIN=4a96db3ced297c3bdaad9236844a21d4, protocol version 1,
+// plugin name "embedder"). Go authors never see this file: they implement
+// driver.Embedder and call sdk.Serve. Authors in other languages generate
+// stubs from it.
 //
 // Errors: a plugin reports failures as gRPC status codes. INVALID_ARGUMENT
 // means the input was rejected, UNAVAILABLE that a dependency (an embedding

@@ -27,12 +27,23 @@ const ProtocolVersion = 1
 // PluginName is the key of the embedder in the go-plugin plugin set.
 const PluginName = "embedder"
 
-// Handshake is the go-plugin handshake. The magic cookie is a UX check (a
+// The magic cookie: the host sets the environment variable MagicCookieKey to
+// MagicCookieValue when it starts a plugin, and a plugin refuses to serve
+// without it. The value is a fixed random string, so that no unrelated
+// variable matches by accident; it never changes (incompatible protocol
+// changes bump ProtocolVersion instead), and plugins written in other
+// languages check the same pair (see pb/embedder.proto). It is a UX check (a
 // user running a plugin binary by hand gets a friendly message), not
 // security: that comes from AutoMTLS and the optional checksum.
+const (
+	MagicCookieKey   = "MEMOS_PLUGIN"
+	MagicCookieValue = "4a96db3ced297c3bdaad9236844a21d4"
+)
+
+// Handshake is the go-plugin handshake.
 var Handshake = plugin.HandshakeConfig{
-	MagicCookieKey:   "MEMOS_PLUGIN",
-	MagicCookieValue: "embedder",
+	MagicCookieKey:   MagicCookieKey,
+	MagicCookieValue: MagicCookieValue,
 }
 
 // Plugins returns the versioned plugin sets served by a plugin (impl set) or
