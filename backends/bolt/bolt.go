@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -281,7 +282,9 @@ func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 //
 // When fn returns nil, the records commit to the bbolt file first and the
 // keyword index follows before Update returns; a crash in between is
-// repaired by the next Open.
+// repaired by the next Open. Update returns nil once the records committed:
+// when the index update fails after that (a full disk), it logs a warning
+// and the next Update or Open repairs the index from the records.
 func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	if err := d.enter("update"); err != nil {
 		return err
@@ -329,7 +332,10 @@ func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	committed = true
 	t.done = true
 	if err := d.applyIndex(t); err != nil {
-		return err
+		// The write is stored: reporting an error would make a caller
+		// retry it and store it twice. The index catches up at the next
+		// write or open; until then keyword searches miss this write.
+		slog.Warn("memos: the write is stored, but the keyword index could not be updated; keyword search misses it until the next write or open of the store repairs the index", "store", d.dir, "err", err)
 	}
 	if t.deleted {
 		d.scrubIndex.Store(true)
