@@ -637,7 +637,8 @@ const (
 
 // Forget removes every version, index entry, vector and edge of memory id
 // and records a deletion certificate in the audit log. The id is never
-// reused.
+// reused. The certificate's Erasure says whether the content's bytes are
+// already gone from the store's files; WaitErased waits until they are.
 func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*DeletionCertificate, error) {
 	const op = "forget"
 	if err := e.checkOpen(op); err != nil {
