@@ -83,6 +83,7 @@ type (
 	AuditReader           = driver.AuditReader
 	Importer              = driver.Importer
 	BackendStater         = driver.BackendStater
+	Eraser                = driver.Eraser
 	Embedder              = driver.Embedder
 	ModelInfo             = driver.ModelInfo
 	VectorIndex           = driver.VectorIndex

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -201,17 +202,25 @@ func (e *Engine) scope() []string {
 
 func (e *Engine) inScope(m *Memory) bool { return slices.Contains(e.scope(), m.Namespace) }
 
-// Close closes the backend and, if it is an io.Closer, the embedder. Calls
-// after the first return ErrClosed.
+// Close saves the vector snapshot (if Options.VectorSnapshot is set; a
+// failure to save it is logged as a warning, since the next open rebuilds
+// the index without it), then closes the backend and, if it is an
+// io.Closer, the embedder. Every write has committed before Close, so an
+// error from Close never means that a write was lost. Calls after the first
+// return ErrClosed.
 func (e *Engine) Close() error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return &Error{Op: "close", Err: ErrClosed}
 	}
-	var err error
 	if e.vec != nil {
-		err = e.saveVectors()
+		// The snapshot is a cache: without it the next open rebuilds the
+		// index from the store. Failing to write it (on a full disk, say)
+		// loses nothing, so it is a warning, not an error of Close.
+		if err := e.saveVectors(); err != nil {
+			slog.Warn("memos: the vector index snapshot was not saved; the next open rebuilds the index from the store", "err", err)
+		}
 	}
-	err = errors.Join(err, e.b.Close())
+	err := e.b.Close()
 	if c, ok := e.emb.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
 	}

@@ -138,9 +138,7 @@ func (e *Engine) ContextPack(ctx context.Context, req PackRequest) (*Pack, error
 				hits = append(hits, Result{Memory: &Memory{ID: it.ID}})
 			}
 		}
-		if err := e.touch(ctx, hits, now); err != nil {
-			return nil, &Error{Op: op, Err: err}
-		}
+		e.touch(ctx, hits, now)
 	}
 	return pk, nil
 }

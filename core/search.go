@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -106,9 +107,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 		return nil, &Error{Op: op, Err: err}
 	}
 	res := p.result()
-	if err := e.touch(ctx, res.Hits, p.now); err != nil {
-		return nil, &Error{Op: op, Err: err}
-	}
+	e.touch(ctx, res.Hits, p.now)
 	return res, nil
 }
 
@@ -353,14 +352,19 @@ func sortCandidates(cands []*candidate) {
 	})
 }
 
-// touch records an access to the returned memories.
-func (e *Engine) touch(ctx context.Context, hits []Result, now time.Time) error {
+// touch records an access to the returned memories. Access statistics are
+// a ranking hint, not something the caller asked to store: when they cannot
+// be written (a full disk, a read-only file, a writer holding the lock too
+// long), the read still succeeds and the failure is logged as a warning.
+func (e *Engine) touch(ctx context.Context, hits []Result, now time.Time) {
 	if e.cfg.DisableAccessTracking || len(hits) == 0 {
-		return nil
+		return
 	}
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
 		ids[i] = h.Memory.ID
 	}
-	return e.b.Update(ctx, func(tx Tx) error { return tx.Touch(ids, now) })
+	if err := e.b.Update(ctx, func(tx Tx) error { return tx.Touch(ids, now) }); err != nil {
+		slog.Warn("memos: could not record access counts; the results are complete, only their access statistics are not updated", "err", err)
+	}
 }

@@ -609,11 +609,25 @@ type DeletionCertificate struct {
 	Time        time.Time `json:"time"`
 	AuditSeq    uint64    `json:"audit_seq"`
 	AuditHash   string    `json:"audit_hash"`
+	// Erasure says whether the content's bytes are gone from the store's
+	// files: ErasureComplete, or ErasurePending while a reader of an older
+	// snapshot (in this or another process) still uses them; the backend
+	// then completes the erasure by itself once the readers are gone, at the
+	// latest when the store is next opened (see WaitErased). It is not part
+	// of the audit entry, which is written before the erasure.
+	Erasure string `json:"erasure,omitempty"`
 }
+
+// Values of DeletionCertificate.Erasure.
+const (
+	ErasureComplete = "complete"
+	ErasurePending  = "pending"
+)
 
 // Forget removes every version, index entry, vector and edge of memory id
 // and records a deletion certificate in the audit log. The id is never
-// reused.
+// reused. The certificate's Erasure says whether the content's bytes are
+// already gone from the store's files; WaitErased waits until they are.
 func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*DeletionCertificate, error) {
 	const op = "forget"
 	if err := e.checkOpen(op); err != nil {
@@ -665,7 +679,52 @@ func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*Deletion
 	if err := e.syncVectors(ctx); err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
+	cert.Erasure = ErasureComplete
+	if er, ok := e.b.(Eraser); ok {
+		// The backend's Update has already waited a little for readers.
+		if done, err := er.Erase(ctx, 0); err != nil || !done {
+			cert.Erasure = ErasurePending
+		}
+	}
 	return cert, nil
+}
+
+// WaitErased waits until the bytes of every forgotten memory are gone from
+// the store's files, or ctx is done. Erasure is pending after Forget while
+// a reader of an older snapshot still uses those bytes (for SQLite, a read
+// transaction in another process). It returns nil once erasure is complete,
+// and an error wrapping ctx's error if it is still pending when ctx ends;
+// the backend then completes it later by itself.
+func (e *Engine) WaitErased(ctx context.Context) error {
+	const op = "wait for erasure"
+	if err := e.checkOpen(op); err != nil {
+		return err
+	}
+	er, ok := e.b.(Eraser)
+	if !ok {
+		return nil
+	}
+	for {
+		// Wait in steps, so that a reader that ends is noticed soon even
+		// when the backend cannot be woken by it.
+		wait := time.Second
+		if dl, ok := ctx.Deadline(); ok {
+			wait = max(0, min(wait, time.Until(dl)))
+		}
+		done, err := er.Erase(ctx, wait)
+		if err == nil && done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			msg := "a reader of an older snapshot still uses the forgotten bytes"
+			if err != nil {
+				msg = err.Error()
+			}
+			return &Error{Op: op, Err: fmt.Errorf("erasure still pending (%s); it completes once the readers end, at the latest when the store is next opened: %w", msg, ctx.Err())}
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // appendAudit chains a new audit entry to the previous one's hash.

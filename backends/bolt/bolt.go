@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -91,6 +92,7 @@ type DB struct {
 
 var (
 	_ driver.Backend       = (*DB)(nil)
+	_ driver.Eraser        = (*DB)(nil)
 	_ driver.Tx            = (*writeTx)(nil)
 	_ driver.AuditReader   = (*readTx)(nil)
 	_ driver.BackendStater = (*DB)(nil)
@@ -152,6 +154,13 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		bdb.Close()
 		return nil, err
 	}
+	// Finish a scrub that the process which deleted did not (it was
+	// killed, or a reader outlived it). No reader is open yet.
+	if d.erasePending() {
+		d.scrubIndex.Store(true)
+		d.scrubFile.Store(true)
+		d.scrub(ctx, 0)
+	}
 	return d, nil
 }
 
@@ -178,6 +187,7 @@ var (
 	keyCount  = []byte("count")  // number of memories
 	keyTokens = []byte("tokens") // tokens in the current content of all memories
 	keyScrub  = []byte("scrub")  // bumped by the transaction that scrubs free pages
+	keyErase  = []byte("erase")  // present while a delete's scrub is pending: the seq of the delete
 )
 
 const storeFormat = 1
@@ -252,6 +262,7 @@ func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bolt: view: %w", err)
 	}
+	defer d.scrubAfterReaders()
 	epoch := d.readers.begin()
 	defer d.readers.end(epoch)
 	btx, err := d.bdb.Begin(false)
@@ -272,7 +283,9 @@ func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 //
 // When fn returns nil, the records commit to the bbolt file first and the
 // keyword index follows before Update returns; a crash in between is
-// repaired by the next Open.
+// repaired by the next Open. Update returns nil once the records committed:
+// when the index update fails after that (a full disk), it logs a warning
+// and the next Update or Open repairs the index from the records.
 func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	if err := d.enter("update"); err != nil {
 		return err
@@ -320,14 +333,18 @@ func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	committed = true
 	t.done = true
 	if err := d.applyIndex(t); err != nil {
-		return err
+		// The write is stored: reporting an error would make a caller
+		// retry it and store it twice. The index catches up at the next
+		// write or open; until then keyword searches miss this write.
+		slog.Warn("memos: the write is stored, but the keyword index could not be updated; keyword search misses it until the next write or open of the store repairs the index", "store", d.dir, "err", err)
 	}
-	if t.deleted {
+	switch {
+	case t.deleted:
 		d.scrubIndex.Store(true)
 		d.scrubFile.Store(true)
-	}
-	if d.scrubIndex.Load() || d.scrubFile.Load() {
 		d.scrub(ctx, scrubWait)
+	case d.scrubIndex.Load() || d.scrubFile.Load():
+		d.scrub(ctx, 0) // retry, without making this writer wait for readers
 	}
 	return nil
 }

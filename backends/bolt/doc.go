@@ -70,7 +70,11 @@
 // and removed again), and every free page of the bbolt file (where bbolt's
 // copy-on-write leaves old bytes) is overwritten with zeros. The scrub of the bbolt file
 // waits for read transactions that began before the delete; if they outlast
-// two seconds it is retried after the next write and at Close. Both steps
+// two seconds the erasure is pending (DB.Erase reports it and waits for it):
+// the last of those readers runs the scrub when it ends, and it is retried
+// after the next write and at Close. The delete records the pending scrub in
+// the bbolt file, so that when the process is killed first, the next Open
+// completes it before it returns. Both steps
 // cost time proportional to the store's size, once per Update that deletes.
 // Bytes that the file system itself keeps (old blocks of rewritten or
 // removed files, snapshots) are out of reach of any backend.

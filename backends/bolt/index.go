@@ -331,7 +331,8 @@ func (d *DB) rebuild(ctx context.Context, storeID string) error {
 
 // applyIndex applies a committed transaction to the keyword index and the
 // keyword statistics. On failure the index is marked stale, to be repaired
-// from the store by the next Update (or the next Open).
+// from the store by the next Update (or the next Open, which finds the
+// index's change sequence number behind the store's).
 func (d *DB) applyIndex(t *writeTx) error {
 	if !t.dirty && len(t.docs) == 0 {
 		return nil
@@ -342,7 +343,7 @@ func (d *DB) applyIndex(t *writeTx) error {
 			b.Delete(docID(id))
 		} else if err := b.IndexAdvanced(doc.doc); err != nil {
 			d.stale.Store(true)
-			return fmt.Errorf("bolt: the write committed, but the keyword index could not be updated (%v); it will be repaired by the next write or open", err)
+			return fmt.Errorf("bolt: keyword index: %w", err)
 		}
 	}
 	b.SetInternal(internalSeq, u64(t.seq))
@@ -350,7 +351,7 @@ func (d *DB) applyIndex(t *writeTx) error {
 	defer d.vis.Unlock()
 	if err := d.idx.Batch(b); err != nil {
 		d.stale.Store(true)
-		return fmt.Errorf("bolt: the write committed, but the keyword index could not be updated (%v); it will be repaired by the next write or open", err)
+		return fmt.Errorf("bolt: keyword index: %w", err)
 	}
 	d.kstats = keywordStats{docs: t.count, tokens: t.tokens}
 	return nil

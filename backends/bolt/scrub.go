@@ -30,7 +30,11 @@ import (
 // that reader sees, so step 2 first waits for the read transactions that
 // began before the delete committed (new ones are safe: they see a tree
 // without the freed pages). If they do not finish within scrubWait, the scrub
-// of the file is left pending and retried after the next write and at Close.
+// of the file is left pending: the last of those readers runs it when it
+// ends, and it is retried after the next write, by Erase and at Close. The
+// delete's transaction also stores keyErase, which the scrub's transaction
+// removes, so that the next Open completes a scrub that a killed process
+// left pending.
 
 // scrubWait bounds how long a deleting Update waits for older readers.
 var scrubWait = 2 * time.Second
@@ -87,25 +91,72 @@ func (r *readerSet) waitOlder(ctx context.Context, timeout time.Duration) bool {
 	}
 }
 
+// Erase completes the scrub of deleted memories (see driver.Eraser), waiting
+// up to wait for the read transactions that began before the delete.
+func (d *DB) Erase(ctx context.Context, wait time.Duration) (bool, error) {
+	if err := d.enter("erase"); err != nil {
+		return false, err
+	}
+	defer d.leave()
+	select {
+	case d.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return false, fmt.Errorf("bolt: erase: waiting for a writer: %w", ctx.Err())
+	}
+	defer func() { <-d.writeSem }()
+	if err := d.scrub(ctx, wait); err != nil {
+		return false, err
+	}
+	return !d.scrubIndex.Load() && !d.scrubFile.Load(), nil
+}
+
+// scrubAfterReaders runs a pending scrub of the file when a View ends, so
+// that the last reader which kept it from running lets it run at once. It
+// does nothing when a writer holds the semaphore (that writer retries).
+func (d *DB) scrubAfterReaders() {
+	if !d.scrubFile.Load() {
+		return
+	}
+	select {
+	case d.writeSem <- struct{}{}:
+		d.scrub(context.Background(), 0)
+		<-d.writeSem
+	default:
+	}
+}
+
+// erasePending reports whether the store records a delete whose scrub has
+// not completed.
+func (d *DB) erasePending() bool {
+	pending := false
+	d.bdb.View(func(tx *bbolt.Tx) error {
+		pending = tx.Bucket(bktSys).Get(keyErase) != nil
+		return nil
+	})
+	return pending
+}
+
 // scrub removes the bytes of deleted memories from the index and the store
-// files (see above). It runs with the write semaphore held, or at Close. It
-// is best effort: a step that fails or cannot run yet stays pending.
-func (d *DB) scrub(ctx context.Context, wait time.Duration) {
+// files (see above). It runs with the write semaphore held, or at Close or
+// Open. A step that cannot run yet because of readers stays pending without
+// an error; one that fails stays pending and returns the error.
+func (d *DB) scrub(ctx context.Context, wait time.Duration) error {
 	if d.scrubIndex.Load() {
 		if err := d.compactIndex(ctx); err != nil {
-			return
+			return fmt.Errorf("bolt: scrub the keyword index: %w", err)
 		}
 		d.scrubIndex.Store(false)
 	}
 	if d.scrubFile.Load() {
-		if wait > 0 && !d.readers.waitOlder(ctx, wait) {
-			return
+		if !d.readers.waitOlder(ctx, wait) {
+			return nil
 		}
 		if err := d.zeroFreePages(); err != nil {
-			return
+			return fmt.Errorf("bolt: scrub free pages: %w", err)
 		}
 		d.scrubFile.Store(false)
 	}
+	return nil
 }
 
 // scrubDocID is a document without fields that compactIndex adds and
@@ -177,6 +228,10 @@ func (d *DB) zeroFreePages() error {
 			}
 		}
 		sys := tx.Bucket(bktSys)
+		// The index was compacted before (see scrub): nothing is pending.
+		if err := sys.Delete(keyErase); err != nil {
+			return err
+		}
 		// The commit syncs the file, zeroed pages included.
 		return sys.Put(keyScrub, u64(getU64(sys, keyScrub)+1))
 	})

@@ -342,6 +342,13 @@ func (t *writeTx) flush() error {
 			return fmt.Errorf("bolt: commit: %w", err)
 		}
 	}
+	if t.deleted {
+		// Durable, so that the next Open finishes the scrub when this
+		// process ends before it does (see scrub.go).
+		if err := sys.Put(keyErase, u64(t.seq)); err != nil {
+			return fmt.Errorf("bolt: commit: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -42,8 +42,11 @@
 // embedding and the edges of a memory. secure_delete and FTS5's
 // secure-delete option overwrite the freed bytes, and after the transaction
 // the WAL is checkpointed and truncated, so the content does not remain in
-// the files. The checkpoint waits at most a second for readers of other
-// processes; if they hold old snapshots longer it is retried after the next
-// write and at Close. A MemU-style import that bypasses Tx leaves the change
+// the files. The checkpoint waits at most a second for read transactions
+// that still use the old pages (in other processes); while they hold them,
+// the erasure is pending: DB.Erase reports it and waits for it (memos
+// forget --wait), it is retried after the next write and at Close, and a
+// durable record in the meta table makes the next Open of the store, by
+// any process, complete it. A MemU-style import that bypasses Tx leaves the change
 // log (Seq) untouched; run it before the engine opens the store.
 package sqlite

@@ -28,9 +28,7 @@ const (
 // child starts the test binary running only test, with env set.
 func child(t *testing.T, test string, env ...string) (*exec.Cmd, io.ReadCloser) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = os.Stderr
+	cmd := childCmd(test, env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +37,14 @@ func child(t *testing.T, test string, env ...string) (*exec.Cmd, io.ReadCloser) 
 		t.Fatal(err)
 	}
 	return cmd, out
+}
+
+// childCmd is the command child starts.
+func childCmd(test string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v=false")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	return cmd
 }
 
 // TestCrashAtomicity kills a process in the middle of ingesting (SIGKILL,

@@ -21,6 +21,10 @@ const (
 	reservedPrefix   = "sqlite."
 	keySchemaVersion = reservedPrefix + "schema_version"
 	keySeq           = reservedPrefix + "seq"
+	// keyErasePending holds the change seq of the latest delete whose
+	// content may still be in the files (see DB.erase); it is removed once
+	// a checkpoint has cleared them.
+	keyErasePending = reservedPrefix + "erase_pending"
 )
 
 // A migration moves the schema from version i to i+1, where i is its index

@@ -67,8 +67,10 @@ type DB struct {
 	searchMu    sync.Mutex
 	searchStmts map[string]*sql.Stmt // on r, by filter shape
 
-	// scrub is set when a delete committed but the checkpoint that clears
-	// its content out of the WAL has not completed yet.
+	// scrub is set while erasure may be pending: a delete committed (here,
+	// or in another process before Open) and the checkpoint that clears its
+	// content out of the files has not completed yet. The durable record is
+	// the meta key keyErasePending; this flag only saves looking it up.
 	scrub atomic.Bool
 
 	guard guard.Guard // Close waits for View, Update and searches in progress
@@ -76,6 +78,7 @@ type DB struct {
 
 var (
 	_ driver.Backend     = (*DB)(nil)
+	_ driver.Eraser      = (*DB)(nil)
 	_ driver.Tx          = (*writeTx)(nil)
 	_ driver.AuditReader = (*readTx)(nil)
 	_ driver.AuditReader = (*writeTx)(nil)
@@ -113,6 +116,11 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		d.closeAll()
 		return nil, err
 	}
+	// Finish an erasure that the process which deleted could not (a reader
+	// in another process held the old pages, or it was killed). Best
+	// effort: if readers still hold them, later writes and Close retry.
+	d.scrub.Store(true)
+	d.erase(ctx, checkpointWait)
 	return d, nil
 }
 
@@ -301,43 +309,92 @@ func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	switch {
 	case t.deleted.Load():
 		d.scrub.Store(true)
-		d.checkpoint(ctx, checkpointWait)
+		d.erase(ctx, checkpointWait)
 	case d.scrub.Load():
 		// An earlier checkpoint found readers in the way: retry, without
 		// making this writer wait for them.
-		d.checkpoint(ctx, 0)
+		d.erase(ctx, 0)
 	}
 	return nil
 }
 
 // checkpointWait bounds how long the checkpoint after a delete waits for
-// readers that still use the WAL; if they do not finish, the checkpoint is
-// retried after later writes and at Close.
+// readers that still use the old pages; if they do not finish, the erasure
+// is retried after later writes, at Close, by Erase and at the next Open.
 const checkpointWait = time.Second
 
+// Erase completes the erasure of deleted memories (see driver.Eraser): once a
+// checkpoint has copied the WAL, whose frames hold the pages secure_delete
+// overwrote with zeros, into the database file and truncated the WAL to
+// zero bytes, no byte of deleted content remains in the files. A read
+// transaction in another process that began before the delete keeps the
+// checkpoint from completing; Erase waits up to wait for such readers.
+func (d *DB) Erase(ctx context.Context, wait time.Duration) (bool, error) {
+	if err := d.enter("erase"); err != nil {
+		return false, err
+	}
+	defer d.leave()
+	return d.erase(ctx, wait)
+}
+
+// erase checkpoints (see Erase) and then removes the durable record of the
+// pending erasure, unless a delete committed in between. It reports
+// whether nothing is pending.
+func (d *DB) erase(ctx context.Context, wait time.Duration) (bool, error) {
+	if !d.scrub.Load() {
+		return true, nil
+	}
+	var pending string
+	err := d.w.QueryRowContext(ctx, qMeta, keyErasePending).Scan(&pending)
+	if errors.Is(err, sql.ErrNoRows) {
+		d.scrub.Store(false)
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqlite: erase: %w", dbError(ctx, "read pending erasure", err))
+	}
+	if err := d.checkpoint(ctx, wait); err != nil {
+		if errors.Is(err, driver.ErrUnavailable) {
+			return false, nil // readers in the way: still pending
+		}
+		return false, err
+	}
+	res, err := d.w.ExecContext(ctx, `DELETE FROM meta WHERE key = ? AND value = ?`, keyErasePending, pending)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: erase: %w", dbError(ctx, "clear pending erasure", err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil // another delete committed since: check again
+	}
+	d.scrub.Store(false)
+	// Leave no WAL behind: it now holds only the meta page.
+	d.checkpoint(ctx, 0)
+	return true, nil
+}
+
 // checkpoint copies the WAL into the database and truncates it to zero
-// bytes, so that content removed by a delete (which secure_delete has
-// overwritten in the database pages) no longer lingers in old WAL frames.
-// It waits at most wait for readers of old snapshots. It is best effort and
-// reports whether the WAL was emptied.
-func (d *DB) checkpoint(ctx context.Context, wait time.Duration) bool {
+// bytes, waiting at most wait for readers of old snapshots. It returns nil
+// when the WAL was emptied.
+func (d *DB) checkpoint(ctx context.Context, wait time.Duration) error {
 	conn, err := d.w.Conn(ctx)
 	if err != nil {
-		return false
+		return fmt.Errorf("sqlite: checkpoint: %w", dbError(ctx, "connect", err))
 	}
 	defer conn.Close()
 	wait = min(wait, d.busyTimeout)
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", wait.Milliseconds())); err != nil {
-		return false
+		return fmt.Errorf("sqlite: checkpoint: %w", dbError(ctx, "set busy timeout", err))
 	}
 	defer conn.ExecContext(context.Background(), fmt.Sprintf("PRAGMA busy_timeout = %d", d.busyTimeout.Milliseconds()))
 	var busy, logFrames, done int
 	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done)
-	if err != nil || busy != 0 {
-		return false
+	if err != nil {
+		return fmt.Errorf("sqlite: checkpoint: %w", dbError(ctx, "checkpoint", err))
 	}
-	d.scrub.Store(false)
-	return true
+	if busy != 0 {
+		return fmt.Errorf("sqlite: checkpoint of %s: a read transaction (in this or another process) still uses the old pages: %w", d.path, driver.ErrUnavailable)
+	}
+	return nil
 }
 
 // Close waits for the transactions in progress, then releases the store.
@@ -347,9 +404,7 @@ func (d *DB) Close() error {
 	if err := d.guard.Close(); err != nil {
 		return err
 	}
-	if d.scrub.Load() {
-		d.checkpoint(context.Background(), checkpointWait)
-	}
+	d.erase(context.Background(), checkpointWait)
 	return d.closeAll()
 }
 

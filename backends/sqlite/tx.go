@@ -589,7 +589,7 @@ func (t *writeTx) Put(m *driver.Memory) error {
 // Delete removes every version, keyword entry, edge and the embedding of id
 // and leaves a tombstone (id and seq, no content). After the transaction
 // commits, the WAL is checkpointed and truncated so that the content does
-// not linger there either.
+// not linger there either (see DB.Erase).
 func (t *writeTx) Delete(id int64) error {
 	op := fmt.Sprintf("delete memory %d", id)
 	var cur int
@@ -610,6 +610,11 @@ func (t *writeTx) Delete(id int64) error {
 	}
 	now, _ := encodeTime("deleted_at", time.Now())
 	if _, err := t.exec(qTombstone, id, seq, now); err != nil {
+		return t.fail(op, err)
+	}
+	// Durable, so that whichever process opens the store next finishes
+	// the erasure if this one cannot (see DB.erase).
+	if _, err := t.exec(qSetMeta, keyErasePending, strconv.FormatInt(seq, 10)); err != nil {
 		return t.fail(op, err)
 	}
 	t.deleted.Store(true)

@@ -174,3 +174,19 @@ type Importer interface {
 type BackendStater interface {
 	BackendStats(ctx context.Context) (map[string]any, error)
 }
+
+// Eraser is an optional interface of Backend for backends whose Delete can
+// leave bytes of the deleted content in the store's files after the commit,
+// in pages that a reader of an older snapshot still uses, and that remove
+// them once those readers are gone. The engine uses it to tell in the
+// deletion certificate whether erasure is complete and to wait for it.
+//
+// A backend that implements it keeps the pending erasure durable: when the
+// process ends before it completes, the next Open of the store completes it.
+type Eraser interface {
+	// Erase removes what deleted memories left in the store's files, waiting
+	// up to wait for the readers that still use those bytes (0: do not wait).
+	// It reports whether nothing is left; false means the erasure is still
+	// pending and the backend completes it later by itself.
+	Erase(ctx context.Context, wait time.Duration) (bool, error)
+}

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -273,7 +274,9 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 }
 
 // withEngine loads the configuration, opens the engine, runs fn and closes
-// the engine, reporting a close error only when fn succeeded.
+// the engine. Every write fn makes has committed when fn returns, so a close
+// error cannot undo it: it is logged as a warning and the exit status stays
+// that of fn, which tells whether the command's write was stored.
 func (a *app) withEngine(cmd *cobra.Command, fn func(ctx context.Context, eng *core.Engine, cfg *config.Config) error) (err error) {
 	cfg, err := a.loadConfig(cmd, "")
 	if err != nil {
@@ -285,8 +288,8 @@ func (a *app) withEngine(cmd *cobra.Command, fn func(ctx context.Context, eng *c
 		return err
 	}
 	defer func() {
-		if cerr := eng.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close store: %w", cerr)
+		if cerr := eng.Close(); cerr != nil {
+			slog.Warn("memos: closing the store failed; the command's result stands", "err", cerr)
 		}
 	}()
 	return fn(ctx, eng, cfg)

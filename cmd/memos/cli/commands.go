@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -351,30 +353,62 @@ func (a *app) edgesCmd() *cobra.Command {
 
 func (a *app) forgetCmd() *cobra.Command {
 	var reason string
+	var wait time.Duration
 	cmd := &cobra.Command{
 		Use:   "forget <id>",
 		Short: "Remove every version, index entry, vector and edge of a memory",
 		Long: `Forget removes a memory completely — all versions, keyword and vector index
 entries and edges — and prints a deletion certificate: a SHA-256 of the
 forgotten content (never the content itself) chained into the audit log.
-The id is never reused.`,
-		Example: `  memos forget 2 --reason "user asked"`,
-		Args:    nargs(1, 1, "one memory id"),
+The id is never reused.
+
+The certificate's erasure line says whether the content's bytes are gone
+from the store's files. It is "pending" while a reader of an older snapshot
+(another memos process in the middle of a read) still uses them; the store
+erases them as soon as it can, at the latest when it is next opened. With
+--wait, forget waits for the erasure (up to a minute, or the duration given)
+and exits 0 only once it is complete; if time runs out it prints the
+certificate and exits 7: the memory is forgotten, its erasure still pending.`,
+		Example: `  memos forget 2 --reason "user asked"
+  memos forget 2 --wait          # also wait until no byte of it is left on disk
+  memos forget 2 --wait=10s`,
+		Args: nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
 			if err != nil {
 				return err
+			}
+			if wait < 0 {
+				return core.Invalidf("--wait %v: a duration must not be negative", wait)
 			}
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
 				c, err := eng.Forget(ctx, id, reason)
 				if err != nil {
 					return err
 				}
-				return a.emit(c, func(w io.Writer) { printCertificate(w, c) })
+				var werr error
+				if wait > 0 && c.Erasure == core.ErasurePending {
+					slog.Info("memos: memory forgotten; waiting for readers of older snapshots to end so that its bytes can be erased", "id", id, "wait", wait)
+					wctx, cancel := context.WithTimeout(ctx, wait)
+					werr = eng.WaitErased(wctx)
+					cancel()
+					if werr == nil {
+						c.Erasure = core.ErasureComplete
+					}
+				}
+				if err := a.emit(c, func(w io.Writer) { printCertificate(w, c) }); err != nil {
+					return err
+				}
+				if werr != nil {
+					return fmt.Errorf("memory %d is forgotten (certificate above), but %w", id, werr)
+				}
+				return nil
 			})
 		}),
 	}
 	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why the memory is forgotten (recorded in the certificate)")
+	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long (--wait alone: 1m) until the content's bytes are erased from the store's files")
+	cmd.Flags().Lookup("wait").NoOptDefVal = "1m"
 	return cmd
 }
 

@@ -183,6 +183,12 @@ func printCertificate(w io.Writer, c *core.DeletionCertificate) {
 	fmt.Fprintf(tw, "  time\t%s\n", c.Time.Format(time.RFC3339))
 	fmt.Fprintf(tw, "  content sha256\t%s\n", c.ContentHash)
 	fmt.Fprintf(tw, "  audit entry\t#%d %s\n", c.AuditSeq, c.AuditHash)
+	switch c.Erasure {
+	case core.ErasureComplete:
+		fmt.Fprintf(tw, "  erasure\tcomplete: no byte of the content is left in the store's files\n")
+	case core.ErasurePending:
+		fmt.Fprintf(tw, "  erasure\tpending: a reader of an older snapshot still uses its pages; erased when it ends, at the latest at the next open of the store (forget --wait waits for it)\n")
+	}
 	tw.Flush()
 }
 
