@@ -574,7 +574,9 @@ func (e *Engine) Unlink(ctx context.Context, from, to int64, t EdgeType) error {
 	return nil
 }
 
-// Edges returns the edges that start or end at memory id.
+// Edges returns the edges that start or end at memory id and whose other
+// end this handle can read: an edge to a memory of another namespace is
+// left out, like the memory itself.
 func (e *Engine) Edges(ctx context.Context, id int64) ([]Edge, error) {
 	const op = "edges"
 	if err := e.checkOpen(op); err != nil {
@@ -585,9 +587,24 @@ func (e *Engine) Edges(ctx context.Context, id int64) ([]Edge, error) {
 		if _, err := e.getScoped(tx, id, 0); err != nil {
 			return err
 		}
-		var err error
-		out, err = tx.Edges(id)
-		return err
+		all, err := tx.Edges(id)
+		if err != nil {
+			return err
+		}
+		out = all[:0]
+		for _, ed := range all {
+			other := ed.To
+			if other == id {
+				other = ed.From
+			}
+			switch _, err := e.getScoped(tx, other, 0); {
+			case err == nil:
+				out = append(out, ed)
+			case !errors.Is(err, ErrNotFound):
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
