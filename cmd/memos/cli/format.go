@@ -174,8 +174,8 @@ func printCertificate(w io.Writer, c *core.DeletionCertificate) {
 	tw := table(w)
 	fmt.Fprintf(tw, "  memory\t%d\n", c.MemoryID)
 	fmt.Fprintf(tw, "  namespace\t%s\n", c.Namespace)
-	if c.Source != "" {
-		fmt.Fprintf(tw, "  source\t%s\n", c.Source)
+	if c.SourceHash != "" {
+		fmt.Fprintf(tw, "  source sha256\t%s\n", c.SourceHash)
 	}
 	if c.Reason != "" {
 		fmt.Fprintf(tw, "  reason\t%s\n", c.Reason)
