@@ -167,7 +167,7 @@ func ensureFile(file string) error {
 	st, err := os.Stat(file)
 	switch {
 	case err == nil && st.Size() == 0:
-		return core.Invalidf("bolt: %s is empty (0 bytes); memos never leaves a store file empty, so it is more likely damaged (truncated) than new: restore it from a backup, or remove it to start a new store", file)
+		return driver.Invalidf("bolt: %s is empty (0 bytes); memos never leaves a store file empty, so it is more likely damaged (truncated) than new: restore it from a backup, or remove it to start a new store", file)
 	case err == nil:
 		return nil
 	case !errors.Is(err, os.ErrNotExist):

@@ -181,7 +181,7 @@ func checkFile(path string) error {
 	head := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, head)
 	if n == 0 && (err == io.EOF || err == nil) {
-		return core.Invalidf("sqlite: %s is empty (0 bytes); memos never leaves a store empty, so it is more likely damaged (truncated) than new: restore it from a backup, or remove it to start a new store", path)
+		return driver.Invalidf("sqlite: %s is empty (0 bytes); memos never leaves a store empty, so it is more likely damaged (truncated) than new: restore it from a backup, or remove it to start a new store", path)
 	}
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("sqlite: read %s: %w", path, err)
