@@ -22,7 +22,7 @@
 // printed as "memos: <message>" on stderr, or with --json as
 // {"error":{"kind":…,"message":…}} on stderr, and the exit code comes from
 // core.KindOf: 0 success, 1 internal, 2 invalid input or usage, 3 not found,
-// 4 embedding dimension mismatch, 5 conflict, 6 store closed or unavailable,
+// 4 embedding model or dimension mismatch, 5 conflict, 6 store closed or unavailable,
 // 7 deadline exceeded, 130 interrupted.
 package cli
 
