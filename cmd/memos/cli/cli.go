@@ -35,6 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -299,6 +300,8 @@ func (a *app) emit(v any, human func(w io.Writer)) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	human(a.stdout)
-	return nil
+	var b strings.Builder
+	human(&b)
+	_, err := io.WriteString(a.stdout, escapeControls(b.String()))
+	return err
 }
