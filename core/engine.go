@@ -123,6 +123,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := s.consolidate.validate(); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
+	if err := checkMigrated(ctx, s.b); err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
 	if s.emb != nil {
 		info, err := s.emb.Info(ctx)
 		if err != nil {

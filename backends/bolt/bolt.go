@@ -396,6 +396,25 @@ func (d *DB) Close() error {
 	return nil
 }
 
+var _ core.Remover = (*DB)(nil)
+
+// Remove closes the store and deletes its files (StoreFile and IndexDir),
+// and its directory when nothing else is left in it.
+func (d *DB) Remove() error {
+	err := d.Close()
+	if err != nil && !errors.Is(err, core.ErrClosed) {
+		return err
+	}
+	if err := os.Remove(filepath.Join(d.dir, StoreFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("bolt: remove store: %w", err)
+	}
+	if err := os.RemoveAll(filepath.Join(d.dir, IndexDir)); err != nil {
+		return fmt.Errorf("bolt: remove store: %w", err)
+	}
+	os.Remove(d.dir) // fails, harmlessly, when the directory holds other files
+	return nil
+}
+
 // Path returns the absolute path of the store's directory.
 func (d *DB) Path() string { return d.dir }
 

@@ -390,6 +390,23 @@ func (d *DB) Close() error {
 	return d.closeAll()
 }
 
+var _ core.Remover = (*DB)(nil)
+
+// Remove closes the store and deletes its file with its WAL and shared
+// memory files.
+func (d *DB) Remove() error {
+	err := d.Close()
+	if err != nil && !errors.Is(err, core.ErrClosed) {
+		return err
+	}
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		if err := os.Remove(d.path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("sqlite: remove store: %w", err)
+		}
+	}
+	return nil
+}
+
 func (d *DB) closeAll() error {
 	var errs []error
 	for _, m := range []map[string]*sql.Stmt{d.wStmts, d.rStmts, d.searchStmts} {
