@@ -35,13 +35,6 @@ type migrateMark struct {
 	Started   time.Time `json:"started"`
 }
 
-// Remover is an optional interface of Backend for backends that can delete
-// their own store. `memos migrate --force` uses it to start an interrupted
-// copy over. Remove closes the backend, then deletes every file of the store.
-type Remover interface {
-	Remove() error
-}
-
 // readMark returns the unfinished-copy mark of b, or nil.
 func readMark(ctx context.Context, b Backend) (*migrateMark, error) {
 	var v string

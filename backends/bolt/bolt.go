@@ -396,13 +396,13 @@ func (d *DB) Close() error {
 	return nil
 }
 
-var _ core.Remover = (*DB)(nil)
+var _ driver.Remover = (*DB)(nil)
 
 // Remove closes the store and deletes its files (StoreFile and IndexDir),
 // and its directory when nothing else is left in it.
 func (d *DB) Remove() error {
 	err := d.Close()
-	if err != nil && !errors.Is(err, core.ErrClosed) {
+	if err != nil && !errors.Is(err, driver.ErrClosed) {
 		return err
 	}
 	if err := os.Remove(filepath.Join(d.dir, StoreFile)); err != nil && !errors.Is(err, os.ErrNotExist) {

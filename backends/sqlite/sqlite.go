@@ -390,13 +390,13 @@ func (d *DB) Close() error {
 	return d.closeAll()
 }
 
-var _ core.Remover = (*DB)(nil)
+var _ driver.Remover = (*DB)(nil)
 
 // Remove closes the store and deletes its file with its WAL and shared
 // memory files.
 func (d *DB) Remove() error {
 	err := d.Close()
-	if err != nil && !errors.Is(err, core.ErrClosed) {
+	if err != nil && !errors.Is(err, driver.ErrClosed) {
 		return err
 	}
 	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
