@@ -82,6 +82,7 @@ type (
 	AuditEntry            = driver.AuditEntry
 	AuditReader           = driver.AuditReader
 	Importer              = driver.Importer
+	Remover               = driver.Remover
 	BackendStater         = driver.BackendStater
 	Eraser                = driver.Eraser
 	Embedder              = driver.Embedder
@@ -108,6 +109,7 @@ var (
 	ErrNotFound          = driver.ErrNotFound
 	ErrInvalid           = driver.ErrInvalid
 	ErrDimensionMismatch = driver.ErrDimensionMismatch
+	ErrModelMismatch     = driver.ErrModelMismatch
 	ErrClosed            = driver.ErrClosed
 	ErrConflict          = driver.ErrConflict
 	ErrUnknownName       = driver.ErrUnknownName

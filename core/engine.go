@@ -100,7 +100,7 @@ const (
 )
 
 // Open opens an engine over opts.Backend. It checks that the embedder's
-// model matches the one the store was built with (ErrDimensionMismatch names
+// model matches the one the store was built with (ErrModelMismatch names
 // both otherwise) and loads the vector index from the store.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Backend == nil {
@@ -122,6 +122,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	if err := s.consolidate.validate(); err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
+	if err := checkMigrated(ctx, s.b); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	if s.emb != nil {
@@ -168,7 +171,7 @@ func (s *shared) checkModel(ctx context.Context, allowChange bool) error {
 		return err
 	case stored != s.model.ID && !allowChange:
 		return fmt.Errorf("%w: the store was embedded with model %s (%s dimensions) but the configured embedder is %s (%d dimensions); configure the original embedder, or run `memos reembed` to switch the store to the new one",
-			ErrDimensionMismatch, stored, dim, s.model.ID, s.model.Dim)
+			ErrModelMismatch, stored, dim, s.model.ID, s.model.Dim)
 	}
 	return nil
 }

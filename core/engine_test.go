@@ -119,6 +119,9 @@ func TestBadInputIsRejectedAndNothingStored(t *testing.T) {
 	cases := map[string]core.Input{
 		"empty":            {Content: ""},
 		"whitespace":       {Content: " \t\n"},
+		"nul only":         {Content: "\x00\x00"},
+		"control only":     {Content: "\x1b\x07\u0085\x7f"},
+		"zero-width only":  {Content: "\u200b\u200c\u200d\u2060\ufeff "},
 		"invalid utf-8":    {Content: "bad \xff byte"},
 		"too large":        {Content: strings.Repeat("x", core.MaxContentBytes+1)},
 		"significance 0?":  {Content: "x", Significance: 11},

@@ -6,16 +6,83 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 )
 
 // MigrateReport says what Migrate copied and checked.
 type MigrateReport struct {
-	Memories     int   `json:"memories"`
-	Versions     int   `json:"versions"`
+	Memories int `json:"memories"`
+	Versions int `json:"versions"` // versions this run copied
+
 	Edges        int   `json:"edges"`
 	AuditEntries int   `json:"audit_entries"`
 	MaxID        int64 `json:"max_id"` // highest id the source ever assigned
-	Verified     bool  `json:"verified"`
+	// Resumed counts the memories an earlier, interrupted run had already
+	// copied (included in Memories).
+	Resumed  int  `json:"resumed,omitempty"`
+	Verified bool `json:"verified"`
+}
+
+// metaMigrate marks a store that Migrate is copying into: it is set before
+// the first memory is copied and cleared ("") once the copy is verified.
+// Open refuses a store that carries it, and Migrate resumes into it.
+const metaMigrate = "migrate.incomplete"
+
+// migrateMark is the value of metaMigrate.
+type migrateMark struct {
+	SourceSeq uint64    `json:"source_seq"` // the source's change seq when the copy began
+	Phase     string    `json:"phase"`      // "copy", then "verify" once everything is written
+	Started   time.Time `json:"started"`
+}
+
+// readMark returns the unfinished-copy mark of b, or nil.
+func readMark(ctx context.Context, b Backend) (*migrateMark, error) {
+	var v string
+	err := b.View(ctx, func(tx ReadTx) error {
+		var err error
+		v, err = tx.Meta(metaMigrate)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) || (err == nil && v == "") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m migrateMark
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, fmt.Errorf("malformed %s mark %q: %w", metaMigrate, v, err)
+	}
+	return &m, nil
+}
+
+// UnfinishedMigration reports whether b is a target that Migrate began to
+// copy into and did not finish verifying (the copy was interrupted).
+func UnfinishedMigration(ctx context.Context, b Backend) (bool, error) {
+	m, err := readMark(ctx, b)
+	return m != nil, err
+}
+
+// checkMigrated refuses to open a store that is an unfinished copy.
+func checkMigrated(ctx context.Context, b Backend) error {
+	m, err := readMark(ctx, b)
+	if err != nil || m == nil {
+		return err
+	}
+	return invalidf("the store is an unfinished copy left by an interrupted `memos migrate` (started %s): run the same `memos migrate --to <backend>` again to finish it, or add --force to start it over; until then keep using the source store",
+		m.Started.UTC().Format(time.RFC3339))
+}
+
+func setMark(ctx context.Context, b Backend, m *migrateMark) error {
+	v := ""
+	if m != nil {
+		j, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		v = string(j)
+	}
+	return b.Update(ctx, func(tx Tx) error { return tx.SetMeta(metaMigrate, v) })
 }
 
 // migrateBatch is how many memories one transaction of the copy writes.
@@ -31,6 +98,13 @@ var engineMeta = []string{metaModel, metaDim, metaAuditHead}
 // unused in dst. Access statistics are copied as of the current version.
 // Afterwards it reads both stores back and compares them; any difference is
 // an error. progress, if not nil, is called after each batch.
+//
+// dst is marked as an unfinished copy before the first memory is written
+// and unmarked once the copy is verified; Open refuses a marked store. When
+// dst is marked, Migrate resumes the copy: memories already in dst (each
+// batch commits with all its versions) are skipped, the rest copied, the
+// whole compared again. It refuses to resume when src changed since the
+// copy began; remove dst (see Remover) and start over then.
 //
 // Nothing may write to src meanwhile (the CLI holds it open for the copy).
 func Migrate(ctx context.Context, src, dst Backend, progress func(done, total int)) (*MigrateReport, error) {
@@ -58,8 +132,67 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 	}); err != nil {
 		return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
 	}
-	if dstSeq != 0 {
+	var srcSeq uint64
+	if err := src.View(ctx, func(tx ReadTx) error {
+		var err error
+		srcSeq, err = tx.Seq()
+		return err
+	}); err != nil {
+		return nil, &Error{Op: op, Err: fmt.Errorf("read source: %w", err)}
+	}
+	mark, err := readMark(ctx, dst)
+	if err != nil {
+		return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
+	}
+	done := map[int64]bool{} // ids an interrupted run already copied
+	switch {
+	case mark != nil && mark.SourceSeq != srcSeq:
+		return nil, &Error{Op: op, Err: invalidf("the target is an unfinished copy of the source as it was at change %d, and the source has changed since (now %d); start the copy over (memos migrate --force)", mark.SourceSeq, srcSeq)}
+	case mark != nil:
+		err := dst.View(ctx, func(tx ReadTx) error {
+			return tx.Changes(0, func(c Change) error {
+				if !c.Deleted {
+					done[c.ID] = true
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
+		}
+		rep.Resumed = len(done)
+	case dstSeq != 0:
 		return nil, &Error{Op: op, Err: invalidf("the target store is not empty; migrate into a new store")}
+	default:
+		mark = &migrateMark{SourceSeq: srcSeq, Phase: "copy", Started: time.Now().UTC()}
+		if err := setMark(ctx, dst, mark); err != nil {
+			return nil, &Error{Op: op, Err: fmt.Errorf("write target: %w", err)}
+		}
+	}
+	if mark.Phase == "verify" {
+		// Everything was written; only the comparison did not finish.
+		var nEdges, nAudit int
+		if err := src.View(ctx, func(tx ReadTx) error {
+			for _, id := range ids {
+				es, err := tx.Edges(id)
+				if err != nil {
+					return err
+				}
+				for _, e := range es {
+					if e.From == id {
+						nEdges++
+					}
+				}
+			}
+			if ar, ok := tx.(AuditReader); ok {
+				return ar.Audit(func(AuditEntry) error { nAudit++; return nil })
+			}
+			return nil
+		}); err != nil {
+			return rep, &Error{Op: op, Err: fmt.Errorf("read source: %w", err)}
+		}
+		rep.Memories, rep.Edges, rep.AuditEntries = len(ids), nEdges, nAudit
+		return rep, finishCopy(ctx, src, dst, ids, rep)
 	}
 
 	var edges []Edge
@@ -68,11 +201,13 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 		hists := make([][]*Memory, 0, len(batch))
 		err := src.View(ctx, func(tx ReadTx) error {
 			for _, id := range batch {
-				h, err := tx.History(id)
-				if err != nil {
-					return err
+				if !done[id] {
+					h, err := tx.History(id)
+					if err != nil {
+						return err
+					}
+					hists = append(hists, h)
 				}
-				hists = append(hists, h)
 				es, err := tx.Edges(id)
 				if err != nil {
 					return err
@@ -110,8 +245,8 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 		if err != nil {
 			return rep, &Error{Op: op, Err: fmt.Errorf("write target: %w", err)}
 		}
+		rep.Memories += len(batch)
 		for _, h := range hists {
-			rep.Memories++
 			rep.Versions += len(h)
 		}
 		if progress != nil {
@@ -160,17 +295,34 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 				return err
 			}
 		}
+		// A run interrupted from here on only needs to verify: the edges
+		// and the audit log must not be written twice.
+		b, err := json.Marshal(migrateMark{SourceSeq: mark.SourceSeq, Phase: "verify", Started: mark.Started})
+		if err != nil {
+			return err
+		}
+		if err := tx.SetMeta(metaMigrate, string(b)); err != nil {
+			return err
+		}
 		return tx.(Importer).ReserveIDs(rep.MaxID)
 	})
 	if err != nil {
 		return rep, &Error{Op: op, Err: fmt.Errorf("write target: %w", err)}
 	}
 	rep.Edges, rep.AuditEntries = len(edges), len(audit)
+	return rep, finishCopy(ctx, src, dst, ids, rep)
+}
+
+// finishCopy verifies the copy and, when it matches, unmarks the target.
+func finishCopy(ctx context.Context, src, dst Backend, ids []int64, rep *MigrateReport) error {
 	if err := verifyCopy(ctx, src, dst, ids, rep); err != nil {
-		return rep, &Error{Op: op, Err: err}
+		return &Error{Op: "migrate", Err: err}
+	}
+	if err := setMark(ctx, dst, nil); err != nil {
+		return &Error{Op: "migrate", Err: fmt.Errorf("verified, but could not mark the target finished: %w", err)}
 	}
 	rep.Verified = true
-	return rep, nil
+	return nil
 }
 
 // verifyCopy reads every memory's history and edges from both stores and

@@ -71,7 +71,7 @@ type ReembedReport struct {
 // entry to the audit log: that is the atomic switch. Until then the store
 // still opens with the old embedder, whose vector index simply leaves out
 // the memories already converted (keyword search still finds them); after
-// it, opening with the old embedder fails with ErrDimensionMismatch and
+// it, opening with the old embedder fails with ErrModelMismatch and
 // opening with the new one needs no AllowModelChange. Other processes should
 // not write to the store while it runs: vectors they write with the old
 // model would make Reembed convert them too, and it gives up with

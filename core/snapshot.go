@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -22,8 +24,20 @@ import (
 // snapshot reflects; a snapshot that does not match the store is ignored and
 // the index is rebuilt from the store. Forget deletes the snapshot at once,
 // so no derived copy of a forgotten memory's vector stays on disk.
+//
+// The seq alone does not tie a snapshot to one history of the store: an
+// older memory.db restored from a backup and written to by an engine without
+// a snapshot passes the snapshot's seq with other contents. So every save
+// also writes a fresh random generation into the store (meta
+// "vectors.snapshot") and the header; a snapshot whose generation is not the
+// store's is ignored. On load the engine also compares a sample of vectors
+// with the store and rebuilds when one differs.
 
-const snapshotMagic = "MEMOSVS1"
+const snapshotMagic = "MEMOSVS2"
+
+// metaSnapshotGen is the store's record of the generation of the last
+// snapshot saved from it.
+const metaSnapshotGen = "vectors.snapshot"
 
 // snapshotHeader precedes the index's own serialisation.
 type snapshotHeader struct {
@@ -32,6 +46,7 @@ type snapshotHeader struct {
 	Dim   int
 	Index string
 	Seq   uint64
+	Gen   string // random per save, also recorded in the store (metaSnapshotGen)
 }
 
 func writeString(w io.Writer, s string) error {
@@ -69,7 +84,7 @@ func saveSnapshot(path string, h snapshotHeader, idx PersistentVectorIndex) (err
 		return err
 	}
 	err = errors.Join(writeString(w, h.Store), writeString(w, h.Model), binary.Write(w, binary.LittleEndian, uint32(h.Dim)),
-		writeString(w, h.Index), binary.Write(w, binary.LittleEndian, h.Seq))
+		writeString(w, h.Index), binary.Write(w, binary.LittleEndian, h.Seq), writeString(w, h.Gen))
 	if err != nil {
 		return err
 	}
@@ -109,6 +124,10 @@ func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (Vector
 		return nil, 0, fmt.Errorf("snapshot %s is of store %s, %s/%d; the engine uses store %s, %s/%d",
 			path, h.Store, h.Model, h.Dim, want.Store, want.Model, want.Dim)
 	}
+	if h.Gen != want.Gen {
+		return nil, 0, fmt.Errorf("snapshot %s was saved from another state of the store (generation %s, the store records %q): was memory.db restored from a backup?",
+			path, h.Gen, want.Gen)
+	}
 	idx, err := load(r)
 	if err != nil {
 		return nil, 0, fmt.Errorf("snapshot %s: %w", path, err)
@@ -130,6 +149,7 @@ func readSnapshotHeader(r io.Reader) (snapshotHeader, error) {
 		func() error { return binary.Read(r, binary.LittleEndian, &dim) },
 		func() (err error) { h.Index, err = readString(r); return },
 		func() error { return binary.Read(r, binary.LittleEndian, &h.Seq) },
+		func() (err error) { h.Gen, err = readString(r); return },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -153,6 +173,15 @@ func peekSnapshot(path string) (snapshotHeader, error) {
 // metaStoreID names a store for its derived files.
 const metaStoreID = "store.id"
 
+// newID returns 16 random bytes in hex.
+func newID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
 // storeID returns the store's id, creating one in a store that has none.
 func (s *shared) storeID(ctx context.Context) (string, error) {
 	var id string
@@ -164,8 +193,8 @@ func (s *shared) storeID(ctx context.Context) (string, error) {
 	if !errors.Is(err, ErrNotFound) {
 		return id, err
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	fresh, err := newID()
+	if err != nil {
 		return "", err
 	}
 	err = s.b.Update(ctx, func(tx Tx) error {
@@ -174,7 +203,7 @@ func (s *shared) storeID(ctx context.Context) (string, error) {
 			id = cur
 			return nil
 		}
-		id = hex.EncodeToString(b[:])
+		id = fresh
 		return tx.SetMeta(metaStoreID, id)
 	})
 	return id, err
@@ -228,7 +257,19 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 			return err
 		}
 		s.snapHeader = snapshotHeader{Store: id, Model: s.model.ID, Dim: s.model.Dim, Index: name}
-		idx, seq, err := loadSnapshot(s.snapPath, s.snapHeader, d.load)
+		want := s.snapHeader
+		err = s.b.View(ctx, func(tx ReadTx) error {
+			gen, err := tx.Meta(metaSnapshotGen)
+			if errors.Is(err, ErrNotFound) {
+				return nil // no snapshot was ever saved from this store
+			}
+			want.Gen = gen
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		idx, seq, err := loadSnapshot(s.snapPath, want, d.load)
 		var cur uint64
 		if err == nil && idx != nil {
 			err = s.b.View(ctx, func(tx ReadTx) error {
@@ -257,7 +298,70 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 		s.vec = vec
 	}
 	s.vecName = name
-	return s.syncVectors(ctx)
+	if err := s.syncVectors(ctx); err != nil {
+		return err
+	}
+	if !s.snapOK {
+		return nil
+	}
+	if err := s.checkSample(ctx); err != nil {
+		slog.Warn("memos: ignoring the vector snapshot; rebuilding the index from the store", "err", err)
+		s.snapOK = false
+		vec, err := d.new(s.model.Dim)
+		if err != nil {
+			return fmt.Errorf("vector index %s: %w", name, err)
+		}
+		s.vec = vec
+		s.vecSeq.Store(0)
+		return s.syncVectors(ctx)
+	}
+	return nil
+}
+
+// checkSample compares the vectors of a few memories in the store (the
+// first ones and some from a random id on) with the loaded index: a snapshot
+// that passed the header checks but disagrees with the store is caught
+// before a search trusts it. It reports the first memory whose vector is not
+// in the index.
+func (s *shared) checkSample(ctx context.Context) error {
+	const per = 8
+	active := Filter{Statuses: []Status{StatusActive}}
+	var sample []*Memory
+	err := s.b.View(ctx, func(tx ReadTx) error {
+		add := func(m *Memory) error {
+			if m.Embedding.Model == s.model.ID && m.Embedding.Dim() == s.model.Dim {
+				sample = append(sample, m)
+			}
+			return nil
+		}
+		if err := tx.Scan(ScanOptions{Filter: active, Limit: per}, add); err != nil {
+			return err
+		}
+		if len(sample) == 0 {
+			return nil
+		}
+		// Ids grow from the first; twice the index size is a fair bound on the
+		// largest id for a store that forgot some.
+		after := sample[len(sample)-1].ID + mrand.Int64N(2*int64(s.vec.Len())+1)
+		return tx.Scan(ScanOptions{Filter: active, AfterID: after, Limit: per}, add)
+	})
+	if err != nil {
+		return fmt.Errorf("check the vector snapshot: %w", err)
+	}
+	const k, same = 8, 0.999
+	for _, m := range sample {
+		hits, err := s.vec.Search(ctx, m.Embedding.Vector, k, VectorFilter{Namespaces: []string{m.Namespace}, Pools: []Pool{m.Pool}})
+		if err != nil {
+			return fmt.Errorf("check the vector snapshot: %w", err)
+		}
+		found := slices.ContainsFunc(hits, func(h Hit) bool { return h.ID == m.ID && h.Score >= same })
+		// k identical vectors that sort before m leave the check inconclusive.
+		crowded := len(hits) == k && hits[k-1].Score >= same
+		if !found && !crowded {
+			return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", s.snapPath, m.ID)
+		}
+	}
+	return nil
 }
 
 // saveVectors writes the snapshot, if the engine keeps one.
@@ -281,6 +385,33 @@ func (s *shared) saveVectors() error {
 			return nil // nothing changed since the snapshot was read or written
 		}
 	}
+	gen, err := newID()
+	if err != nil {
+		return fmt.Errorf("save vector snapshot: %w", err)
+	}
+	after := h.Seq
+	err = s.b.Update(ctx, func(tx Tx) error {
+		cur, err := tx.Seq()
+		if err != nil {
+			return err
+		}
+		if err := tx.SetMeta(metaSnapshotGen, gen); err != nil {
+			return err
+		}
+		after = h.Seq
+		if cur == h.Seq {
+			// Only this write lies between the index and the store: the
+			// snapshot reflects the seq after it, so that the next open
+			// does not find a change and save again on its Close.
+			after, err = tx.Seq()
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("save vector snapshot: record its generation in the store: %w", err)
+	}
+	s.vecSeq.CompareAndSwap(h.Seq, after)
+	h.Seq, h.Gen = after, gen
 	if err := saveSnapshot(s.snapPath, h, p); err != nil {
 		return fmt.Errorf("save vector snapshot: %w", err)
 	}

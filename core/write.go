@@ -574,7 +574,9 @@ func (e *Engine) Unlink(ctx context.Context, from, to int64, t EdgeType) error {
 	return nil
 }
 
-// Edges returns the edges that start or end at memory id.
+// Edges returns the edges that start or end at memory id and whose other
+// end this handle can read: an edge to a memory of another namespace is
+// left out, like the memory itself.
 func (e *Engine) Edges(ctx context.Context, id int64) ([]Edge, error) {
 	const op = "edges"
 	if err := e.checkOpen(op); err != nil {
@@ -585,9 +587,24 @@ func (e *Engine) Edges(ctx context.Context, id int64) ([]Edge, error) {
 		if _, err := e.getScoped(tx, id, 0); err != nil {
 			return err
 		}
-		var err error
-		out, err = tx.Edges(id)
-		return err
+		all, err := tx.Edges(id)
+		if err != nil {
+			return err
+		}
+		out = all[:0]
+		for _, ed := range all {
+			other := ed.To
+			if other == id {
+				other = ed.From
+			}
+			switch _, err := e.getScoped(tx, other, 0); {
+			case err == nil:
+				out = append(out, ed)
+			case !errors.Is(err, ErrNotFound):
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
@@ -596,15 +613,17 @@ func (e *Engine) Edges(ctx context.Context, id int64) ([]Edge, error) {
 }
 
 // DeletionCertificate records that a memory was forgotten. It carries a
-// SHA-256 of the forgotten content (so a holder of the content can check
-// that this is what was deleted) but never the content itself.
+// SHA-256 of the forgotten content and one of its source (so a holder of
+// either can check that this is what was deleted) but never the content or
+// the source itself: a source such as "file:divorce-notes.md" can say as
+// much as the content, and the certificate stays in the audit log for good.
 type DeletionCertificate struct {
 	MemoryID    int64     `json:"memory_id"`
 	Versions    int       `json:"versions"`
 	Edges       int       `json:"edges"`
 	ContentHash string    `json:"content_sha256"`
 	Namespace   string    `json:"namespace"`
-	Source      string    `json:"source,omitempty"`
+	SourceHash  string    `json:"source_sha256,omitempty"` // SHA-256 of the source, "" when it had none
 	Reason      string    `json:"reason,omitempty"`
 	Time        time.Time `json:"time"`
 	AuditSeq    uint64    `json:"audit_seq"`
@@ -657,7 +676,11 @@ func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*Deletion
 		cert = &DeletionCertificate{
 			MemoryID: id, Versions: len(hist), Edges: len(edges),
 			ContentHash: hex.EncodeToString(h.Sum(nil)),
-			Namespace:   cur.Namespace, Source: cur.Source, Reason: reason, Time: e.clock(),
+			Namespace:   cur.Namespace, Reason: reason, Time: e.clock(),
+		}
+		if cur.Source != "" {
+			sum := sha256.Sum256([]byte(cur.Source))
+			cert.SourceHash = hex.EncodeToString(sum[:])
 		}
 		if err := tx.Delete(id); err != nil {
 			return err

@@ -130,6 +130,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("bolt: open %s: %w", dir, err)
 	}
 	file := filepath.Join(dir, StoreFile)
+	if err := ensureFile(file); err != nil {
+		return nil, err
+	}
 	bdb, err := bbolt.Open(file, 0o600, &bbolt.Options{
 		Timeout:      cfg.Timeout,
 		FreelistType: bbolt.FreelistMapType,
@@ -162,6 +165,43 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		d.scrub(ctx, 0)
 	}
 	return d, nil
+}
+
+// ensureFile creates the bbolt file atomically when it is missing: it
+// initialises a temporary file beside it and links that into place, so that
+// a store file never exists empty, not even while another process creates
+// it. An empty file is therefore refused: it is more likely a damaged store
+// than a new one, and bbolt would silently start it afresh.
+func ensureFile(file string) error {
+	st, err := os.Stat(file)
+	switch {
+	case err == nil && st.Size() == 0:
+		return driver.Invalidf("bolt: %s is empty (0 bytes); memos never leaves a store file empty, so it is more likely damaged (truncated) than new: restore it from a backup, or remove it to start a new store", file)
+	case err == nil:
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("bolt: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".new-*")
+	if err != nil {
+		return fmt.Errorf("bolt: create %s: %w", file, err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("bolt: create %s: %w", file, err)
+	}
+	bdb, err := bbolt.Open(name, 0o600, nil) // writes bbolt's meta pages into the empty file
+	if err == nil {
+		err = bdb.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("bolt: create %s: %w", file, err)
+	}
+	if err := os.Link(name, file); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("bolt: create %s: %w", file, err)
+	}
+	return nil
 }
 
 // Buckets of the bbolt file. Keys are big-endian so that cursors visit ids
@@ -370,6 +410,25 @@ func (d *DB) Close() error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("bolt: close %s: %w", d.dir, err)
 	}
+	return nil
+}
+
+var _ driver.Remover = (*DB)(nil)
+
+// Remove closes the store and deletes its files (StoreFile and IndexDir),
+// and its directory when nothing else is left in it.
+func (d *DB) Remove() error {
+	err := d.Close()
+	if err != nil && !errors.Is(err, driver.ErrClosed) {
+		return err
+	}
+	if err := os.Remove(filepath.Join(d.dir, StoreFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("bolt: remove store: %w", err)
+	}
+	if err := os.RemoveAll(filepath.Join(d.dir, IndexDir)); err != nil {
+		return fmt.Errorf("bolt: remove store: %w", err)
+	}
+	os.Remove(d.dir) // fails, harmlessly, when the directory holds other files
 	return nil
 }
 

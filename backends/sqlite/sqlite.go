@@ -108,7 +108,11 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, driver.Invalidf("sqlite: path %q: %v", cfg.Path, err)
 	}
-	if err := checkFile(path); err != nil {
+	if err := checkFile(path); errors.Is(err, os.ErrNotExist) {
+		if err := create(ctx, path, cfg); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
 		return nil, err
 	}
 	d := &DB{path: path, busyTimeout: cfg.BusyTimeout, guard: guard.Guard{Backend: Name, Store: path}}
@@ -124,8 +128,41 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	return d, nil
 }
 
+// create makes a new store at path atomically: it builds the store in a
+// temporary file beside it and links that into place, so that a memos store
+// never exists as an empty file, not even while another process creates it.
+// That is why checkFile can refuse an empty file: it is damaged, not new.
+// When another process creates path first, create leaves its store alone.
+func create(ctx context.Context, path string, cfg Config) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	name := tmp.Name()
+	tmp.Close()
+	defer func() {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			os.Remove(name + suffix)
+		}
+	}()
+	if err := os.Remove(name); err != nil { // SQLite creates its own file
+		return fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	d := &DB{path: name, busyTimeout: cfg.BusyTimeout}
+	err = d.open(ctx, cfg)
+	if err = errors.Join(err, d.closeAll()); err != nil {
+		return fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	if err := os.Link(name, path); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	return nil
+}
+
 // checkFile makes sure that path is in an existing directory and is either
-// missing, empty or an SQLite database.
+// an SQLite database or missing (an error wrapping os.ErrNotExist). An empty
+// file is refused: Open never leaves one (see create), so it is more likely
+// a damaged store than a new one.
 func checkFile(path string) error {
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
@@ -140,7 +177,7 @@ func checkFile(path string) error {
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -152,7 +189,7 @@ func checkFile(path string) error {
 	head := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, head)
 	if n == 0 && (err == io.EOF || err == nil) {
-		return nil // an empty file is an empty database
+		return driver.Invalidf("sqlite: %s is empty (0 bytes); memos never leaves a store empty, so it is more likely damaged (truncated) than new: restore it from a backup, or remove it to start a new store", path)
 	}
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("sqlite: read %s: %w", path, err)
@@ -406,6 +443,23 @@ func (d *DB) Close() error {
 	}
 	d.erase(context.Background(), checkpointWait)
 	return d.closeAll()
+}
+
+var _ driver.Remover = (*DB)(nil)
+
+// Remove closes the store and deletes its file with its WAL and shared
+// memory files.
+func (d *DB) Remove() error {
+	err := d.Close()
+	if err != nil && !errors.Is(err, driver.ErrClosed) {
+		return err
+	}
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		if err := os.Remove(d.path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("sqlite: remove store: %w", err)
+		}
+	}
+	return nil
 }
 
 func (d *DB) closeAll() error {

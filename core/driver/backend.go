@@ -169,6 +169,13 @@ type Importer interface {
 	ReserveIDs(id int64) error
 }
 
+// Remover is an optional interface of Backend for backends that can delete
+// their own store. `memos migrate --force` uses it to start an interrupted
+// copy over. Remove closes the backend, then deletes every file of the store.
+type Remover interface {
+	Remove() error
+}
+
 // BackendStater is an optional interface of Backend that reports
 // backend-specific figures for Stats.
 type BackendStater interface {

@@ -14,8 +14,13 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrInvalid: the input was rejected; the message says which field and why.
 	ErrInvalid = errors.New("invalid input")
-	// ErrDimensionMismatch: an embedding's dimension or model differs from the store's.
+	// ErrDimensionMismatch: an embedding's dimension differs from the store's
+	// or the index's.
 	ErrDimensionMismatch = errors.New("embedding dimension mismatch")
+	// ErrModelMismatch: the store was embedded with another model (of the
+	// same or another dimension). It also matches ErrDimensionMismatch, so
+	// code written against that keeps working.
+	ErrModelMismatch error = &subError{"embedding model mismatch", ErrDimensionMismatch}
 	// ErrClosed: the engine or backend was used after Close.
 	ErrClosed = errors.New("closed")
 	// ErrConflict: a concurrent change made the operation impossible (e.g. a
@@ -27,6 +32,15 @@ var (
 	// did not answer; retrying later may succeed.
 	ErrUnavailable = errors.New("unavailable")
 )
+
+// subError is a sentinel that also matches a broader one.
+type subError struct {
+	msg    string
+	parent error
+}
+
+func (e *subError) Error() string        { return e.msg }
+func (e *subError) Is(target error) bool { return target == e.parent }
 
 // Error is the error type returned by the engine: the operation, the memory id
 // (0 when none applies) and the underlying error, which wraps a sentinel.
@@ -68,6 +82,7 @@ var kinds = []struct {
 }{
 	{ErrNotFound, Kind{"not_found", 404, 3}},
 	{ErrInvalid, Kind{"invalid", 400, 2}},
+	{ErrModelMismatch, Kind{"model_mismatch", 409, 4}},
 	{ErrDimensionMismatch, Kind{"dimension_mismatch", 409, 4}},
 	{ErrConflict, Kind{"conflict", 409, 5}},
 	{ErrUnknownName, Kind{"unknown_name", 400, 2}},

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -280,13 +281,22 @@ type Edge struct {
 	Source    string    `json:"source,omitempty"`
 }
 
+// visible reports whether s has a character a reader can see: not only
+// whitespace, control characters (NUL, escapes) and invisible format
+// characters (zero-width spaces and joiners, the byte-order mark).
+func visible(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool {
+		return !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r)
+	})
+}
+
 // ValidateContent checks the content rules shared by every write.
 func ValidateContent(s string) error {
 	if !utf8.ValidString(s) {
 		return invalidf("content is not valid UTF-8")
 	}
-	if strings.TrimSpace(s) == "" {
-		return invalidf("content is empty")
+	if !visible(s) {
+		return invalidf("content is empty (it holds only whitespace, control or invisible characters such as NUL or zero-width spaces)")
 	}
 	if len(s) > MaxContentBytes {
 		return invalidf("content is %d bytes, over the limit of %d; split it into several memories", len(s), MaxContentBytes)

@@ -22,7 +22,7 @@
 // printed as "memos: <message>" on stderr, or with --json as
 // {"error":{"kind":…,"message":…}} on stderr, and the exit code comes from
 // core.KindOf: 0 success, 1 internal, 2 invalid input or usage, 3 not found,
-// 4 embedding dimension mismatch, 5 conflict, 6 store closed or unavailable,
+// 4 embedding model or dimension mismatch, 5 conflict, 6 store closed or unavailable,
 // 7 deadline exceeded, 130 interrupted.
 package cli
 
@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -302,6 +303,8 @@ func (a *app) emit(v any, human func(w io.Writer)) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	human(a.stdout)
-	return nil
+	var b strings.Builder
+	human(&b)
+	_, err := io.WriteString(a.stdout, escapeControls(b.String()))
+	return err
 }

@@ -291,6 +291,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"empty content", "", []string{"add", ""}, 2, "content is empty"},
 		{"whitespace content", "", []string{"add", " \t\n "}, 2, "content is empty"},
+		{"invisible content", "", []string{"add", "\u200b\x00\x1b"}, 2, "content is empty"},
 		{"invalid UTF-8", "", []string{"add", "bad \xff\xfe bytes"}, 2, "UTF-8"},
 		{"content too large", "", []string{"add", big}, 2, "over the limit"},
 		{"stdin too large", big + "aaaa", []string{"add", "-"}, 2, "over the limit"},

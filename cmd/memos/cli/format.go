@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/memos-go/memos/core"
 )
@@ -174,8 +175,8 @@ func printCertificate(w io.Writer, c *core.DeletionCertificate) {
 	tw := table(w)
 	fmt.Fprintf(tw, "  memory\t%d\n", c.MemoryID)
 	fmt.Fprintf(tw, "  namespace\t%s\n", c.Namespace)
-	if c.Source != "" {
-		fmt.Fprintf(tw, "  source\t%s\n", c.Source)
+	if c.SourceHash != "" {
+		fmt.Fprintf(tw, "  source sha256\t%s\n", c.SourceHash)
 	}
 	if c.Reason != "" {
 		fmt.Fprintf(tw, "  reason\t%s\n", c.Reason)
@@ -239,4 +240,36 @@ func printStats(w io.Writer, s statsOut) {
 		fmt.Fprintf(tw, "backend\t%s\n", strings.Join(kv, ", "))
 	}
 	tw.Flush()
+}
+
+// escapeControls makes text safe to print on a terminal: control characters
+// other than newline and tab (ESC, CR, BEL, DEL, C1 controls such as CSI) and
+// bidirectional overrides are shown as Go escapes (\x1b, \r, \u202e) instead
+// of being obeyed. A memory's text comes from anywhere, and a terminal that
+// obeys it can be made to hide, rewrite or fake output. Human output goes
+// through it; JSON never does, since it must carry the exact text.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, mustEscape) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !mustEscape(r) {
+			b.WriteRune(r)
+			continue
+		}
+		switch {
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+func mustEscape(r rune) bool {
+	return (unicode.IsControl(r) && r != '\n' && r != '\t') || unicode.Is(unicode.Bidi_Control, r)
 }

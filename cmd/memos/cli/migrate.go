@@ -7,11 +7,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/memos-go/memos/cmd/memos/internal/config"
 	"github.com/memos-go/memos/core"
 )
 
 func (a *app) migrateCmd() *cobra.Command {
-	var to string
+	var (
+		to    string
+		force bool
+	)
 	cmd := &cobra.Command{
 		Use:   "migrate --to BACKEND",
 		Short: "Copy the store to another backend, keeping ids, and verify the copy",
@@ -24,7 +28,13 @@ memory by memory. The source is left as it was.
 The target is the backend's configured path (backends.<name>.path, default
 $MEMOS_HOME/<its default file>); it must not hold memories yet. Once the copy
 is verified, set backend: <name> (or MEMOS_BACKEND) to use it. Stop other memos
-processes that write to the store first.`,
+processes that write to the store first.
+
+Until the copy is verified the target is marked unfinished, and every command
+refuses to open it. If migrate is interrupted, run it again: it resumes where
+the copy stopped (if the source has not changed meanwhile) and verifies the
+whole. --force deletes an unfinished target and starts over; it never deletes
+a finished store.`,
 		Example: `  memos migrate --to bolt
   MEMOS_BACKENDS__BOLT__PATH=/data/memos.bolt memos migrate --to bolt --json`,
 		Args: nargs(0, 0, "no arguments"),
@@ -67,6 +77,11 @@ processes that write to the store first.`,
 			if err != nil {
 				return fmt.Errorf("open %s store: %w", to, err)
 			}
+			if force {
+				if tb, err = a.startOver(cmd, td, tb, dst, to); err != nil {
+					return err
+				}
+			}
 			var bar *countBar
 			if isTerminal(a.stderr) {
 				bar = &countBar{w: a.stderr, desc: "copying"}
@@ -77,6 +92,9 @@ processes that write to the store first.`,
 				return err
 			}
 			return a.emit(rep, func(w io.Writer) {
+				if rep.Resumed > 0 {
+					fmt.Fprintf(w, "resumed an interrupted copy: %s were already there\n", plural(rep.Resumed, "memory", "memories"))
+				}
 				fmt.Fprintf(w, "copied %s (%s), %s and %s from %s to %s; verified\n",
 					plural(rep.Memories, "memory", "memories"), plural(rep.Versions, "version", "versions"),
 					plural(rep.Edges, "edge", "edges"), plural(rep.AuditEntries, "audit entry", "audit entries"), src.Backend, to)
@@ -85,5 +103,34 @@ processes that write to the store first.`,
 		}),
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the target backend, e.g. bolt")
+	cmd.Flags().BoolVar(&force, "force", false, "delete an unfinished target left by an interrupted migrate and copy again")
 	return cmd
+}
+
+// startOver deletes the unfinished target tb and opens a new, empty one. It
+// refuses to delete a target that is not an unfinished copy.
+func (a *app) startOver(cmd *cobra.Command, td core.BackendDriver, tb core.Backend, dst *config.Config, to string) (core.Backend, error) {
+	ctx := cmd.Context()
+	unfinished, err := core.UnfinishedMigration(ctx, tb)
+	if err != nil {
+		tb.Close()
+		return nil, fmt.Errorf("read %s store: %w", to, err)
+	}
+	if !unfinished {
+		return tb, nil // an empty target; a full one is refused by Migrate
+	}
+	rm, ok := tb.(core.Remover)
+	if !ok {
+		tb.Close()
+		return nil, core.Invalidf("the %s backend cannot delete its store; remove the unfinished target yourself and run migrate again", to)
+	}
+	if err := rm.Remove(); err != nil {
+		return nil, fmt.Errorf("remove the unfinished %s store: %w", to, err)
+	}
+	fmt.Fprintf(a.stderr, "memos: removed the unfinished %s store; copying again\n", to)
+	tb, err = td.Open(ctx, dst.BackendConfig)
+	if err != nil {
+		return nil, fmt.Errorf("open %s store: %w", to, err)
+	}
+	return tb, nil
 }

@@ -234,7 +234,7 @@ json (or --json) the pack with its token accounting.`,
 					_, err = a.stdout.Write(b)
 					return err
 				}
-				_, err = io.WriteString(a.stdout, pk.Markdown())
+				_, err = io.WriteString(a.stdout, escapeControls(pk.Markdown()))
 				return err
 			})
 		}),

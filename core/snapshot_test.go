@@ -1,0 +1,147 @@
+package core_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/vector"
+	"github.com/memos-go/memos/embedders/hash"
+)
+
+// copyFile copies src to dst (a store file, for backup-and-restore tests).
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An older memory.db restored beside a newer snapshot, then written to
+// without a snapshot until its change counter passes the snapshot's, must
+// not make the next open trust the snapshot: vector search would find a
+// memory by words it no longer contains.
+func TestStaleVectorSnapshotAfterRestore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "memory.db")
+	backup := filepath.Join(dir, "backup.db")
+	opts := core.Options{VectorSnapshot: path + ".vectors"}
+
+	e := openAt(t, path, opts)
+	m := remember(t, e, core.Input{Content: "the orchard grows apples and pears"})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, path, backup) // the backup knows m as apples and pears
+
+	e = openAt(t, path, opts)
+	zebra := "zebras graze on the savanna at dawn"
+	if _, err := e.Update(ctx, m.ID, core.Patch{Content: &zebra}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil { // the snapshot now holds m's zebra vector
+		t.Fatal(err)
+	}
+
+	copyFile(t, backup, path) // restore the older store beside the newer snapshot
+	e = openAt(t, path, core.Options{})
+	for _, c := range []string{"one note about ferries", "two notes about trains", "three notes about buses", "four notes about bikes"} {
+		remember(t, e, core.Input{Content: c})
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e = openAt(t, path, opts)
+	defer e.Close()
+	res, err := e.Search(ctx, core.SearchRequest{Query: zebra, Mode: core.ModeVector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) > 0 && res.Hits[0].Memory.ID == m.ID {
+		t.Fatalf("vector search for %q finds memory %d (%q) first: the stale snapshot was trusted",
+			zebra, m.ID, res.Hits[0].Memory.Content)
+	}
+	res, err = e.Search(ctx, core.SearchRequest{Query: "the orchard grows apples and pears", Mode: core.ModeVector})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Memory.ID != m.ID {
+		t.Fatalf("vector search for the restored content does not find memory %d first: %v, %v", m.ID, res, err)
+	}
+}
+
+// snapshotHeaderLen returns the length of a snapshot's header: magic, store
+// id, model, dimension, index kind, seq, generation.
+func snapshotHeaderLen(t *testing.T, b []byte) int {
+	t.Helper()
+	n := 8
+	str := func() {
+		if len(b) < n+2 {
+			t.Fatal("short snapshot")
+		}
+		n += 2 + int(binary.LittleEndian.Uint16(b[n:]))
+	}
+	str()  // store
+	str()  // model
+	n += 4 // dim
+	str()  // index
+	n += 8 // seq
+	str()  // generation
+	return n
+}
+
+// A snapshot whose header matches the store but whose vectors do not (here
+// rewritten by hand) is caught by the sample check on open.
+func TestVectorSnapshotSampleCheck(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	opts := core.Options{VectorSnapshot: path + ".vectors"}
+	e := openAt(t, path, opts)
+	m := remember(t, e, core.Input{Content: "the orchard grows apples and pears"})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	emb, err := hash.Open(ctx, hash.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zebra := "zebras graze on the savanna at dawn"
+	vs, err := emb.Embed(ctx, []string{zebra})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := vector.NewExact(len(vs[0]))
+	if err := idx.Add(ctx, core.VectorEntry{ID: m.ID, Namespace: m.Namespace, Pool: m.Pool, Vector: vs[0]}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile(opts.VectorSnapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	buf.Write(old[:snapshotHeaderLen(t, old)])
+	if err := idx.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(opts.VectorSnapshot, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	e = openAt(t, path, opts)
+	defer e.Close()
+	res, err := e.Search(ctx, core.SearchRequest{Query: zebra, Mode: core.ModeVector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) > 0 && res.Hits[0].Memory.ID == m.ID {
+		t.Fatalf("vector search for %q finds memory %d (%q): the tampered snapshot was trusted", zebra, m.ID, m.Content)
+	}
+}
