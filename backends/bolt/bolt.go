@@ -70,9 +70,11 @@ type DB struct {
 	// vis guards the keyword index and kstats: an Update holds it while it
 	// applies a commit to them, a search for its whole duration, so that a
 	// search sees whole commits and statistics that match its index.
-	vis    sync.RWMutex
-	idx    bleve.Index
-	kstats keywordStats
+	vis sync.RWMutex
+	// storeID identifies the store; its keyword index records it.
+	storeID string
+	idx     bleve.Index
+	kstats  keywordStats
 	// stale is set when a commit could not be applied to the keyword index;
 	// the next Update repairs the index from the store first.
 	stale atomic.Bool
@@ -153,6 +155,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		bdb.Close()
 		return nil, err
 	}
+	d.storeID = storeID
 	if err := d.openIndex(ctx, storeID); err != nil {
 		bdb.Close()
 		return nil, err
@@ -401,8 +404,10 @@ func (d *DB) Close() error {
 		d.scrub(context.Background(), 0)
 	}
 	var errs []error
-	if err := d.idx.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("keyword index: %w", err))
+	if d.idx != nil {
+		if err := d.idx.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("keyword index: %w", err))
+		}
 	}
 	if err := d.bdb.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("store: %w", err))
@@ -449,7 +454,10 @@ func (d *DB) BackendStats(ctx context.Context) (map[string]any, error) {
 	st["index_bytes"] = dirSize(filepath.Join(d.dir, IndexDir))
 	d.vis.RLock()
 	st["memories"] = d.kstats.docs
-	n, err := d.idx.DocCount()
+	n, err := uint64(0), d.errIndexClosed("stats")
+	if d.idx != nil {
+		n, err = d.idx.DocCount()
+	}
 	d.vis.RUnlock()
 	if err != nil {
 		return nil, fmt.Errorf("bolt: stats: %w", err)

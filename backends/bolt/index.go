@@ -337,6 +337,10 @@ func (d *DB) applyIndex(t *writeTx) error {
 	if !t.dirty && len(t.docs) == 0 {
 		return nil
 	}
+	if d.idx == nil {
+		d.stale.Store(true)
+		return d.errIndexClosed("keyword index")
+	}
 	b := d.idx.NewBatch()
 	for id, doc := range t.docs {
 		if doc == nil {
@@ -357,30 +361,35 @@ func (d *DB) applyIndex(t *writeTx) error {
 	return nil
 }
 
-// repairIndex replays the store into an index that missed a commit.
+// repairIndex brings an index that missed a commit up to date. A scorch
+// index whose batch failed to persist (a full disk) can be broken in memory
+// (a later batch panicked inside zapx), so the repair closes it and opens it
+// again from its files, as Open does: reconciled with the records, or
+// rebuilt. If that fails the index stays closed and keyword searches report
+// it until a later write or open repairs it.
 func (d *DB) repairIndex(ctx context.Context) error {
 	d.vis.Lock()
 	defer d.vis.Unlock()
-	raw, err := d.idx.GetInternal(internalSeq)
+	if d.idx != nil {
+		d.idx.Close() // its in-memory state is what is suspect; the files are reopened
+		d.idx = nil
+	}
+	err := d.openIndex(ctx, d.storeID)
 	if err == nil {
-		var latest uint64
-		var st keywordStats
 		err = d.bdb.View(func(tx *bbolt.Tx) error {
 			sys := tx.Bucket(bktSys)
-			latest = getU64(sys, keySeq)
-			st = keywordStats{docs: getU64(sys, keyCount), tokens: getU64(sys, keyTokens)}
+			d.kstats = keywordStats{docs: getU64(sys, keyCount), tokens: getU64(sys, keyTokens)}
 			return nil
 		})
-		if err == nil {
-			if err = d.replay(ctx, decodeU64(raw), latest); err == nil {
-				err = d.sweep(ctx)
-			}
-		}
-		if err == nil {
-			d.kstats = st
-			d.stale.Store(false)
-			return nil
-		}
 	}
-	return fmt.Errorf("bolt: the keyword index is out of date and could not be repaired (%v); close and reopen the store to rebuild it", err)
+	if err != nil {
+		return fmt.Errorf("bolt: the keyword index is out of date and could not be repaired (%v); free disk space, then retry or reopen the store: %w", err, driver.ErrUnavailable)
+	}
+	d.stale.Store(false)
+	return nil
+}
+
+// errIndexClosed is returned while a failed repair left the index closed.
+func (d *DB) errIndexClosed(op string) error {
+	return fmt.Errorf("bolt: %s: the keyword index could not be reopened after a failed write (a full disk?); free space, then retry: %w", op, driver.ErrUnavailable)
 }

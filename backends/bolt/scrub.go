@@ -169,6 +169,9 @@ const scrubDocID = "~scrub"
 // segment of its own and waits until that is persisted (and with it every
 // earlier segment), then merges, then deletes the empty document again.
 func (d *DB) compactIndex(ctx context.Context) error {
+	if d.idx == nil {
+		return d.errIndexClosed("compact")
+	}
 	adv, err := d.idx.Advanced()
 	if err != nil {
 		return err

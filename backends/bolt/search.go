@@ -601,6 +601,9 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 
 	d.vis.RLock()
 	defer d.vis.RUnlock()
+	if d.idx == nil {
+		return nil, d.errIndexClosed("keyword search")
+	}
 	st := d.kstats
 	if st.docs == 0 {
 		return hits, nil
