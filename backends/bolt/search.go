@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
@@ -195,6 +196,10 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 	if err != nil {
 		return nil, err
 	}
+	stranded, err := cq.Stranded(func(e text.Expr, from int64) (int64, *text.Doc, bool, error) { return d.first(ctx, cq, e, from) })
+	if err != nil {
+		return nil, err
+	}
 
 	eval := func(_ context.Context, dm *search.DocumentMatch) (bool, error) {
 		dl, err := docLen(dm.Fields[fieldLen])
@@ -202,6 +207,13 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 			return false, fmt.Errorf("document %s: %w", dm.ID, err)
 		}
 		ok, freq := cq.Freq(docOf(dm, dl))
+		if ok && stranded != nil {
+			id, err := parseDocID(dm.ID)
+			if err != nil {
+				return false, fmt.Errorf("keyword index document %q has a malformed id; reopen the store to rebuild the index", dm.ID)
+			}
+			stranded.Add(id, freq)
+		}
 		if ok {
 			dm.Score = corpus.Score(freq, idfs, dl)
 		}
@@ -309,6 +321,39 @@ func termCount(ctx context.Context, r index.IndexReader, term string) (uint64, e
 	}
 	defer tfr.Close()
 	return tfr.Count(), nil
+}
+
+// first returns the document with the lowest id not below from on which cq
+// positions e (see text.FirstFunc). The caller holds d.vis.
+func (d *DB) first(ctx context.Context, cq *text.Query, e text.Expr, from int64) (int64, *text.Doc, bool, error) {
+	var (
+		mu    sync.Mutex
+		best  int64 = -1
+		bestD *text.Doc
+	)
+	filter := func(_ context.Context, dm *search.DocumentMatch) (bool, error) {
+		id, err := parseDocID(dm.ID)
+		if err != nil {
+			return false, fmt.Errorf("keyword index document %q has a malformed id; reopen the store to rebuild the index", dm.ID)
+		}
+		doc := docOf(dm, 0)
+		if id < from || !cq.Positioned(e, doc) {
+			return false, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if best < 0 || id < best {
+			best, bestD = id, doc
+		}
+		return false, nil
+	}
+	cand := bq.NewConjunctionQuery([]bq.Query{candidates(cq, e), tokenQuery(cq)})
+	req := bleve.NewSearchRequestOptions(bq.NewCustomFilterQueryWithFilter(cand, filter, nil, nil), 0, 0, false)
+	req.IncludeLocations = true
+	if _, err := d.idx.SearchInContext(ctx, req); err != nil {
+		return 0, nil, false, fmt.Errorf("bolt: search: %w", err)
+	}
+	return best, bestD, best >= 0, nil
 }
 
 // countPhrase returns the number of documents that contain p.

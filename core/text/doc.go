@@ -13,7 +13,10 @@
 //     each candidate's Doc from the text or the positions it has (DocOf),
 //     keeps it when Query.Freq matches and scores it with Corpus.Score, the
 //     inverse document frequency of each of Query.Phrases coming from its
-//     index (Corpus.IDF), so that it ranks exactly like the sqlite backend;
+//     index (Corpus.IDF) and, for a query with a NOT, the instances FTS5
+//     leaves stranded on other rows (Query.Stranded, which asks the backend
+//     for the first document a node is positioned on), so that it ranks
+//     exactly like the sqlite backend;
 //   - the hash embedder tokenizes with AppendTokens.
 //
 // The sqlite backend needs none of it: FTS5 itself is the reference that
