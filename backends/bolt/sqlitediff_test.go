@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/backends/sqlite"
-	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 	"github.com/memos-go/memos/core/text"
 )
@@ -73,12 +73,12 @@ func TestRandomQueriesRankLikeSQLite(t *testing.T) {
 		}
 		docs[i] = strings.Join(ws, " ")
 	}
-	for _, be := range []core.Backend{b, s} {
-		err := be.Update(ctx, func(tx core.Tx) error {
+	for _, be := range []driver.Backend{b, s} {
+		err := be.Update(ctx, func(tx driver.Tx) error {
 			for _, c := range docs {
-				m := &core.Memory{
-					Version: 1, Namespace: "default", Pool: core.PoolMemory, Type: core.TypeFact, Status: core.StatusActive,
-					Content: c, Significance: 5, Trust: core.Trust{Level: core.TrustCertain, Score: 1},
+				m := &driver.Memory{
+					Version: 1, Namespace: "default", Pool: driver.PoolMemory, Type: driver.TypeFact, Status: driver.StatusActive,
+					Content: c, Significance: 5, Trust: driver.Trust{Level: driver.TrustCertain, Score: 1},
 				}
 				if err := tx.Insert(m); err != nil {
 					return err
@@ -97,11 +97,11 @@ func TestRandomQueriesRankLikeSQLite(t *testing.T) {
 	failures := 0
 	for range queries {
 		q := fuzzQuery(r, 3)
-		want, err := s.SearchKeyword(ctx, q, core.Filter{}, 100)
+		want, err := s.SearchKeyword(ctx, q, driver.Filter{}, 100)
 		if err != nil {
 			t.Fatalf("sqlite %s: %v", q, err)
 		}
-		got, err := b.SearchKeyword(ctx, q, core.Filter{}, 100)
+		got, err := b.SearchKeyword(ctx, q, driver.Filter{}, 100)
 		if err != nil {
 			t.Fatalf("bolt %s: %v", q, err)
 		}
