@@ -37,7 +37,7 @@ func (q *Query) Stranded(first FirstFunc) (Stranded, error) {
 		return nil, nil
 	}
 	s := &stranding{q: q, first: first, out: Stranded{}}
-	if err := s.walk(q.root, true); err != nil {
+	if err := s.walk(q.root, OpNone); err != nil {
 		return nil, err
 	}
 	if len(s.out) == 0 {
@@ -58,19 +58,23 @@ func (s *stranding) live(n *node) (bool, error) {
 }
 
 // walk looks for NOTs with a dead positive side under n, reached from the
-// root through ORs and NOTs only: an AND with a dead
-// operand is dead itself, and FTS5 then marks its whole subtree at its end,
-// as it does an OR whose operands are all dead.
-func (s *stranding) walk(n *node, root bool) error {
+// root through live ANDs, ORs and NOTs: FTS5 marks the whole subtree of an
+// AND or OR that matches no row at its end. Not modelled: an AND (or the
+// positive side of a NOT) that runs out of rows before the document does the
+// same to the stranded nodes under it, and a NOT zeroes its negative side
+// then; the differential tests find no query where that shows.
+func (s *stranding) walk(n *node, parent Op) error {
 	switch n.kind {
-	case OpOr:
-		if !root {
+	case OpOr, OpAnd:
+		// FTS5 merges an AND into its parent AND, an OR into its parent OR;
+		// the root needs no check (a dead root matches nothing).
+		if parent != n.kind && parent != OpNone {
 			if live, err := s.live(n); err != nil || !live {
 				return err
 			}
 		}
 		for _, k := range n.kids {
-			if err := s.walk(k, false); err != nil {
+			if err := s.walk(k, n.kind); err != nil {
 				return err
 			}
 		}
@@ -83,13 +87,12 @@ func (s *stranding) walk(n *node, root bool) error {
 			if err := s.strand(n.kids[1], 0); err != nil {
 				return err
 			}
-		} else if err := s.walk(n.kids[1], false); err != nil {
-			// A live NOT never advances a dead negative side either; it
-			// zeroes it once its positive side is exhausted, which this
-			// does not model.
+		} else if err := s.walk(n.kids[1], OpNot); err != nil {
+			// a live NOT never advances a dead NOT under its negative
+			// side either
 			return err
 		}
-		return s.walk(n.kids[0], false)
+		return s.walk(n.kids[0], OpNot)
 	}
 	return nil
 }
