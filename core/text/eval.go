@@ -119,7 +119,7 @@ func (q *Query) Leaves(d *Doc) []string {
 
 // Freq reports whether the document matches the query and, when it does,
 // how many instances of each phrase (indexed like Phrases) FTS5's bm25
-// counts for it. See Score.
+// counts for it, for Corpus.Score; add Stranded's for a query with a NOT.
 func (q *Query) Freq(d *Doc) (match bool, freq []int) {
 	inst := make([][]int, len(q.phrases))
 	if _, ok := q.eval(q.root, d, inst); !ok {
