@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/match"
+	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 )
 
 // This file is the validity stage and the two clocks of a search.
@@ -23,7 +24,7 @@ import (
 // so an AsOf search also rewinds: it scans the scope (O(n) in the memories
 // of the scope) for memories whose current version was written after T,
 // finds their version at T in History, and evaluates the query against that
-// version in memory: the keyword query with package core/match (the same
+// version in memory: the keyword query with package core/text (the same
 // tokens, stems and operators as the index) and the query vector against
 // the version's stored embedding. Index hits for those memories, which
 // matched content written after T, are discarded. The old versions that
@@ -161,6 +162,12 @@ func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n 
 		leaves int
 	}
 	var hh []histHit
+	var kwq *text.Query
+	if p.kwq != nil {
+		if kwq, err = query.Compile(p.kwq); err != nil {
+			return nil, nil, nil, Invalidf("search as of %s: %v", p.asOf.Format(time.RFC3339), err)
+		}
+	}
 	nIndex := len(vec) // vec[:nIndex] are index hits, the rest old versions'
 	err = p.e.b.View(ctx, func(tx ReadTx) error {
 		var later []*Memory
@@ -183,10 +190,10 @@ func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n 
 			if old == nil || p.visible(old) != "" {
 				continue
 			}
-			if p.kwq != nil {
-				d := match.NewDoc(old.Content)
-				if d.Match(p.kwq) {
-					hh = append(hh, histHit{old.ID, len(d.Leaves(p.kwq))})
+			if kwq != nil {
+				d := text.NewDoc(old.Content)
+				if kwq.Match(d) {
+					hh = append(hh, histHit{old.ID, len(kwq.Leaves(d))})
 				}
 			}
 			if qvec != nil && old.Embedding.Model == p.e.model.ID && old.Embedding.Dim() == len(qvec) {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 )
 
 // ConsolidateConfig holds the thresholds of consolidation; zero fields take
@@ -212,7 +212,7 @@ func sortedIDs(m map[int64]*Memory) []int64 {
 
 func wordSet(s string) map[string]bool {
 	out := map[string]bool{}
-	for _, t := range query.Tokenize(s) {
+	for _, t := range text.Tokenize(s) {
 		out[t] = true
 	}
 	return out

@@ -3,7 +3,7 @@ package core
 import (
 	"fmt"
 
-	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 )
 
 // mmr picks up to k of cands (sorted best first) by maximal marginal
@@ -36,7 +36,7 @@ func mmr(cands []*candidate, k int, lambda float64) []*candidate {
 		for _, x := range []int{i, j} {
 			if toks[x] == nil {
 				toks[x] = map[string]bool{}
-				for _, t := range query.Tokenize(cands[x].mem.Content) {
+				for _, t := range text.Tokenize(cands[x].mem.Content) {
 					toks[x][t] = true
 				}
 			}

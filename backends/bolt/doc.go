@@ -21,8 +21,8 @@
 // Keyword search implements the shared query AST (core/query) with SQLite
 // FTS5's semantics, so that a query returns the same memories on both
 // backends: tokens are runs of letters and digits, case-folded with
-// diacritics removed (query.Tokenize), and stemmed with a port of FTS5's
-// porter stemmer; a prefix term matches stemmed tokens that start with its
+// diacritics removed, and stemmed with FTS5's porter stemmer (package
+// core/text, which also evaluates queries and computes bm25); a prefix term matches stemmed tokens that start with its
 // stemmed text, as in FTS5; phrases match adjacent tokens; AND, OR and NOT
 // nest freely; NEAR uses FTS5's algorithm (the last group to start begins at
 // most N tokens after the end of every other). bleve has no NEAR and its

@@ -68,6 +68,10 @@ var equivQueries = []string{
 	"NEAR(alpha beta, 0)", "NEAR(alpha beta, 3)", "NEAR(beta alpha, 1)", "NEAR(alice bob)", "NEAR(alice bob, 2)",
 	`NEAR("open source" tools, 2)`, "NEAR(deploy* staging, 1)", "NEAR(zebra market, 5) OR NEAR(alpha beta, 0)",
 	"cafe AND NEAR(alice bob, 3)", "alice NOT NEAR(alice bob, 3)",
+	// NOT whose positive side matches nothing: FTS5's bm25 still counts its
+	// negative side on the first memory that has it (issue 10)
+	"alice OR (zzz NOT prefers)", "vector OR (zzz NOT search) OR zebra", "(zzz NOT (search OR alice)) OR vector OR bob",
+	"alice OR ((zzz NOT bob) NOT prefers)", "tools OR (alice NOT (zzz NOT prefers))",
 	// no matches
 	"nonexistentword", "alice AND nonexistentword", `"bob alice"`, "xylo*", "NEAR(alice zebra, 1)",
 }

@@ -15,8 +15,8 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/match"
 	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 )
 
 const secretWord = "qzxwvkjplumbago"
@@ -128,7 +128,7 @@ func TestForgetScrubsFiles(t *testing.T) {
 			if got := filesContaining(t, dir, secretWord); !slices.Contains(got, StoreFile) {
 				t.Fatalf("before Delete, %s does not contain the secret (files with it: %v); the check below proves nothing", StoreFile, got)
 			}
-			if !indexHasTerm(t, dir, match.Stem(secretWord)) {
+			if !indexHasTerm(t, dir, text.Stem(secretWord)) {
 				t.Fatal("before Delete, the index does not list the secret's term")
 			}
 
@@ -168,7 +168,7 @@ func TestForgetScrubsFiles(t *testing.T) {
 			if got := filesContaining(t, dir, secretWord); len(got) > 0 {
 				t.Errorf("after Delete and Close, files %v still contain the secret", got)
 			}
-			if indexHasTerm(t, dir, match.Stem(secretWord)) {
+			if indexHasTerm(t, dir, text.Stem(secretWord)) {
 				t.Error("after Delete and Close, the index still lists the secret's term")
 			}
 			d = reopen(t, dir)

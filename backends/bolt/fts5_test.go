@@ -11,6 +11,7 @@ import (
 
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 
 	_ "modernc.org/sqlite"
 )
@@ -21,7 +22,7 @@ import (
 // They must also rank them identically with the same bm25 scores, except for
 // queries with phrases of several tokens or NEAR: FTS5 then counts, for bm25,
 // phrase instances that depend on the order in which it visited earlier rows
-// (see evaluate), which a backend that scores each document on its own cannot
+// (see text.Query.Freq), which a backend that scores each document on its own cannot
 // reproduce. Those queries are ranked identically in most cases; the test
 // reports how many.
 
@@ -54,7 +55,7 @@ func randomDoc(r *rand.Rand) string {
 }
 
 func randomWord(r *rand.Rand) string {
-	return strings.ToLower(query.Tokenize(diffWords[r.IntN(len(diffWords))])[0])
+	return strings.ToLower(text.Tokenize(diffWords[r.IntN(len(diffWords))])[0])
 }
 
 func randomGroup(r *rand.Rand) query.Node {

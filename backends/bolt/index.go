@@ -17,8 +17,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/match"
-	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 )
 
 // The keyword index holds one bleve document per memory, with the current
@@ -78,12 +77,12 @@ func docID(id int64) string {
 func parseDocID(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
 
 // newIndexDoc builds the document of m whose content has tokens toks
-// (unstemmed, as query.Tokenize returns them).
+// (unstemmed, as text.Tokenize returns them).
 func newIndexDoc(m *driver.Memory, toks []string) *indexDoc {
 	ts := make(analysis.TokenStream, len(toks))
 	backing := make([]analysis.Token, len(toks))
 	for i, tok := range toks {
-		backing[i] = analysis.Token{Term: []byte(match.Stem(tok)), Position: i + 1, Type: analysis.AlphaNumeric}
+		backing[i] = analysis.Token{Term: []byte(text.Stem(tok)), Position: i + 1, Type: analysis.AlphaNumeric}
 		ts[i] = &backing[i]
 	}
 	d := document.NewDocument(docID(m.ID))
@@ -241,7 +240,7 @@ func batchRecord(b *bleve.Batch, id int64, rec []byte) error {
 	if err != nil {
 		return err
 	}
-	return b.IndexAdvanced(newIndexDoc(m, query.Tokenize(m.Content)).doc)
+	return b.IndexAdvanced(newIndexDoc(m, text.Tokenize(m.Content)).doc)
 }
 
 // sweep deletes the documents of memories that the store does not have.

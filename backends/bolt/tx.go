@@ -13,7 +13,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 )
 
 // readTx implements driver.ReadTx and driver.AuditReader over a bbolt transaction.
@@ -360,7 +360,7 @@ func storeErr(op string, id int64, err error) error {
 // putCurrent writes m as the current version of its memory under a new
 // sequence number and queues it for the keyword index.
 func (t *writeTx) putCurrent(op string, m *driver.Memory) (ntok int, err error) {
-	toks := query.Tokenize(m.Content)
+	toks := text.Tokenize(m.Content)
 	seq := t.next()
 	rec, err := encodeRecord(m, seq, len(toks))
 	if err != nil {

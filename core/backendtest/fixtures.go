@@ -10,6 +10,7 @@ import (
 
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 )
 
 // base is the suite's reference time: UTC with nanoseconds, so that a backend
@@ -249,7 +250,7 @@ func phrase(ts ...string) *query.Phrase { return &query.Phrase{Terms: ts} }
 // Term for one token, else a Phrase of its first tokens. It returns nil for
 // content without tokens.
 func contentQuery(content string) query.Node {
-	toks := query.Tokenize(content)
+	toks := text.Tokenize(content)
 	switch {
 	case len(toks) == 0:
 		return nil

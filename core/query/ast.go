@@ -8,8 +8,10 @@
 // the same thing on every backend.
 //
 // Terms in the AST are already tokenized the way the keyword indexes tokenize
-// text (Unicode letters and digits; everything else separates tokens) and
-// lower-cased. Stemming is left to the index (porter in both backends).
+// text (text.Tokenize: Unicode letters and digits; everything else separates
+// tokens) and lower-cased. Stemming is left to the index (porter in both
+// backends). Compile turns an AST into a text.Query, which evaluates and
+// scores it in memory with FTS5's meaning for backends without FTS5.
 package query
 
 // Node is a node of the query AST: *Term, *Phrase, *And, *Or, *Not or *Near.

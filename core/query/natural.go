@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/memos-go/memos/core/text"
 )
 
 // stopWords are the English function words Natural drops: articles,
@@ -40,7 +42,7 @@ func IsStopWord(tok string) bool { return stopWords[tok] }
 //
 // The text is split on white space and parentheses. Then:
 //   - a "quoted phrase" stays a phrase (a quote without a partner is ignored);
-//   - a word that Tokenize splits into several tokens ("open-source",
+//   - a word that text.Tokenize splits into several tokens ("open-source",
 //     "v2.1") becomes a phrase of them; a trailing possessive "'s" is dropped
 //     ("alice's" is "alice");
 //   - a word ending in * is a prefix term ("config*"); after a phrase the *
@@ -73,7 +75,7 @@ func Natural(s string) Node {
 				prefix = true
 				i++
 			}
-			nb.add(Tokenize(inner), prefix, false)
+			nb.add(text.Tokenize(inner), prefix, false)
 		default:
 			j := i
 			for j < len(s) {
@@ -111,12 +113,12 @@ type natural struct {
 func (nb *natural) word(w string) {
 	switch w {
 	case "AND", "OR", "NOT", "NEAR":
-		nb.add(Tokenize(w), false, true)
+		nb.add(text.Tokenize(w), false, true)
 		return
 	}
 	body := strings.TrimRightFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 	prefix := strings.Contains(w[len(body):], "*")
-	toks := Tokenize(body)
+	toks := text.Tokenize(body)
 	if n := len(toks); n > 1 && toks[n-1] == "s" {
 		for _, poss := range []string{"'s", "'S", "’s", "’S"} {
 			if strings.HasSuffix(body, poss) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/memos-go/memos/core/text"
 )
 
 // Limits on what Parse accepts. They keep a query cheap for every backend
@@ -56,7 +58,7 @@ func errAt(col int, format string, args ...any) *SyntaxError {
 // so "a OR b c NOT d AND e" is "a OR (((b AND c) NOT d) AND e)". Operators
 // are the upper-case keywords; "and" or "Or" are ordinary words. Operands are:
 //
-//	word         a bareword, tokenized with Tokenize: one token is a *Term,
+//	word         a bareword, tokenized with text.Tokenize: one token is a *Term,
 //	             several ("open-source", "v2.1") a *Phrase, none ("~", "-")
 //	             is dropped silently
 //	"a phrase"   a quoted string ("" inside it is a literal quote), tokenized
@@ -425,7 +427,7 @@ func (p *parser) parsePrimary() (Node, error) {
 // parseLeaf parses a word or quoted string and an optional "*".
 func (p *parser) parseLeaf() (Node, error) {
 	t := p.tok
-	toks := Tokenize(t.text)
+	toks := text.Tokenize(t.text)
 	p.terms += len(toks)
 	if p.terms > MaxTerms {
 		return nil, errAt(t.col, "too many terms (the limit is %d)", MaxTerms)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/memos-go/memos/core/text"
 )
 
 var (
@@ -157,7 +159,7 @@ func PositiveTerms(n Node) []string {
 
 // Validate reports whether n is a well-formed AST of the kind Parse
 // returns, so that its String is valid FTS5 and every backend can run it:
-// no nil nodes; terms are single tokens as Tokenize produces them; phrases
+// no nil nodes; terms are single tokens as text.Tokenize produces them; phrases
 // have at least two; And and Or have at least two children; Near groups are
 // terms or phrases and its distance is within [0, MaxNearDistance]; at most
 // MaxTerms tokens and MaxDepth nesting. Backends may call it on ASTs that
@@ -167,8 +169,8 @@ func Validate(n Node) error {
 	var check func(n Node) error
 	checkTerm := func(t string) error {
 		terms++
-		if toks := Tokenize(t); len(toks) != 1 || toks[0] != t {
-			return fmt.Errorf("query: term %q is not a single token as Tokenize produces it", t)
+		if toks := text.Tokenize(t); len(toks) != 1 || toks[0] != t {
+			return fmt.Errorf("query: term %q is not a single token as text.Tokenize produces it", t)
 		}
 		return nil
 	}

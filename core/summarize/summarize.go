@@ -16,6 +16,7 @@ import (
 
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 )
 
 // ExtractiveName is the extractive summarizer's registered name.
@@ -155,7 +156,7 @@ func split(text string) []string {
 
 func tokens(s string) map[string]bool {
 	m := map[string]bool{}
-	for _, t := range query.Tokenize(s) {
+	for _, t := range text.Tokenize(s) {
 		if !query.IsStopWord(t) {
 			m[t] = true
 		}

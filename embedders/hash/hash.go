@@ -16,7 +16,7 @@
 //
 // # Features
 //
-// The text is split into lower-case tokens as query.Tokenize does, the
+// The text is split into lower-case tokens as text.Tokenize does, the
 // tokenizer of the keyword indexes (diacritics removed, punctuation
 // separates). Each feature is hashed with 64-bit FNV-1a and a MurmurHash3
 // finaliser; the high bits choose one of Dim buckets, the lowest bit a sign,
@@ -72,6 +72,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/text"
 )
 
 // Name is the name the embedder registers under.
@@ -197,8 +198,8 @@ type keyed struct {
 }
 
 // embed writes the embedding of text into v, which must be zeroed.
-func (s *scratch) embed(text string, v []float32) {
-	s.toks = tokenize(s.toks[:0], text)
+func (s *scratch) embed(content string, v []float32) {
+	s.toks = text.AppendTokens(s.toks[:0], content)
 	toks := s.toks
 	s.stop = s.stop[:0]
 	for _, t := range toks {

@@ -7,7 +7,7 @@
 //
 // # Model
 //
-// A text is tokenised with core/query.Tokenize (lower case, diacritics
+// A text is tokenised with core/text.Tokenize (lower case, diacritics
 // removed: the same tokens the keyword index sees). Each known word w
 // contributes its vector scaled by a/(a+p(w)), a = 1e-3, so frequent words
 // ("the", "on") count for little; unknown words are ignored. The weighted
@@ -55,7 +55,7 @@ import (
 	"sync"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 )
 
 // Name is the registry name of this embedder.
@@ -170,7 +170,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 func (e *Embedder) embed(s string, acc []float64) []float32 {
 	clear(acc)
 	known := 0
-	for _, tok := range query.Tokenize(s) {
+	for _, tok := range text.Tokenize(s) {
 		r, ok := e.index[tok]
 		if !ok {
 			continue
@@ -526,7 +526,7 @@ func parse(data []byte, dim int) ([]string, []float32, error) {
 	return words, vecs, nil
 }
 
-// fold maps a file's word to the token query.Tokenize makes of it (lower
+// fold maps a file's word to the token text.Tokenize makes of it (lower
 // case, no diacritics), so that words match the way the keyword index
 // matches. Words that are not one token (punctuation, "e-mail") are kept
 // lower-cased; no text token ever matches them.
@@ -541,7 +541,7 @@ func fold(w string) string {
 	if plain {
 		return w
 	}
-	if toks := query.Tokenize(w); len(toks) == 1 {
+	if toks := text.Tokenize(w); len(toks) == 1 {
 		return toks[0]
 	}
 	return strings.ToLower(w)

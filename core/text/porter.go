@@ -1,11 +1,9 @@
-package match
+package text
 
-// This is the Porter stemmer of backends/bolt/porter.go, shared here so that
-// the core can evaluate queries in memory with the stems the keyword indexes
-// use (SQLite FTS5's "porter" tokenizer). bolt's porter_test.go checks it
-// against SQLite on a large vocabulary; match_test.go checks Match against
-// the sqlite backend's index. FTS5's variant differs in small ways from other
-// Porter implementations:
+// The Porter stemmer as SQLite FTS5's "porter" tokenizer computes it, which
+// every keyword index and the in-memory matcher use. porter_test.go checks it
+// against SQLite on a large vocabulary. FTS5's variant differs in small ways
+// from other Porter implementations:
 //
 //   - it works on bytes, so every byte of a non-ASCII letter counts as a
 //     consonant;

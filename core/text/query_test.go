@@ -1,4 +1,4 @@
-package match_test
+package text_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
-	"github.com/memos-go/memos/core/match"
 	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
 )
 
 // words share stems and prefixes, so that stemming and prefixes matter.
@@ -35,9 +35,9 @@ func randomLeaf(r *rand.Rand) query.Node {
 	case 0:
 		return &query.Term{Text: prefixes[r.IntN(len(prefixes))], Prefix: true}
 	case 1:
-		return &query.Phrase{Terms: []string{query.Tokenize(words[r.IntN(len(words))])[0], query.Tokenize(words[r.IntN(len(words))])[0]}}
+		return &query.Phrase{Terms: []string{text.Tokenize(words[r.IntN(len(words))])[0], text.Tokenize(words[r.IntN(len(words))])[0]}}
 	}
-	return &query.Term{Text: query.Tokenize(words[r.IntN(len(words))])[0]}
+	return &query.Term{Text: text.Tokenize(words[r.IntN(len(words))])[0]}
 }
 
 func randomQuery(r *rand.Rand, depth int) query.Node {
@@ -65,7 +65,7 @@ func TestMatchAgreesWithTheIndex(t *testing.T) {
 	}
 	defer b.Close()
 	r := rand.New(rand.NewPCG(1, 2))
-	docs := map[int64]*match.Doc{}
+	docs := map[int64]*text.Doc{}
 	texts := map[int64]string{}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	err = b.Update(ctx, func(tx core.Tx) error {
@@ -75,7 +75,7 @@ func TestMatchAgreesWithTheIndex(t *testing.T) {
 			if err := tx.Insert(m); err != nil {
 				return err
 			}
-			docs[m.ID], texts[m.ID] = match.NewDoc(m.Content), m.Content
+			docs[m.ID], texts[m.ID] = text.NewDoc(m.Content), m.Content
 		}
 		return nil
 	})
@@ -96,16 +96,17 @@ func TestMatchAgreesWithTheIndex(t *testing.T) {
 			want = append(want, h.ID)
 		}
 		slices.Sort(want)
+		cq := compile(t, q)
 		var got []int64
 		for id, d := range docs {
-			if d.Match(q) {
+			if cq.Match(d) {
 				got = append(got, id)
 			}
 		}
 		slices.Sort(got)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			for _, id := range symmetricDiff(got, want) {
-				t.Logf("  %d %q: match %v", id, texts[id], docs[id].Match(q))
+				t.Logf("  %d %q: match %v", id, texts[id], cq.Match(docs[id]))
 			}
 			t.Fatalf("query %s: Match finds %d documents, the index %d", q, len(got), len(want))
 		}
@@ -128,27 +129,36 @@ func symmetricDiff(a, b []int64) []int64 {
 }
 
 func TestLeavesAndStems(t *testing.T) {
-	d := match.NewDoc("Alice prefers open-source tools; she configured three nodes.")
+	d := text.NewDoc("Alice prefers open-source tools; she configured three nodes.")
 	q := query.Natural("what does alice like about open-source preferences and configuration")
-	if !d.Match(q) {
+	if !compile(t, q).Match(d) {
 		t.Fatalf("%s should match", q)
 	}
-	got := d.Leaves(q)
+	got := compile(t, q).Leaves(d)
 	want := []string{`"alice"`, `"open source"`, `"preferences"`, `"configuration"`} // configuration ~ configured
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("leaves = %v, want %v", got, want)
 	}
-	if match.Stem("configured") != match.Stem("configuration") || match.Stem("running") != "run" {
-		t.Fatalf("stems: configured %s, running %s", match.Stem("configured"), match.Stem("running"))
+	if text.Stem("configured") != text.Stem("configuration") || text.Stem("running") != "run" {
+		t.Fatalf("stems: configured %s, running %s", text.Stem("configured"), text.Stem("running"))
 	}
-	if d.Match(&query.Phrase{Terms: []string{"source", "open"}}) {
+	if compile(t, &query.Phrase{Terms: []string{"source", "open"}}).Match(d) {
 		t.Fatal("a phrase must match in order")
 	}
-	if !d.Match(&query.Near{Groups: []query.Node{&query.Term{Text: "alice"}, &query.Term{Text: "tools"}}, Distance: 3}) ||
-		d.Match(&query.Near{Groups: []query.Node{&query.Term{Text: "alice"}, &query.Term{Text: "nodes"}}, Distance: 3}) {
+	if !compile(t, &query.Near{Groups: []query.Node{&query.Term{Text: "alice"}, &query.Term{Text: "tools"}}, Distance: 3}).Match(d) ||
+		compile(t, &query.Near{Groups: []query.Node{&query.Term{Text: "alice"}, &query.Term{Text: "nodes"}}, Distance: 3}).Match(d) {
 		t.Fatal("NEAR distance not respected")
 	}
 	if d.Len() != 9 {
 		t.Fatalf("len = %d, want 9", d.Len())
 	}
+}
+
+func compile(t *testing.T, n query.Node) *text.Query {
+	t.Helper()
+	q, err := query.Compile(n)
+	if err != nil {
+		t.Fatalf("Compile(%s): %v", n, err)
+	}
+	return q
 }

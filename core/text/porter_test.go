@@ -1,4 +1,4 @@
-package match
+package text
 
 import (
 	"database/sql"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
-
-	"github.com/memos-go/memos/core/query"
 )
 
 // openFTS5 opens an in-memory SQLite database with an FTS5 table configured
@@ -89,7 +87,7 @@ func TestStemMatchesFTS5(t *testing.T) {
 	var docs [][]string
 	for i := 0; i < len(words); i += perDoc {
 		doc := words[i:min(i+perDoc, len(words))]
-		docs = append(docs, query.Tokenize(strings.Join(doc, " ")))
+		docs = append(docs, Tokenize(strings.Join(doc, " ")))
 		if _, err := db.Exec(`INSERT INTO docs (rowid, content) VALUES (?, ?)`, len(docs), strings.Join(doc, " ")); err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +106,7 @@ func TestStemMatchesFTS5(t *testing.T) {
 		}
 		toks := docs[doc-1]
 		if off >= len(toks) {
-			t.Fatalf("doc %d: FTS5 has token %d, query.Tokenize only %d", doc, off, len(toks))
+			t.Fatalf("doc %d: FTS5 has token %d, Tokenize only %d", doc, off, len(toks))
 		}
 		checked++
 		if got := Stem(toks[off]); got != term {
