@@ -144,7 +144,14 @@ func jsonError(err error) string {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &te) && te.Field != "":
-		return fmt.Sprintf("field %q: cannot use a JSON %s, want %s", te.Field, te.Value, describe(te.Type))
+		// Drop embedded structs (Attrs.significance): callers see flat JSON.
+		var path []string
+		for _, seg := range strings.Split(te.Field, ".") {
+			if seg != "" && (seg[0] < 'A' || seg[0] > 'Z') {
+				path = append(path, seg)
+			}
+		}
+		return fmt.Sprintf("field %q: cannot use a JSON %s, want %s", strings.Join(path, "."), te.Value, describe(te.Type))
 	case errors.As(err, &te):
 		return fmt.Sprintf("cannot use a JSON %s, want %s", te.Value, describe(te.Type))
 	case errors.As(err, &se):

@@ -436,10 +436,13 @@ func writeError(w http.ResponseWriter, err error) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="memos"`)
 		}
 	}
-	b, _ := json.Marshal(body)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // messages quote <token>, <operation>
+	enc.Encode(body)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	io.WriteString(w, b.String())
 }
 
 // requestID returns the client's X-Request-ID when it is a sane token,
