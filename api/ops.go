@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/memos-go/memos/core"
@@ -59,6 +60,21 @@ type Item struct {
 type RememberBatchIn struct {
 	Scope
 	Memories []Item `json:"memories" jsonschema:"minItems=1,maxItems=1000" jsonschema_description:"The memories, stored all or none."`
+}
+
+// TurnIn is one turn of a conversation.
+type TurnIn struct {
+	Speaker string `json:"speaker,omitempty" jsonschema_description:"Who said it, e.g. user or assistant or a name."`
+	Text    string `json:"text" jsonschema_description:"What was said, verbatim."`
+	Time    string `json:"time,omitempty" jsonschema_description:"When it was said (RFC3339 or YYYY-MM-DD)."`
+}
+
+// CaptureIn is a conversation to capture.
+type CaptureIn struct {
+	Scope
+	Session   string   `json:"session" jsonschema_description:"Names the conversation, e.g. conversation:42; capturing the same turns again stores nothing new."`
+	Turns     []TurnIn `json:"turns" jsonschema:"minItems=1" jsonschema_description:"The turns, in order."`
+	NoExtract bool     `json:"no_extract,omitempty" jsonschema_description:"Store the turns only, without extracting memories from them."`
 }
 
 // MemoriesOut lists memories.
@@ -333,6 +349,21 @@ var table = []*Op{
 				return nil, err
 			}
 			return &MemoriesOut{Memories: ms}, nil
+		}),
+	op(Op{Name: "capture", Tool: "memos_capture", Title: "Capture a conversation",
+		Description: "Store the turns of a conversation verbatim (raw pool) and the facts, preferences, events and relationships the server's extractor finds in them, linked to the turns they came from. " +
+			"Call it with the latest turns at the end of an exchange, with a stable session name; turns already captured are not stored twice. " +
+			"Use memory_store instead for a single fact you have already distilled."},
+		func(ctx context.Context, e *core.Engine, in *CaptureIn) (*core.CaptureResult, error) {
+			req := core.CaptureRequest{Session: in.Session, NoExtract: in.NoExtract, Turns: make([]core.Turn, len(in.Turns))}
+			for i, t := range in.Turns {
+				at, err := ParseTime(fmt.Sprintf("turns[%d].time", i), t.Time)
+				if err != nil {
+					return nil, err
+				}
+				req.Turns[i] = core.Turn{Speaker: t.Speaker, Text: t.Text, Time: at}
+			}
+			return e.Capture(ctx, req)
 		}),
 	op(Op{Name: "search", Tool: "memos_search", Title: "Search memories", ReadOnly: true,
 		Description: "Find stored memories relevant to a question, ranked best first, each with its id, content and score. Use it to look something up about the user or a past conversation; " +

@@ -175,6 +175,21 @@ func TestHTTPOperations(t *testing.T) {
 		t.Fatalf("remember-batch: %+v", batch)
 	}
 	m3 = *batch.Memories[0]
+	capture := obj{"session": "conversation:1", "turns": []obj{{"speaker": "user", "text": "I moved to Porto last spring", "time": "2025-04-02"}, {"speaker": "assistant", "text": "Noted!"}}}
+	var cr core.CaptureResult
+	l.must(t, "capture", capture, &cr)
+	if len(cr.Turns) != 2 || cr.NewTurns != 2 {
+		t.Errorf("capture: %+v", cr)
+	}
+	l.must(t, "capture", capture, &cr)
+	if cr.NewTurns != 0 {
+		t.Errorf("capturing the same turns again stored %d new ones", cr.NewTurns)
+	}
+	l.must(t, "get", obj{"id": cr.Turns[0]}, &m3)
+	if m3.Pool != core.PoolRaw || m3.Session != "conversation:1" {
+		t.Errorf("captured turn: %+v", m3)
+	}
+	m3 = *batch.Memories[0]
 
 	var got core.Memory
 	l.must(t, "get", obj{"id": m1.ID}, &got)
@@ -287,8 +302,8 @@ func TestHTTPOperations(t *testing.T) {
 	}
 	var st core.Stats
 	l.must(t, "stats", obj{}, &st)
-	if st.Memories != 2 {
-		t.Errorf("stats: %d memories in default, want 2", st.Memories)
+	if st.Memories != 4 {
+		t.Errorf("stats: %d memories in default, want 4 (2 left of the remembered, 2 turns)", st.Memories)
 	}
 	var audit api.AuditOut
 	l.must(t, "audit-verify", nil, &audit)
