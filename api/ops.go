@@ -230,6 +230,13 @@ type ForgetIn struct {
 	Reason string `json:"reason,omitempty" jsonschema_description:"Why, recorded in the audit log (e.g. \"user asked\")."`
 }
 
+// ConsolidateIn asks for a consolidation pass over the namespace.
+type ConsolidateIn struct {
+	Scope
+	DryRun bool `json:"dry_run,omitempty" jsonschema_description:"Report what would change and write nothing."`
+	Pages  bool `json:"pages,omitempty" jsonschema_description:"Also distil clusters of memories into knowledge pages (needs the server's summarizer)."`
+}
+
 // Empty is a request with nothing but the namespace.
 type Empty struct {
 	Scope
@@ -491,6 +498,12 @@ var table = []*Op{
 		func(ctx context.Context, e *core.Engine, in *ForgetIn) (*core.DeletionCertificate, error) {
 			return e.Forget(ctx, in.ID, in.Reason)
 		}),
+	op(Op{Name: "consolidate", Tool: "memos_consolidate", Title: "Consolidate memories",
+		Description: "Tidy the namespace's memories: merge duplicates (the survivor keeps their entities and sources), archive stale low-significance ones and, with pages=true, distil clusters into knowledge pages. " +
+			"Never deletes history. Run it occasionally (e.g. at the end of a long session), with dry_run=true first to see what would change."},
+		func(ctx context.Context, e *core.Engine, in *ConsolidateIn) (*core.ConsolidateReport, error) {
+			return e.Consolidate(ctx, core.ConsolidateRequest{DryRun: in.DryRun, Pages: in.Pages})
+		}),
 	op(Op{Name: "stats", Tool: "memos_stats", Title: "Count memories", ReadOnly: true,
 		Description: "Count the memories in the namespace (and default) by namespace, pool, type and status, with versions, edges and the embedder in use."},
 		func(ctx context.Context, e *core.Engine, _ *Empty) (*core.Stats, error) {
@@ -509,4 +522,4 @@ var table = []*Op{
 
 // NotYet lists the operations the design names that the engine does not
 // have yet; front-ends say so instead of offering stubs.
-const NotYet = "The review queue (memos_review, memos_quarantine_release), lessons, consolidation and forget-source are not available in this version of memos."
+const NotYet = "The review queue (memos_review, memos_quarantine_release), lessons and forget-source are not available in this version of memos."

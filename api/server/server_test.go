@@ -300,6 +300,11 @@ func TestHTTPOperations(t *testing.T) {
 	if r := l.call(t, "get", "", obj{"id": m2.ID}, nil); r.status != 404 {
 		t.Errorf("get after forget: %d %s", r.status, r.body)
 	}
+	var cons core.ConsolidateReport
+	l.must(t, "consolidate", obj{"dry_run": true}, &cons)
+	if !cons.DryRun || cons.Before == 0 {
+		t.Errorf("consolidate dry run: %+v", cons)
+	}
 	var st core.Stats
 	l.must(t, "stats", obj{}, &st)
 	if st.Memories != 4 {
