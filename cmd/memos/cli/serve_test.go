@@ -113,7 +113,6 @@ func runMemos(t *testing.T, bin string, environ []string, args ...string) []byte
 // byte for byte what `memos pack --format json` prints for the same store,
 // query and budget, for a query pack and a bootstrap pack.
 func TestServePackIsCLIPack(t *testing.T) {
-	t.Parallel()
 	bin := buildMemos(t)
 	environ := binEnv(t)
 	for _, c := range []string{"Alice lives in Lisbon since 2023", "Alice prefers open-source tools", "Bob lives in Porto"} {
@@ -141,10 +140,12 @@ func TestServePackIsCLIPack(t *testing.T) {
 	s.terminate(t)
 }
 
+// The serve tests are not parallel: their load would starve the parallel
+// tests that time their own processes (TestBinaryConcurrentWriters).
+
 // TestServeSIGTERMUnderLoad sends SIGTERM to `memos serve` while clients
 // write: it exits cleanly, and every write it acknowledged is in the store.
 func TestServeSIGTERMUnderLoad(t *testing.T) {
-	t.Parallel()
 	bin := buildMemos(t)
 	environ := binEnv(t)
 	s := serve(t, bin, environ)
@@ -214,7 +215,6 @@ func TestServeSIGTERMUnderLoad(t *testing.T) {
 // and resource. `npm ci` in that folder installs the SDK (.ci/run does);
 // without it the test skips locally and fails in CI.
 func TestMCPClient(t *testing.T) {
-	t.Parallel()
 	dir, err := filepath.Abs(filepath.Join("testdata", "mcpclient"))
 	if err != nil {
 		t.Fatal(err)
