@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/core"
 )
 
@@ -220,21 +221,9 @@ func applyMeta(md map[string]any, pairs []string, allowDelete bool) error {
 	return nil
 }
 
-// parseTime reads an RFC3339 time or a YYYY-MM-DD date (midnight UTC);
-// "" is the zero time.
-func parseTime(flag, s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, core.Invalidf("--%s %q is not a time: use RFC3339 (2024-05-01T15:04:05Z) or a date (2024-05-01)", flag, s)
-}
+// parseTime reads the value of --flag: an RFC3339 time or a YYYY-MM-DD date
+// (midnight UTC); "" is the zero time.
+func parseTime(flag, s string) (time.Time, error) { return api.ParseTime("--"+flag, s) }
 
 // parseID reads a memory id ("2" or "#2").
 func parseID(s string) (int64, error) {

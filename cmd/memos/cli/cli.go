@@ -139,8 +139,13 @@ New here? Run: memos quickstart`,
 	root.AddGroup(
 		&cobra.Group{ID: "mem", Title: "Memories:"},
 		&cobra.Group{ID: "graph", Title: "Graph:"},
+		&cobra.Group{ID: "serve", Title: "Servers:"},
 		&cobra.Group{ID: "setup", Title: "Setup:"},
 	)
+	for _, c := range []*cobra.Command{a.serveCmd(), a.mcpCmd()} {
+		c.GroupID = "serve"
+		root.AddCommand(c)
+	}
 	for _, c := range []*cobra.Command{a.addCmd(), a.searchCmd(), a.getCmd(), a.updateCmd(),
 		a.historyCmd(), a.revertCmd(), a.forgetCmd(), a.statsCmd(), a.captureCmd(), a.consolidateCmd(), a.dreamCmd()} {
 		c.GroupID = "mem"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/cmd/memos/internal/config"
 	"github.com/memos-go/memos/core"
 )
@@ -279,20 +280,15 @@ always, still true). The previous interval stays in its history.`,
 			if err != nil {
 				return err
 			}
+			var fp, tp *time.Time
+			if cmd.Flags().Changed("from") {
+				fp = &f
+			}
+			if cmd.Flags().Changed("to") {
+				tp = &t
+			}
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				if !cmd.Flags().Changed("from") || !cmd.Flags().Changed("to") {
-					cur, err := eng.Get(ctx, id)
-					if err != nil {
-						return err
-					}
-					if !cmd.Flags().Changed("from") {
-						f = cur.ValidFrom
-					}
-					if !cmd.Flags().Changed("to") {
-						t = cur.ValidTo
-					}
-				}
-				m, err := eng.SetValidity(ctx, id, f, t)
+				m, err := api.SetValidity(ctx, eng, id, fp, tp)
 				if err != nil {
 					return err
 				}

@@ -22,12 +22,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/memos-go/memos/api/server"
 	"github.com/memos-go/memos/core"
 )
 
@@ -94,6 +96,8 @@ type Config struct {
 	VectorIndex   string
 	HNSWThreshold int // vector.hnsw_threshold; 0: the engine's default
 	Search        core.SearchConfig
+	// Server configures memos serve; MEMOS_TOKEN adds a token to Server.Tokens.
+	Server Server
 	// Values lists every effective setting with its source, in a stable order.
 	Values []Value
 }
@@ -115,7 +119,29 @@ type Options struct {
 }
 
 // topLevel lists the keys allowed at the top of the configuration.
-var topLevel = []string{"backend", "backends", "consolidate", "embedder", "extractor", "home", "namespace", "search", "summarizer", "vector"}
+var topLevel = []string{"backend", "backends", "consolidate", "embedder", "extractor", "home", "namespace", "search", "server", "summarizer", "vector"}
+
+// TokenEnv names the environment variable holding a token for memos serve
+// that reaches every namespace (added to server.tokens).
+const TokenEnv = "MEMOS_TOKEN"
+
+// Server is the server section: how `memos serve` listens and whom it lets in.
+type Server struct {
+	// Addr is the listen address (default 127.0.0.1:7077); any address that
+	// is not loopback requires a token.
+	Addr string `koanf:"addr"`
+	// Tokens are the bearer tokens accepted, each optionally limited to
+	// namespaces.
+	Tokens []server.Token `koanf:"tokens"`
+	// MaxBody bounds a request body in bytes (default 1 MiB).
+	MaxBody int64 `koanf:"max_body"`
+	// Timeout bounds each request (default 30s).
+	Timeout time.Duration `koanf:"timeout"`
+	// ShutdownTimeout bounds how long a stop waits for in-flight requests (default 30s).
+	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+	// CORSOrigins are the browser origins allowed to call the API ("*": any; default none).
+	CORSOrigins []string `koanf:"cors_origins"`
+}
 
 // Error is a configuration error. Its message names the key and where the key
 // was set; it wraps core.ErrInvalid or core.ErrUnknownName so that the CLI
@@ -511,6 +537,16 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	}
 	cfg.Consolidate = *cc.(*core.ConsolidateConfig)
 	cfg.Values = append(cfg.Values, vals...)
+	sv, vals, err := ld.decode("server", func() any { return new(Server) })
+	if err != nil {
+		return err
+	}
+	cfg.Server = *sv.(*Server)
+	cfg.Values = append(cfg.Values, vals...)
+	if t := envs[TokenEnv]; t != "" {
+		cfg.Server.Tokens = append(cfg.Server.Tokens, server.Token{Name: TokenEnv, Token: t})
+		cfg.Values = append(cfg.Values, Value{Key: "server.tokens", Value: "********", Source: SourceEnv, Origin: TokenEnv})
+	}
 	return nil
 }
 
@@ -552,7 +588,7 @@ func (ld *loader) checkTop() error {
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("unknown key %q (known: %s)", key, strings.Join(topLevel, ", ")), Err: core.ErrInvalid}
 		case (top == "home" || top == "namespace" || top == "backend") && nested:
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a single value, not a section (found %s)", top, key), Err: core.ErrInvalid}
-		case (top == "backends" || top == "consolidate" || top == "embedder" || top == "extractor" || top == "search" || top == "summarizer" || top == "vector") && !nested:
+		case (top == "backends" || top == "consolidate" || top == "embedder" || top == "extractor" || top == "search" || top == "server" || top == "summarizer" || top == "vector") && !nested:
 			if m, ok := ld.merged.Get(key).(map[string]any); ok && len(m) == 0 {
 				continue // an empty section
 			}

@@ -153,13 +153,17 @@ func (ld *loader) decode(prefix string, newCfg func() any) (any, []Value, error)
 			for i, f := range fields {
 				known[i] = f.key
 			}
+			where := ld.where(full)
+			if u := md.Unused[0]; strings.Contains(u, "[") {
+				full = prefix + "." + u // a key inside a list item, e.g. server.tokens[0].tokn
+			}
 			msg := fmt.Sprintf("unknown key %q", full)
 			if len(known) > 0 {
 				msg += fmt.Sprintf(" (%s takes: %s)", prefix, strings.Join(known, ", "))
 			} else {
 				msg += fmt.Sprintf(" (%s takes no settings)", prefix)
 			}
-			return nil, nil, &Error{Where: ld.where(full), Msg: msg, Err: core.ErrInvalid}
+			return nil, nil, &Error{Where: where, Msg: msg, Err: core.ErrInvalid}
 		}
 		want := "a different type"
 		for _, f := range fields {
@@ -243,7 +247,7 @@ func secret(key string) bool {
 		return false
 	}
 	switch segs[len(segs)-1] {
-	case "key", "apikey", "token", "secret", "password", "passwd", "credentials":
+	case "key", "apikey", "token", "tokens", "secret", "password", "passwd", "credentials":
 		return true
 	}
 	return false

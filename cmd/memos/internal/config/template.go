@@ -93,5 +93,11 @@ func Template() string {
 	for _, f := range fieldsOf(reflect.TypeFor[core.SearchConfig]()) {
 		line(1, f.key, "", describe(f.typ))
 	}
+	b.WriteString("\n")
+	line(0, "server", "", "memos serve; tokens: a list of {name, token, namespaces}, also MEMOS_TOKEN")
+	line(1, "addr", "127.0.0.1:7077", "an address that is not loopback requires a token")
+	for _, f := range fieldsOf(reflect.TypeFor[Server]())[1:] {
+		line(1, f.key, "", describe(f.typ))
+	}
 	return b.String()
 }

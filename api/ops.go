@@ -1,0 +1,525 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/memos-go/memos/core"
+)
+
+// This file is the table: the request and answer types of every operation
+// and the one handler of each, which calls core.Engine.
+
+// Attrs are a memory's attributes as a caller gives them.
+type Attrs struct {
+	Type             core.Type       `json:"type,omitempty" jsonschema:"enum=fact,enum=preference,enum=event,enum=relationship,enum=turn,enum=document,enum=lesson,enum=knowledge,enum=note" jsonschema_description:"What kind of thing it records (default fact)."`
+	Pool             core.Pool       `json:"pool,omitempty" jsonschema:"enum=raw,enum=memory,enum=knowledge" jsonschema_description:"raw (verbatim turns, documents), memory (distilled facts, preferences, events, relationships) or knowledge (lessons, knowledge pages); default: the type's pool."`
+	Significance     int             `json:"significance,omitempty" jsonschema:"minimum=1,maximum=10" jsonschema_description:"1-2 passing observation, 3-4 useful context, 5-6 important fact or preference (default 5), 7-8 key personal information or decision, 9-10 core identity or security-sensitive."`
+	Entities         []string        `json:"entities,omitempty" jsonschema_description:"Names of the people, places, projects or tools it is about."`
+	EmotionalContext string          `json:"emotional_context,omitempty" jsonschema_description:"How the user felt, e.g. frustrated, excited."`
+	Source           string          `json:"source,omitempty" jsonschema_description:"Where it came from, e.g. conversation:42#turn-7 or file:notes.md."`
+	Session          string          `json:"session,omitempty" jsonschema_description:"The conversation or run it belongs to."`
+	Trust            core.TrustLevel `json:"trust,omitempty" jsonschema:"enum=certain,enum=inferred,enum=imported,enum=contradicted" jsonschema_description:"certain (the user said so), inferred (default), imported, contradicted."`
+	TrustScore       *float64        `json:"trust_score,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_description:"Trust in [0,1] (default: the level's)."`
+	ValidFrom        string          `json:"valid_from,omitempty" jsonschema_description:"When it became true: RFC3339 time or YYYY-MM-DD (default: since always)."`
+	ValidTo          string          `json:"valid_to,omitempty" jsonschema_description:"When it stopped being true: RFC3339 time or YYYY-MM-DD (default: still true)."`
+	Metadata         map[string]any  `json:"metadata,omitempty" jsonschema_description:"Free JSON metadata (at most 16 KiB)."`
+}
+
+// input builds the engine's Input from content and a.
+func (a *Attrs) input(content string) (core.Input, error) {
+	in := core.Input{Content: content, Type: a.Type, Pool: a.Pool, Significance: a.Significance,
+		Entities: a.Entities, EmotionalContext: a.EmotionalContext, Source: a.Source, Session: a.Session,
+		TrustLevel: a.Trust, TrustScore: a.TrustScore, Metadata: a.Metadata}
+	if a.Significance < 0 || a.Significance > 10 {
+		return in, core.Invalidf("significance %d is outside 1–10", a.Significance)
+	}
+	var err error
+	if in.ValidFrom, err = ParseTime("valid_from", a.ValidFrom); err != nil {
+		return in, err
+	}
+	in.ValidTo, err = ParseTime("valid_to", a.ValidTo)
+	return in, err
+}
+
+// RememberIn is one memory to store.
+type RememberIn struct {
+	Scope
+	Content string `json:"content" jsonschema_description:"The memory itself, one self-contained statement (at most 64 KiB), e.g. \"Alice prefers open-source tools\"."`
+	Attrs
+}
+
+// Item is one memory of a batch.
+type Item struct {
+	Content string `json:"content" jsonschema_description:"The memory itself."`
+	Attrs
+}
+
+// RememberBatchIn is several memories stored in one transaction.
+type RememberBatchIn struct {
+	Scope
+	Memories []Item `json:"memories" jsonschema:"minItems=1,maxItems=1000" jsonschema_description:"The memories, stored all or none."`
+}
+
+// TurnIn is one turn of a conversation.
+type TurnIn struct {
+	Speaker string `json:"speaker,omitempty" jsonschema_description:"Who said it, e.g. user or assistant or a name."`
+	Text    string `json:"text" jsonschema_description:"What was said, verbatim."`
+	Time    string `json:"time,omitempty" jsonschema_description:"When it was said (RFC3339 or YYYY-MM-DD)."`
+}
+
+// CaptureIn is a conversation to capture.
+type CaptureIn struct {
+	Scope
+	Session   string   `json:"session" jsonschema_description:"Names the conversation, e.g. conversation:42; capturing the same turns again stores nothing new."`
+	Turns     []TurnIn `json:"turns" jsonschema:"minItems=1" jsonschema_description:"The turns, in order."`
+	NoExtract bool     `json:"no_extract,omitempty" jsonschema_description:"Store the turns only, without extracting memories from them."`
+}
+
+// MemoriesOut lists memories.
+type MemoriesOut struct {
+	Memories []*core.Memory `json:"memories"`
+}
+
+// IDIn names a memory, optionally one of its versions.
+type IDIn struct {
+	Scope
+	ID      int64 `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory id."`
+	Version int   `json:"version,omitempty" jsonschema:"minimum=1" jsonschema_description:"An older version (default: the current one)."`
+}
+
+// HistoryIn names a memory.
+type HistoryIn struct {
+	Scope
+	ID int64 `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory id."`
+}
+
+// VersionsOut lists a memory's versions, oldest first.
+type VersionsOut struct {
+	Versions []*core.Memory `json:"versions"`
+}
+
+// UpdateIn changes a memory: only the fields given change.
+type UpdateIn struct {
+	Scope
+	ID      int64   `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory to change."`
+	Content *string `json:"content,omitempty" jsonschema_description:"New content."`
+	Attrs
+}
+
+// RevertIn asks for a new version equal to an old one.
+type RevertIn struct {
+	Scope
+	ID      int64 `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory."`
+	Version int   `json:"version" jsonschema:"minimum=1" jsonschema_description:"The version to bring back."`
+}
+
+// LinkIn is a typed edge.
+type LinkIn struct {
+	Scope
+	From   int64    `json:"from" jsonschema:"minimum=1" jsonschema_description:"The memory the edge starts at."`
+	To     int64    `json:"to" jsonschema:"minimum=1" jsonschema_description:"The memory the edge ends at."`
+	Type   string   `json:"type,omitempty" jsonschema_description:"relates_to (default), supports, contradicts, derived_from, temporal_precedes, or another lower_snake_case type."`
+	Weight *float64 `json:"weight,omitempty" jsonschema:"exclusiveMinimum=0" jsonschema_description:"Edge weight (default 1)."`
+	Source string   `json:"source,omitempty" jsonschema_description:"Where the relation comes from."`
+}
+
+// UnlinkIn names an edge.
+type UnlinkIn struct {
+	Scope
+	From int64  `json:"from" jsonschema:"minimum=1"`
+	To   int64  `json:"to" jsonschema:"minimum=1"`
+	Type string `json:"type,omitempty" jsonschema_description:"The edge type (default relates_to)."`
+}
+
+// UnlinkOut confirms a removed edge.
+type UnlinkOut struct {
+	From    int64  `json:"from"`
+	To      int64  `json:"to"`
+	Type    string `json:"type"`
+	Removed bool   `json:"removed"`
+}
+
+// EdgesOut lists edges.
+type EdgesOut struct {
+	Edges []core.Edge `json:"edges"`
+}
+
+// Filters are the clock and ranking options of search, explain and packs.
+type Filters struct {
+	Pools     []core.Pool `json:"pools,omitempty" jsonschema_description:"Only these pools: raw, memory, knowledge (default: all)."`
+	Types     []core.Type `json:"types,omitempty" jsonschema_description:"Only these memory types (default: all)."`
+	ValidAt   string      `json:"valid_at,omitempty" jsonschema_description:"What was true at this time (RFC3339 or YYYY-MM-DD; default now, or as_of)."`
+	AsOf      string      `json:"as_of,omitempty" jsonschema_description:"What the store believed at this time: each memory at its version current then."`
+	MMR       bool        `json:"mmr,omitempty" jsonschema_description:"Re-rank so that paraphrases do not take every slot."`
+	MMRLambda float64     `json:"mmr_lambda,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_description:"MMR's balance of relevance against novelty."`
+}
+
+func (f *Filters) clocks() (validAt, asOf time.Time, err error) {
+	if validAt, err = ParseTime("valid_at", f.ValidAt); err != nil {
+		return
+	}
+	asOf, err = ParseTime("as_of", f.AsOf)
+	return
+}
+
+// SearchIn is a query and its filters.
+type SearchIn struct {
+	Scope
+	Query    string `json:"query" jsonschema_description:"Natural language (default) or, with mode fts, FTS5 syntax: AND OR NOT \"phrase\" prefix* ( ) NEAR(a b, N)."`
+	Mode     string `json:"mode,omitempty" jsonschema:"enum=hybrid,enum=keyword,enum=vector,enum=fts" jsonschema_description:"hybrid (default: keyword + vector fused), keyword, vector or fts."`
+	Limit    int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=1000" jsonschema_description:"At most this many results (default 10)."`
+	NoExpand bool   `json:"no_expand,omitempty" jsonschema_description:"No graph or session expansion."`
+	Filters
+}
+
+func (in *SearchIn) request() (core.SearchRequest, error) {
+	m, err := core.ParseMode(in.Mode)
+	if err != nil {
+		return core.SearchRequest{}, err
+	}
+	req := core.SearchRequest{Query: in.Query, Mode: m, Limit: in.Limit, Pools: in.Pools, Types: in.Types,
+		MMR: in.MMR, MMRLambda: in.MMRLambda, NoExpand: in.NoExpand}
+	req.ValidAt, req.AsOf, err = in.clocks()
+	return req, err
+}
+
+// PackIn asks for a context pack.
+type PackIn struct {
+	Scope
+	Query      string `json:"query,omitempty" jsonschema_description:"What the agent is about to work on, in plain language; required unless bootstrap."`
+	Bootstrap  bool   `json:"bootstrap,omitempty" jsonschema_description:"Pack the namespace's most significant, most used memories for the start of a session (no query)."`
+	Budget     int    `json:"budget,omitempty" jsonschema:"minimum=1,maximum=100000" jsonschema_description:"The most tokens (cl100k_base) the pack may take (default 800)."`
+	Limit      int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=200" jsonschema_description:"The most memories considered (default 20)."`
+	Lessons    int    `json:"lessons,omitempty" jsonschema_description:"The most lessons included (default 3; -1 none)."`
+	Neighbours int    `json:"neighbours,omitempty" jsonschema_description:"The most graph neighbours included (default 5; -1 none)."`
+	Filters
+}
+
+// Request is the engine's PackRequest for in.
+func (in *PackIn) Request() (core.PackRequest, error) {
+	req := core.PackRequest{Query: in.Query, Bootstrap: in.Bootstrap, Budget: in.Budget, Limit: in.Limit,
+		Lessons: in.Lessons, Neighbours: in.Neighbours, Pools: in.Pools, Types: in.Types, MMR: in.MMR, MMRLambda: in.MMRLambda}
+	var err error
+	req.ValidAt, req.AsOf, err = in.clocks()
+	return req, err
+}
+
+// SetValidityIn sets when a memory was true. A field left out keeps its
+// current value; "" clears it (since always, still true).
+type SetValidityIn struct {
+	Scope
+	ID   int64   `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory."`
+	From *string `json:"from,omitempty" jsonschema_description:"When it became true (RFC3339 or YYYY-MM-DD; \"\" since always; absent: unchanged)."`
+	To   *string `json:"to,omitempty" jsonschema_description:"When it stopped being true (\"\" still true; absent: unchanged)."`
+}
+
+// SupersedeIn replaces a memory with a new one.
+type SupersedeIn struct {
+	Scope
+	ID      int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory that is no longer true."`
+	Content string `json:"content" jsonschema_description:"What is true now."`
+	Attrs
+}
+
+// ForgetIn names a memory to erase.
+type ForgetIn struct {
+	Scope
+	ID     int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory to erase."`
+	Reason string `json:"reason,omitempty" jsonschema_description:"Why, recorded in the audit log (e.g. \"user asked\")."`
+}
+
+// ConsolidateIn asks for a consolidation pass over the namespace.
+type ConsolidateIn struct {
+	Scope
+	DryRun bool `json:"dry_run,omitempty" jsonschema_description:"Report what would change and write nothing."`
+	Pages  bool `json:"pages,omitempty" jsonschema_description:"Also distil clusters of memories into knowledge pages (needs the server's summarizer)."`
+}
+
+// Empty is a request with nothing but the namespace.
+type Empty struct {
+	Scope
+}
+
+// AuditOut is the result of verifying the audit log.
+type AuditOut struct {
+	Entries int  `json:"entries"`
+	OK      bool `json:"ok"`
+}
+
+// SetValidity sets memory id's event-time interval; a nil bound keeps the
+// memory's current one. The CLI's set-validity calls it too.
+func SetValidity(ctx context.Context, e *core.Engine, id int64, from, to *time.Time) (*core.Memory, error) {
+	if from == nil && to == nil {
+		return nil, core.Invalidf("give from, to or both")
+	}
+	if from == nil || to == nil {
+		cur, err := e.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if from == nil {
+			from = &cur.ValidFrom
+		}
+		if to == nil {
+			to = &cur.ValidTo
+		}
+	}
+	return e.SetValidity(ctx, id, *from, *to)
+}
+
+func optTime(field string, s *string) (*time.Time, error) {
+	if s == nil {
+		return nil, nil
+	}
+	t, err := ParseTime(field, *s)
+	return &t, err
+}
+
+// patch builds the engine's Patch from the fields given.
+func (in *UpdateIn) patch() (core.Patch, error) {
+	a := &in.Attrs
+	p := core.Patch{Content: in.Content, TrustScore: a.TrustScore}
+	if a.Type != "" {
+		p.Type = &a.Type
+	}
+	if a.Pool != "" {
+		p.Pool = &a.Pool
+	}
+	if a.Significance != 0 {
+		if a.Significance < 1 || a.Significance > 10 {
+			return p, core.Invalidf("significance %d is outside 1–10", a.Significance)
+		}
+		p.Significance = &a.Significance
+	}
+	if a.Entities != nil {
+		p.Entities = &a.Entities
+	}
+	for _, f := range []struct {
+		src string
+		dst **string
+	}{{a.EmotionalContext, &p.EmotionalContext}, {a.Source, &p.Source}, {a.Session, &p.Session}} {
+		if f.src != "" {
+			s := f.src
+			*f.dst = &s
+		}
+	}
+	if a.Trust != "" {
+		p.TrustLevel = &a.Trust
+	}
+	if a.Metadata != nil {
+		p.Metadata = &a.Metadata
+	}
+	for _, f := range []struct {
+		name, s string
+		dst     **time.Time
+	}{{"valid_from", a.ValidFrom, &p.ValidFrom}, {"valid_to", a.ValidTo, &p.ValidTo}} {
+		if f.s != "" {
+			t, err := ParseTime(f.name, f.s)
+			if err != nil {
+				return p, err
+			}
+			*f.dst = &t
+		}
+	}
+	return p, nil
+}
+
+// Ops returns the table, in the order front-ends list it.
+func Ops() []*Op { return table }
+
+var table = []*Op{
+	op(Op{Name: "remember", Tool: "memory_store", Title: "Store a memory",
+		Description: "Store one thing worth remembering about the user, their work or the world: a fact, preference, event, relationship or lesson the user revealed, without being asked. " +
+			"Call it whenever the conversation reveals something that should still be known in a later session. Give it as one self-contained statement and rate its significance 1-10 " +
+			"(1-2 passing, 3-4 context, 5-6 important, 7-8 key personal information or decisions, 9-10 core identity). Returns the stored memory with its id."},
+		func(ctx context.Context, e *core.Engine, in *RememberIn) (*core.Memory, error) {
+			i, err := in.input(in.Content)
+			if err != nil {
+				return nil, err
+			}
+			return e.Remember(ctx, i)
+		}),
+	op(Op{Name: "remember-batch", Tool: "memos_remember_batch", Title: "Store several memories",
+		Description: "Store several memories at once, all or none (e.g. the facts distilled from a whole conversation, or the chunks of a document). Same fields as memory_store per memory."},
+		func(ctx context.Context, e *core.Engine, in *RememberBatchIn) (*MemoriesOut, error) {
+			ins := make([]core.Input, len(in.Memories))
+			for i := range in.Memories {
+				var err error
+				if ins[i], err = in.Memories[i].input(in.Memories[i].Content); err != nil {
+					return nil, err
+				}
+			}
+			ms, err := e.RememberBatch(ctx, ins)
+			if err != nil {
+				return nil, err
+			}
+			return &MemoriesOut{Memories: ms}, nil
+		}),
+	op(Op{Name: "capture", Tool: "memos_capture", Title: "Capture a conversation",
+		Description: "Store the turns of a conversation verbatim (raw pool) and the facts, preferences, events and relationships the server's extractor finds in them, linked to the turns they came from. " +
+			"Call it with the latest turns at the end of an exchange, with a stable session name; turns already captured are not stored twice. " +
+			"Use memory_store instead for a single fact you have already distilled."},
+		func(ctx context.Context, e *core.Engine, in *CaptureIn) (*core.CaptureResult, error) {
+			req := core.CaptureRequest{Session: in.Session, NoExtract: in.NoExtract, Turns: make([]core.Turn, len(in.Turns))}
+			for i, t := range in.Turns {
+				at, err := ParseTime(fmt.Sprintf("turns[%d].time", i), t.Time)
+				if err != nil {
+					return nil, err
+				}
+				req.Turns[i] = core.Turn{Speaker: t.Speaker, Text: t.Text, Time: at}
+			}
+			return e.Capture(ctx, req)
+		}),
+	op(Op{Name: "search", Tool: "memos_search", Title: "Search memories", ReadOnly: true,
+		Description: "Find stored memories relevant to a question, ranked best first, each with its id, content and score. Use it to look something up about the user or a past conversation; " +
+			"to put memories into your prompt prefer memos_context_pack, which fits them to a token budget with citations. " +
+			"valid_at asks what was true at a time, as_of what was believed then."},
+		func(ctx context.Context, e *core.Engine, in *SearchIn) (*core.SearchResult, error) {
+			req, err := in.request()
+			if err != nil {
+				return nil, err
+			}
+			return e.Search(ctx, req)
+		}),
+	op(Op{Name: "context-pack", Tool: "memos_context_pack", Title: "Build a context pack", ReadOnly: true,
+		Description: "Recall what matters for the task at hand: the memories relevant to a query, with citations (id, version, source, times, trust), graph neighbours and the lessons that apply, " +
+			"fitted to a token budget. Call it before answering a question that may depend on what you learned earlier, and inject the result into your context. " +
+			"With bootstrap=true (no query) it returns the most significant memories, for the start of a session."},
+		func(ctx context.Context, e *core.Engine, in *PackIn) (*core.Pack, error) {
+			req, err := in.Request()
+			if err != nil {
+				return nil, err
+			}
+			return e.ContextPack(ctx, req)
+		}),
+	op(Op{Name: "explain", Tool: "memos_explain", Title: "Explain a search", ReadOnly: true,
+		Description: "Show how a search ranked every candidate (keyword and vector ranks, fused score, weights, relevance gate, expansion) — for debugging why a memory was or was not recalled."},
+		func(ctx context.Context, e *core.Engine, in *SearchIn) (*core.Explanation, error) {
+			req, err := in.request()
+			if err != nil {
+				return nil, err
+			}
+			return e.Explain(ctx, req)
+		}),
+	op(Op{Name: "get", Tool: "memos_get", Title: "Get a memory", ReadOnly: true,
+		Description: "Fetch one memory by id (or one of its older versions), e.g. to read the full content of a memory a context pack cited."},
+		func(ctx context.Context, e *core.Engine, in *IDIn) (*core.Memory, error) {
+			return e.GetVersion(ctx, in.ID, in.Version)
+		}),
+	op(Op{Name: "update", Tool: "memos_update", Title: "Update a memory",
+		Description: "Correct or refine a memory: writes a new version with the fields given changed (the old version stays in its history). " +
+			"To record that something stopped being true and something else is true now, use memos_supersede instead."},
+		func(ctx context.Context, e *core.Engine, in *UpdateIn) (*core.Memory, error) {
+			p, err := in.patch()
+			if err != nil {
+				return nil, err
+			}
+			return e.Update(ctx, in.ID, p)
+		}),
+	op(Op{Name: "history", Tool: "memos_history", Title: "List a memory's versions", ReadOnly: true,
+		Description: "List every version of a memory, oldest first: how it changed over time."},
+		func(ctx context.Context, e *core.Engine, in *HistoryIn) (*VersionsOut, error) {
+			hs, err := e.History(ctx, in.ID)
+			if err != nil {
+				return nil, err
+			}
+			return &VersionsOut{Versions: hs}, nil
+		}),
+	op(Op{Name: "revert", Tool: "memos_revert", Title: "Revert a memory",
+		Description: "Undo a change: write a new version of a memory equal to one of its older versions."},
+		func(ctx context.Context, e *core.Engine, in *RevertIn) (*core.Memory, error) {
+			return e.Revert(ctx, in.ID, in.Version)
+		}),
+	op(Op{Name: "set-validity", Tool: "memos_set_validity", Title: "Set when a memory was true",
+		Description: "Record when what a memory says was true (event time), e.g. the user lived in Paris from 2019 to 2023: from and to as RFC3339 times or dates. " +
+			"Searches then find it only for that period (valid_at). Writes a new version."},
+		func(ctx context.Context, e *core.Engine, in *SetValidityIn) (*core.Memory, error) {
+			from, err := optTime("from", in.From)
+			if err != nil {
+				return nil, err
+			}
+			to, err := optTime("to", in.To)
+			if err != nil {
+				return nil, err
+			}
+			return SetValidity(ctx, e, in.ID, from, to)
+		}),
+	op(Op{Name: "supersede", Tool: "memos_supersede", Title: "Supersede a memory",
+		Description: "Record that a memory is no longer true and what is true instead (e.g. the user moved from Paris to Lisbon): stores the new memory, ends the old one's validity and links them. " +
+			"Searches now find the new one; searches about the past still find the old one. Attributes not given are taken from the old memory."},
+		func(ctx context.Context, e *core.Engine, in *SupersedeIn) (*core.Memory, error) {
+			i, err := in.input(in.Content)
+			if err != nil {
+				return nil, err
+			}
+			return e.Supersede(ctx, in.ID, i)
+		}),
+	op(Op{Name: "link", Tool: "memos_link", Title: "Link two memories",
+		Description: "Relate two memories with a typed edge (relates_to, supports, contradicts, derived_from, temporal_precedes): linked memories are recalled together."},
+		func(ctx context.Context, e *core.Engine, in *LinkIn) (*core.Edge, error) {
+			ed := core.Edge{From: in.From, To: in.To, Type: core.EdgeType(in.Type), Source: in.Source}
+			if in.Weight != nil {
+				if *in.Weight <= 0 {
+					return nil, core.Invalidf("edge weight %v must be a positive number", *in.Weight)
+				}
+				ed.Weight = *in.Weight
+			}
+			return e.Link(ctx, ed)
+		}),
+	op(Op{Name: "unlink", Tool: "memos_unlink", Title: "Remove an edge",
+		Description: "Remove a typed edge between two memories."},
+		func(ctx context.Context, e *core.Engine, in *UnlinkIn) (*UnlinkOut, error) {
+			t := core.EdgeType(in.Type)
+			if t == "" {
+				t = core.EdgeRelatesTo
+			}
+			if err := e.Unlink(ctx, in.From, in.To, t); err != nil {
+				return nil, err
+			}
+			return &UnlinkOut{From: in.From, To: in.To, Type: string(t), Removed: true}, nil
+		}),
+	op(Op{Name: "edges", Tool: "memos_edges", Title: "List a memory's edges", ReadOnly: true,
+		Description: "List the edges that start or end at a memory: what supports, contradicts or relates to it."},
+		func(ctx context.Context, e *core.Engine, in *HistoryIn) (*EdgesOut, error) {
+			es, err := e.Edges(ctx, in.ID)
+			if err != nil {
+				return nil, err
+			}
+			if es == nil {
+				es = []core.Edge{}
+			}
+			return &EdgesOut{Edges: es}, nil
+		}),
+	op(Op{Name: "forget", Tool: "memos_forget", Title: "Forget a memory", Destructive: true,
+		Description: "Erase a memory for good when the user asks you to forget something or it must not be kept: every version, index entry, vector and edge is removed. " +
+			"Returns a deletion certificate (SHA-256 of the content, audit entry). Cannot be undone; to correct a memory use memos_update or memos_supersede."},
+		func(ctx context.Context, e *core.Engine, in *ForgetIn) (*core.DeletionCertificate, error) {
+			return e.Forget(ctx, in.ID, in.Reason)
+		}),
+	op(Op{Name: "consolidate", Tool: "memos_consolidate", Title: "Consolidate memories",
+		Description: "Tidy the namespace's memories: merge duplicates (the survivor keeps their entities and sources), archive stale low-significance ones and, with pages=true, distil clusters into knowledge pages. " +
+			"Never deletes history. Run it occasionally (e.g. at the end of a long session), with dry_run=true first to see what would change."},
+		func(ctx context.Context, e *core.Engine, in *ConsolidateIn) (*core.ConsolidateReport, error) {
+			return e.Consolidate(ctx, core.ConsolidateRequest{DryRun: in.DryRun, Pages: in.Pages})
+		}),
+	op(Op{Name: "stats", Tool: "memos_stats", Title: "Count memories", ReadOnly: true,
+		Description: "Count the memories in the namespace (and default) by namespace, pool, type and status, with versions, edges and the embedder in use."},
+		func(ctx context.Context, e *core.Engine, _ *Empty) (*core.Stats, error) {
+			return e.Stats(ctx)
+		}),
+	op(Op{Name: "audit-verify", Tool: "memos_audit_verify", Title: "Verify the audit log", ReadOnly: true, Global: true,
+		Description: "Check the tamper-evident audit log (provenance and deletions) of the whole store: recompute its hash chain and report how many entries it holds."},
+		func(ctx context.Context, e *core.Engine, _ *Empty) (*AuditOut, error) {
+			n, err := e.VerifyAudit(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &AuditOut{Entries: n, OK: true}, nil
+		}),
+}
+
+// NotYet lists the operations the design names that the engine does not
+// have yet; front-ends say so instead of offering stubs.
+const NotYet = "The review queue (memos_review, memos_quarantine_release), lessons and forget-source are not available in this version of memos."
