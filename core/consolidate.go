@@ -210,28 +210,6 @@ func sortedIDs(m map[int64]*Memory) []int64 {
 	return ids
 }
 
-func wordSet(s string) map[string]bool {
-	out := map[string]bool{}
-	for _, t := range text.Tokenize(s) {
-		out[t] = true
-	}
-	return out
-}
-
-func jaccard(a, b map[string]bool) float64 {
-	inter := 0
-	for t := range a {
-		if b[t] {
-			inter++
-		}
-	}
-	u := len(a) + len(b) - inter
-	if u == 0 {
-		return 0
-	}
-	return float64(inter) / float64(u)
-}
-
 // mergeDuplicates finds groups of duplicates (connected by similar pairs)
 // and merges each in one transaction.
 func (e *Engine) mergeDuplicates(ctx context.Context, cfg ConsolidateConfig, mems map[int64]*Memory, rep *ConsolidateReport) error {
@@ -248,7 +226,7 @@ func (e *Engine) mergeDuplicates(ctx context.Context, cfg ConsolidateConfig, mem
 	words := map[int64]map[string]bool{}
 	wordsOf := func(m *Memory) map[string]bool {
 		if words[m.ID] == nil {
-			words[m.ID] = wordSet(m.Content)
+			words[m.ID] = text.TokenSet(m.Content)
 		}
 		return words[m.ID]
 	}
@@ -264,7 +242,7 @@ func (e *Engine) mergeDuplicates(ctx context.Context, cfg ConsolidateConfig, mem
 		for _, h := range hits {
 			o := mems[h.ID]
 			if h.ID == id || o == nil || !consolidatable(o) || h.Score < cfg.DuplicateSimilarity ||
-				jaccard(wordsOf(m), wordsOf(o)) < cfg.DuplicateOverlap {
+				text.Jaccard(wordsOf(m), wordsOf(o)) < cfg.DuplicateOverlap {
 				continue
 			}
 			a, b := find(id), find(h.ID)

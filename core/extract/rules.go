@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/text"
 )
 
 // RulesName is the rule-based extractor's registered name.
@@ -82,9 +83,6 @@ var rules = []rule{
 
 var emotions = regexp.MustCompile(`(?i)\b(happy|excited|thrilled|glad|grateful|thankful|proud|sad|upset|angry|mad|furious|frustrated|anxious|worried|nervous|scared|afraid|stressed|overwhelmed|lonely|relieved|disappointed|heartbroken|hopeful|inspired|motivated|nostalgic)\b`)
 
-// sentenceEnd splits text into sentences at . ! ? followed by space.
-var sentenceEnd = regexp.MustCompile(`([.!?]+)\s+`)
-
 // Extract implements driver.Extractor.
 func (r *Rules) Extract(ctx context.Context, turns []driver.Turn) ([]driver.Extraction, error) {
 	var out []driver.Extraction
@@ -96,7 +94,7 @@ func (r *Rules) Extract(ctx context.Context, turns []driver.Turn) ([]driver.Extr
 		if speaker == "" {
 			speaker = "The user"
 		}
-		for _, s := range sentences(t.Text) {
+		for _, s := range text.Sentences(t.Text) {
 			if len(strings.Fields(s)) < r.cfg.MinWords {
 				continue
 			}
@@ -120,20 +118,6 @@ func (r *Rules) Extract(ctx context.Context, turns []driver.Turn) ([]driver.Extr
 		}
 	}
 	return out, nil
-}
-
-func sentences(text string) []string {
-	text = strings.Join(strings.Fields(text), " ")
-	var out []string
-	last := 0
-	for _, m := range sentenceEnd.FindAllStringSubmatchIndex(text, -1) {
-		out = append(out, strings.TrimSpace(text[last:m[3]]))
-		last = m[1]
-	}
-	if rest := strings.TrimSpace(text[last:]); rest != "" {
-		out = append(out, rest)
-	}
-	return out
 }
 
 // entities returns the speaker and the capitalised words of s that are not

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -65,8 +64,6 @@ type sentence struct {
 	center float64
 }
 
-var sentenceEnd = regexp.MustCompile(`([.!?]+)\s+`)
-
 // Summarize implements driver.Summarizer.
 func (x *Extractive) Summarize(ctx context.Context, items []driver.SummaryItem) (string, error) {
 	if len(items) == 0 {
@@ -76,7 +73,7 @@ func (x *Extractive) Summarize(ctx context.Context, items []driver.SummaryItem) 
 	all := map[string]int{} // token → in how many items
 	for _, it := range items {
 		seen := map[string]bool{}
-		for _, s := range split(it.Content) {
+		for _, s := range text.Sentences(it.Content) {
 			st := &sentence{id: it.ID, order: len(sents), text: s, toks: tokens(s)}
 			if len(st.toks) < 3 {
 				continue
@@ -122,7 +119,7 @@ func (x *Extractive) Summarize(ctx context.Context, items []driver.SummaryItem) 
 		for i, c := range cands {
 			red := 0.0
 			for _, p := range picked {
-				red = max(red, jaccard(c.toks, p.toks))
+				red = max(red, text.Jaccard(c.toks, p.toks))
 			}
 			v := x.cfg.Lambda*c.center/best - (1-x.cfg.Lambda)*red
 			if bi < 0 || v > bv {
@@ -140,20 +137,6 @@ func (x *Extractive) Summarize(ctx context.Context, items []driver.SummaryItem) 
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
-func split(text string) []string {
-	text = strings.Join(strings.Fields(text), " ")
-	var out []string
-	last := 0
-	for _, m := range sentenceEnd.FindAllStringSubmatchIndex(text, -1) {
-		out = append(out, strings.TrimSpace(text[last:m[3]]))
-		last = m[1]
-	}
-	if rest := strings.TrimSpace(text[last:]); rest != "" {
-		out = append(out, rest)
-	}
-	return out
-}
-
 func tokens(s string) map[string]bool {
 	m := map[string]bool{}
 	for _, t := range text.Tokenize(s) {
@@ -162,18 +145,4 @@ func tokens(s string) map[string]bool {
 		}
 	}
 	return m
-}
-
-func jaccard(a, b map[string]bool) float64 {
-	inter := 0
-	for t := range a {
-		if b[t] {
-			inter++
-		}
-	}
-	u := len(a) + len(b) - inter
-	if u == 0 {
-		return 0
-	}
-	return float64(inter) / float64(u)
 }
