@@ -35,6 +35,9 @@ type ConsolidateConfig struct {
 	PageMinSize    int     `koanf:"page_min_size" json:"page_min_size"`
 	PageMaxSize    int     `koanf:"page_max_size" json:"page_max_size"`
 	PageSimilarity float64 `koanf:"page_similarity" json:"page_similarity"`
+	// Interval is how often a long-running front-end (memos serve) runs a
+	// dream (consolidation with pages) on its own; 0 means never.
+	Interval time.Duration `koanf:"interval" json:"interval"`
 }
 
 func (c ConsolidateConfig) withDefaults() ConsolidateConfig {
@@ -68,8 +71,8 @@ func (c ConsolidateConfig) validate() error {
 		return invalidf("consolidate: similarities and overlaps must be in [0,1]")
 	case c.StaleSignificance < 0 || c.StaleSignificance > 10:
 		return invalidf("consolidate: stale_significance %d is outside 0–10", c.StaleSignificance)
-	case c.StaleAfter < 0:
-		return invalidf("consolidate: stale_after %v is negative", c.StaleAfter)
+	case c.StaleAfter < 0 || c.Interval < 0:
+		return invalidf("consolidate: stale_after and interval must not be negative")
 	case c.PageMinSize < 2 || c.PageMaxSize < c.PageMinSize:
 		return invalidf("consolidate: page sizes must satisfy 2 ≤ page_min_size ≤ page_max_size")
 	}
@@ -181,6 +184,29 @@ func (e *Engine) Consolidate(ctx context.Context, req ConsolidateRequest) (*Cons
 	rep.After = len(after)
 	rep.Took = time.Since(start)
 	return rep, nil
+}
+
+// ConsolidateEvery runs Consolidate with req every interval until ctx ends,
+// calling report (if not nil) with each run's result; it returns when ctx
+// ends, after the run in progress, if any, stops at its next transaction.
+// A run that fails is reported and the next one tries again.
+func (e *Engine) ConsolidateEvery(ctx context.Context, interval time.Duration, req ConsolidateRequest, report func(*ConsolidateReport, error)) {
+	if interval <= 0 {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rep, err := e.Consolidate(ctx, req)
+		if report != nil && ctx.Err() == nil {
+			report(rep, err)
+		}
+	}
 }
 
 // activeMemories reads the namespace's active memories, by id.

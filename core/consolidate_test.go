@@ -315,3 +315,35 @@ func TestConsolidateProperties(t *testing.T) {
 		}
 	})
 }
+
+func TestConsolidateEvery(t *testing.T) {
+	clock := &settableClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	e := openDream(t, "sqlite", clock)
+	remember(t, e, core.Input{Content: "Alice's home lab runs Proxmox on three nodes"})
+	remember(t, e, core.Input{Content: "Alice's home lab runs Proxmox on three nodes."})
+	ctx, cancel := context.WithCancel(context.Background())
+	runs := make(chan *core.ConsolidateReport, 10)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.ConsolidateEvery(ctx, 10*time.Millisecond, core.ConsolidateRequest{}, func(rep *core.ConsolidateReport, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			select {
+			case runs <- rep:
+			default:
+			}
+		})
+	}()
+	first, second := <-runs, <-runs
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("ConsolidateEvery did not return after its context ended")
+	}
+	if len(first.Merges) != 1 || len(second.Merges) != 0 {
+		t.Fatalf("scheduled runs: %+v then %+v", first.Merges, second.Merges)
+	}
+}

@@ -100,7 +100,22 @@ the store.`,
 			}
 			slog.Info("memos serve: listening", "url", "http://"+ln.Addr().String(), "namespace", eng.Namespace(),
 				"store", storePath(cfg), "tokens", len(opts.Tokens), "api", "/api/mem/", "mcp", "/mcp", "openapi", "/openapi.json")
+			// consolidate.interval: dream on a schedule, stopped before the store closes.
+			dctx, stopDream := context.WithCancel(ctx)
+			dreamed := make(chan struct{})
+			go func() {
+				defer close(dreamed)
+				eng.ConsolidateEvery(dctx, cfg.Consolidate.Interval, core.ConsolidateRequest{Pages: true}, func(rep *core.ConsolidateReport, err error) {
+					if err != nil {
+						slog.Warn("memos serve: scheduled dream failed; the next one retries", "err", err)
+						return
+					}
+					slog.Info("memos serve: dreamed", "merged", len(rep.Merges), "archived", len(rep.Archived), "pages", len(rep.Pages), "took", rep.Took)
+				})
+			}()
 			err = srv.Serve(ctx, ln)
+			stopDream()
+			<-dreamed
 			if cerr := eng.Close(); cerr != nil {
 				err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 			}
