@@ -283,11 +283,11 @@ func (d *DB) BackendStats(ctx context.Context) (map[string]any, error) {
 	}
 	st := d.pool.Stat()
 	return map[string]any{
-		"schema":               d.schema,
-		"size_bytes":           size,
-		"pool_conns":           st.TotalConns(),
-		"keyword_candidates":   d.candidates.Load(),
-		"keyword_matches":      d.matched.Load(),
+		"schema":             d.schema,
+		"size_bytes":         size,
+		"pool_conns":         st.TotalConns(),
+		"keyword_candidates": d.candidates.Load(),
+		"keyword_matches":    d.matched.Load(),
 	}, nil
 }
 
