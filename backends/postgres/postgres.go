@@ -66,6 +66,11 @@ type DB struct {
 	// candidates counts keyword candidates fetched and matched, for
 	// BackendStats.
 	candidates, matched atomic.Int64
+
+	// grown counts the memories this process inserted since it last ran
+	// ANALYZE (see analyzeIfGrown).
+	grown    atomic.Int64
+	analyzes atomic.Int64
 }
 
 var (
@@ -208,6 +213,7 @@ func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 		if t.deleted && d.vacuum {
 			d.vacuumForgotten(ctx)
 		}
+		d.analyzeIfGrown(ctx, t.st.docs-t.base.docs, t.st.docs)
 		return nil
 	}
 }
@@ -250,6 +256,29 @@ func (d *DB) vacuumForgotten(ctx context.Context) {
 	if _, err := d.pool.Exec(ctx, `VACUUM memories, memory_versions, edges`); err != nil {
 		slog.Warn("postgres: vacuum after forget failed; run VACUUM on the memories, memory_versions and edges tables", "schema", d.schema, "err", err)
 	}
+}
+
+// analyzeIfGrown runs ANALYZE on memories once this process has inserted
+// more than a tenth of the store (at least 1,000 memories) since it last
+// did. Without fresh statistics after a bulk load the planner estimates the
+// keyword index to be useless and scans the table for every search until
+// autovacuum's next round (a minute or more later): 40 ms instead of
+// 0.2 ms per term at 20k memories.
+func (d *DB) analyzeIfGrown(ctx context.Context, added, docs int64) {
+	if added <= 0 {
+		return
+	}
+	if n := d.grown.Add(added); n < max(1000, docs/10) {
+		return
+	}
+	d.grown.Store(0)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if _, err := d.pool.Exec(ctx, `ANALYZE memories`); err != nil {
+		slog.Warn("postgres: analyze after a bulk insert failed", "schema", d.schema, "err", err)
+		return
+	}
+	d.analyzes.Add(1)
 }
 
 // Close waits for the operations in progress, then closes the connections.

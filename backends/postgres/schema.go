@@ -83,7 +83,10 @@ var schemaV1 = []string{
 		terms             tsvector         NOT NULL
 	)`,
 	`CREATE INDEX memories_seq ON memories (seq, id)`,
-	`CREATE INDEX memories_terms ON memories USING gin (terms)`,
+	// A bounded pending list: inserts are batched into the index (fast
+	// ingest) while every search, which scans the whole pending list, stays
+	// cheap.
+	`CREATE INDEX memories_terms ON memories USING gin (terms) WITH (fastupdate = on, gin_pending_list_limit = 256)`,
 	`CREATE TABLE memory_versions (
 		id                bigint           NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
 		version           integer          NOT NULL,

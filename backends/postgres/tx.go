@@ -75,6 +75,9 @@ type readTx struct {
 	mu   sync.Mutex
 	tx   pgx.Tx
 	done bool
+	// pending holds writes not sent yet: they go to the server in one round
+	// trip before the next statement that reads, or at commit.
+	pending []stmt
 }
 
 func (t *readTx) end() {
@@ -83,15 +86,34 @@ func (t *readTx) end() {
 	t.mu.Unlock()
 }
 
-// lock serialises use of the connection and refuses use after the
-// transaction ended; the caller unlocks.
+// lock serialises use of the connection, refuses use after the
+// transaction ended, and sends the pending writes, so that every read sees
+// them; the caller unlocks.
 func (t *readTx) lock() error {
 	t.mu.Lock()
 	if t.done {
 		t.mu.Unlock()
 		return pgx.ErrTxClosed
 	}
+	if err := t.sendPending(nil); err != nil {
+		t.mu.Unlock()
+		return err
+	}
 	return nil
+}
+
+// sendPending sends the pending writes, then extra, in one round trip. The
+// caller holds t.mu.
+func (t *readTx) sendPending(extra []stmt) error {
+	if len(t.pending) == 0 && len(extra) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	for _, s := range append(t.pending, extra...) {
+		b.Queue(s.q, s.args...)
+	}
+	t.pending = t.pending[:0]
+	return t.tx.SendBatch(t.ctx, b).Close()
 }
 
 func (t *readTx) fail(op string, err error) error { return dbError(t.ctx, op, err) }
@@ -400,31 +422,39 @@ func (t *writeTx) Seq() (uint64, error) {
 	return uint64(t.st.seq), nil
 }
 
-// flush writes the store row back and, when the change log advanced, sends
-// the notification that wakes other processes (delivered at commit).
+// flush sends the pending writes and the store row and, when the change
+// log advanced, the notification that wakes other processes (delivered at
+// commit), in one round trip.
 func (t *writeTx) flush() error {
-	if t.st == t.base {
-		return nil
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var extra []stmt
+	if t.st != t.base {
+		extra = append(extra, stmt{`UPDATE store SET seq = $1, last_id = $2, docs = $3, tokens = $4`,
+			[]any{t.st.seq, t.st.lastID, t.st.docs, t.st.tokens}})
 	}
-	b := &pgx.Batch{}
-	b.Queue(`UPDATE store SET seq = $1, last_id = $2, docs = $3, tokens = $4`, t.st.seq, t.st.lastID, t.st.docs, t.st.tokens)
 	if t.bumped {
-		b.Queue(`SELECT pg_notify($1, $2)`, t.channel, itoa(t.st.seq))
+		extra = append(extra, stmt{`SELECT pg_notify($1, $2)`, []any{t.channel, itoa(t.st.seq)}})
 	}
-	return t.tx.SendBatch(t.ctx, b).Close()
+	return t.sendPending(extra)
 }
 
-// batch runs statements in one round trip.
+// maxPending bounds the writes queued before they are sent anyway.
+const maxPending = 1024
+
+// batch queues writes; they are sent with the next read, at commit, or
+// when maxPending are queued. Their errors surface then.
 func (t *readTx) batch(stmts ...stmt) error {
-	if err := t.lock(); err != nil {
-		return err
-	}
+	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := &pgx.Batch{}
-	for _, s := range stmts {
-		b.Queue(s.q, s.args...)
+	if t.done {
+		return pgx.ErrTxClosed
 	}
-	return t.tx.SendBatch(t.ctx, b).Close()
+	t.pending = append(t.pending, stmts...)
+	if len(t.pending) >= maxPending {
+		return t.sendPending(nil)
+	}
+	return nil
 }
 
 type stmt struct {
