@@ -58,6 +58,10 @@ type DB struct {
 	vacuum  bool
 
 	lis *listener
+	// pgvector is the version of the pgvector extension installed in the
+	// database ("" when it is not), detected at Open. memos does not use it
+	// yet; see the README's scaling notes.
+	pgvector string
 
 	mu     sync.Mutex
 	closed bool
@@ -121,6 +125,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
+	// Best effort: a role that cannot read the catalog just reports none.
+	_ = pool.QueryRow(ctx, `SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'vector'), '')`).Scan(&d.pgvector)
 	d.lis = newListener(pool, d.channel)
 	return d, nil
 }
