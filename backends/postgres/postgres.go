@@ -72,7 +72,7 @@ type DB struct {
 	candidates, matched atomic.Int64
 
 	// grown counts the memories this process inserted since it last ran
-	// ANALYZE (see analyzeIfGrown).
+	// ANALYZE (see afterBulk).
 	grown    atomic.Int64
 	analyzes atomic.Int64
 }
@@ -219,7 +219,7 @@ func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 		if t.deleted && d.vacuum {
 			d.vacuumForgotten(ctx)
 		}
-		d.analyzeIfGrown(ctx, t.st.docs-t.base.docs, t.st.docs)
+		d.afterBulk(ctx, t.inserted, t.st.docs)
 		return nil
 	}
 }
@@ -264,22 +264,34 @@ func (d *DB) vacuumForgotten(ctx context.Context) {
 	}
 }
 
-// analyzeIfGrown runs ANALYZE on memories once this process has inserted
-// more than a tenth of the store (at least 1,000 memories) since it last
-// did. Without fresh statistics after a bulk load the planner estimates the
+// bulkRows is the number of memories one transaction must insert for the
+// keyword index's pending list to be merged right after it commits.
+const bulkRows = 256
+
+// afterBulk keeps keyword search fast after large writes. A transaction
+// that inserted bulkRows memories or more merges the GIN pending list into
+// the index (otherwise every search scans it until it overflows or
+// autovacuum runs). Once this process has inserted more than a tenth of
+// the store (at least 1,000 memories) since it last did, it runs ANALYZE:
+// without fresh statistics after a bulk load the planner estimates the
 // keyword index to be useless and scans the table for every search until
-// autovacuum's next round (a minute or more later): 40 ms instead of
-// 0.2 ms per term at 20k memories.
-func (d *DB) analyzeIfGrown(ctx context.Context, added, docs int64) {
+// autovacuum's next round (40 ms instead of 0.2 ms per term at 20k
+// memories). Both are best effort: the write has committed.
+func (d *DB) afterBulk(ctx context.Context, added, docs int64) {
 	if added <= 0 {
 		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if added >= bulkRows {
+		if _, err := d.pool.Exec(ctx, `SELECT gin_clean_pending_list('memories_terms'::regclass)`); err != nil {
+			slog.Warn("postgres: merging the keyword index's pending list failed", "schema", d.schema, "err", err)
+		}
 	}
 	if n := d.grown.Add(added); n < max(1000, docs/10) {
 		return
 	}
 	d.grown.Store(0)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
 	if _, err := d.pool.Exec(ctx, `ANALYZE memories`); err != nil {
 		slog.Warn("postgres: analyze after a bulk insert failed", "schema", d.schema, "err", err)
 		return

@@ -399,6 +399,7 @@ type writeTx struct {
 	base, st storeRow // as locked, and as this transaction leaves it
 	bumped   bool     // st.seq is this transaction's sequence number
 	deleted  bool     // a Delete ran: vacuum after commit
+	inserted int64    // memories inserted
 }
 
 // nextSeq returns the transaction's change sequence number.
@@ -518,6 +519,7 @@ func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
 	t.mu.Lock()
 	t.st.docs++
 	t.st.tokens += int64(n)
+	t.inserted++
 	t.mu.Unlock()
 	m.ID = id
 	return nil
