@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"regexp"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/memos-go/memos/backends/internal/guard"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -63,9 +63,7 @@ type DB struct {
 	// yet; see the README's scaling notes.
 	pgvector string
 
-	mu     sync.Mutex
-	closed bool
-	active sync.WaitGroup
+	guard guard.Guard // Close waits for View, Update and searches in progress
 
 	// candidates counts keyword candidates fetched and matched, for
 	// BackendStats.
@@ -120,7 +118,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("postgres: %w", dbError(ctx, "connect", err))
 	}
 	d := &DB{pool: pool, schema: cfg.Schema, vacuum: !cfg.NoVacuum,
-		channel: "memos_" + cfg.Schema}
+		channel: "memos_" + cfg.Schema, guard: guard.Guard{Backend: Name, Store: "schema " + cfg.Schema}}
 	if err := d.init(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -154,17 +152,9 @@ var pwRE = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
 // Schema returns the PostgreSQL schema that holds the store.
 func (d *DB) Schema() string { return d.schema }
 
-func (d *DB) enter(op string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return fmt.Errorf("postgres: %s: schema %s: %w", op, d.schema, driver.ErrClosed)
-	}
-	d.active.Add(1)
-	return nil
-}
+func (d *DB) enter(op string) error { return d.guard.Enter(op) }
 
-func (d *DB) leave() { d.active.Done() }
+func (d *DB) leave() { d.guard.Leave() }
 
 // View runs fn in a read-only REPEATABLE READ transaction: every read sees
 // one snapshot of the store. Views never wait for writers.
@@ -302,14 +292,9 @@ func (d *DB) afterBulk(ctx context.Context, added, docs int64) {
 // Close waits for the operations in progress, then closes the connections.
 // Later calls return driver.ErrClosed.
 func (d *DB) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return fmt.Errorf("postgres: close: schema %s: %w", d.schema, driver.ErrClosed)
+	if err := d.guard.Close(); err != nil {
+		return err
 	}
-	d.closed = true
-	d.mu.Unlock()
-	d.active.Wait()
 	d.lis.close()
 	d.pool.Close()
 	return nil
