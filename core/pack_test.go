@@ -5,13 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	_ "github.com/memos-go/memos/backends/bolt"
+	_ "github.com/memos-go/memos/backends/postgres"
 	_ "github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/embedders/hash"
@@ -174,7 +178,8 @@ func TestBootstrapPack(t *testing.T) {
 }
 
 // openBackend opens the registered backend name in dir, setting its
-// config's "path" field.
+// config's "path" field, or, for a database backend (a "dsn" field), a
+// fresh schema of the test database MEMOS_TEST_PG_DSN names.
 func openBackend(t *testing.T, name, dir string) core.Backend {
 	t.Helper()
 	d, err := core.LookupBackend(name)
@@ -185,19 +190,57 @@ func openBackend(t *testing.T, name, dir string) core.Backend {
 	v := reflect.ValueOf(cfg).Elem()
 	set := false
 	for i := range v.NumField() {
-		if v.Type().Field(i).Tag.Get("koanf") == "path" {
+		switch v.Type().Field(i).Tag.Get("koanf") {
+		case "path":
 			v.Field(i).SetString(filepath.Join(dir, d.DefaultPath))
 			set = true
+		case "dsn":
+			v.Field(i).SetString(testDatabase(t))
+			set = true
+		case "schema":
+			v.Field(i).SetString(throwawaySchema(t))
 		}
 	}
 	if !set {
-		t.Fatalf("backend %s has no config field tagged koanf:\"path\"", name)
+		t.Fatalf("backend %s has no config field tagged koanf:\"path\" or koanf:\"dsn\"", name)
 	}
 	b, err := d.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open %s: %v", name, err)
 	}
 	return b
+}
+
+// testDatabase returns MEMOS_TEST_PG_DSN, or skips the test (fails it under
+// CI=true) when it is not set.
+func testDatabase(t *testing.T) string {
+	dsn := os.Getenv("MEMOS_TEST_PG_DSN")
+	if dsn == "" {
+		msg := "MEMOS_TEST_PG_DSN is not set: set it to a PostgreSQL database the tests may create schemas in to compare the postgres backend too (see backends/postgres)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return dsn
+}
+
+// throwawaySchema names a new schema and drops it when t ends.
+func throwawaySchema(t *testing.T) string {
+	schema := fmt.Sprintf("t_core_%d_%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, testDatabase(t))
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return schema
 }
 
 // TestPacksAreIdenticalAcrossBackends builds the same store on every

@@ -19,6 +19,7 @@ import (
 	"github.com/memos-go/memos/plugins" // also registers the "plugin" embedder
 
 	_ "github.com/memos-go/memos/backends/bolt"
+	_ "github.com/memos-go/memos/backends/postgres"
 	_ "github.com/memos-go/memos/backends/sqlite"
 	_ "github.com/memos-go/memos/embedders/hash"
 	_ "github.com/memos-go/memos/embedders/ollama"

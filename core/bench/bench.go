@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,7 +26,9 @@ import (
 type Config struct {
 	// Backends names registered backends (default: DefaultBackends).
 	// Each must have a path setting, which the benchmark points at a fresh
-	// temporary directory.
+	// temporary directory, or, for a database backend, a schema setting,
+	// which it sets to a fresh schema (and drops after the run when the
+	// backend implements Destroyer).
 	Backends []string
 	// Embedders names registered embedders (default: "hash").
 	Embedders []string
@@ -359,7 +363,7 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 		if err != nil {
 			return nil, fmt.Errorf("corpus %s: ingest: %w", c.Name, err)
 		}
-		size, alloc, err := diskUsage(cdir)
+		size, alloc, err := st.diskUsage(ctx, cdir)
 		if err != nil {
 			return nil, fmt.Errorf("corpus %s: disk usage: %w", c.Name, err)
 		}
@@ -375,6 +379,9 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 		err = st.query(ctx, c, cp, keys, samples, sc, prog)
 		if cerr := st.eng.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("close: %w", cerr)
+		}
+		if err == nil {
+			err = st.destroy(ctx)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("corpus %s: %w", c.Name, err)
@@ -632,7 +639,9 @@ func mean(per []QueryScore, ks []int) (n int, recall map[int]float64, ndcg float
 
 // withPath returns a copy of a backend config (a pointer to a struct, as
 // NewConfig returns it) with its path setting — the string field tagged
-// koanf:"path", or named Path — set to path.
+// koanf:"path", or named Path — set to path. A config without one but with
+// a schema setting (koanf:"schema", a database backend) gets a schema named
+// after path instead, so that each store of a run is fresh.
 func withPath(cfg any, path string) (any, error) {
 	v := reflect.ValueOf(cfg)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
@@ -641,13 +650,79 @@ func withPath(cfg any, path string) (any, error) {
 	cp := reflect.New(v.Elem().Type())
 	cp.Elem().Set(v.Elem())
 	t := cp.Elem().Type()
+	schema := -1
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag, _, _ := strings.Cut(f.Tag.Get("koanf"), ",")
-		if f.IsExported() && f.Type.Kind() == reflect.String && (tag == "path" || (tag == "" && f.Name == "Path")) {
+		if !f.IsExported() || f.Type.Kind() != reflect.String {
+			continue
+		}
+		if tag == "path" || (tag == "" && f.Name == "Path") {
 			cp.Elem().Field(i).SetString(path)
 			return cp.Interface(), nil
 		}
+		if tag == "schema" {
+			schema = i
+		}
 	}
-	return nil, core.Invalidf("%T has no path setting, so the benchmark cannot give the backend a fresh store", cfg)
+	if schema >= 0 {
+		h := sha256.Sum256([]byte(path))
+		cp.Elem().Field(schema).SetString("bench_" + hex.EncodeToString(h[:8]))
+		return cp.Interface(), nil
+	}
+	return nil, core.Invalidf("%T has no path or schema setting, so the benchmark cannot give the backend a fresh store", cfg)
+}
+
+// Destroyer is implemented by backends whose stores are not files in the
+// benchmark's temporary directory (a database schema): Destroy removes the
+// store with everything in it and closes the backend.
+type Destroyer interface {
+	Destroy(ctx context.Context) error
+}
+
+// openBackend opens the store's backend alone.
+func (s *store) openBackend(ctx context.Context) (core.Backend, error) {
+	d := s.r.backends[s.backend]
+	bc, err := withPath(s.r.backendConfig(s.backend, d), s.path)
+	if err != nil {
+		return nil, err
+	}
+	return d.Open(ctx, bc)
+}
+
+// diskUsage is the size of the files in dir (the store and its vector
+// snapshot) plus, for a backend that keeps the store elsewhere (no default
+// path: a database), the size_bytes it reports in BackendStats.
+func (s *store) diskUsage(ctx context.Context, dir string) (size, alloc int64, err error) {
+	if size, alloc, err = diskUsage(dir); err != nil || s.r.backends[s.backend].DefaultPath != "" {
+		return size, alloc, err
+	}
+	b, err := s.openBackend(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer b.Close()
+	if st, ok := b.(core.BackendStater); ok {
+		m, err := st.BackendStats(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		if n, ok := m["size_bytes"].(int64); ok {
+			size, alloc = size+n, alloc+n
+		}
+	}
+	return size, alloc, nil
+}
+
+// destroy removes a store that Destroyer backends keep outside the
+// temporary directory.
+func (s *store) destroy(ctx context.Context) error {
+	b, err := s.openBackend(ctx)
+	if err != nil {
+		return err
+	}
+	if d, ok := b.(Destroyer); ok {
+		return d.Destroy(ctx)
+	}
+	return b.Close()
 }

@@ -64,6 +64,7 @@ type app struct {
 	// Global flags.
 	json                               bool
 	home, namespace, backend, embedder string
+	postgresDSN                        string
 
 	// ran is set once a command's own code starts: errors before that are
 	// usage errors (unknown command or flag, wrong number of arguments).
@@ -136,6 +137,7 @@ New here? Run: memos quickstart`,
 	pf.StringVarP(&a.namespace, "namespace", "n", "", `namespace to write to and read from, with "default" (e.g. project:infra)`)
 	pf.StringVar(&a.backend, "backend", "", "storage backend (default sqlite)")
 	pf.StringVar(&a.embedder, "embedder", "", "embedder (default hash)")
+	pf.StringVar(&a.postgresDSN, "postgres-dsn", "", "PostgreSQL connection string for the postgres backend (backends.postgres.dsn)")
 	root.AddGroup(
 		&cobra.Group{ID: "mem", Title: "Memories:"},
 		&cobra.Group{ID: "graph", Title: "Graph:"},
@@ -184,6 +186,7 @@ func (a *app) loadConfig(cmd *cobra.Command, home string) (*config.Config, error
 		{"namespace", "namespace", a.namespace},
 		{"backend", "backend", a.backend},
 		{"embedder", "embedder.name", a.embedder},
+		{"postgres-dsn", "backends.postgres.dsn", a.postgresDSN},
 	} {
 		if pf.Changed(f.name) {
 			flags = append(flags, config.Flag{Key: f.key, Name: "--" + f.name, Value: f.val})

@@ -1,0 +1,195 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memos-go/memos/core/driver"
+)
+
+// Keys of the meta table that belong to this package. SetMeta refuses keys
+// with reservedPrefix so that a caller cannot corrupt them.
+const (
+	reservedPrefix   = "postgres."
+	keySchemaVersion = reservedPrefix + "schema_version"
+)
+
+// migrations move the schema from version i to i+1, where i is the index.
+// They run in order, in the transaction that opens the store, under an
+// advisory lock, so that a store is never half-migrated and two processes
+// opening a new store at once do not both create it. Append new ones;
+// never edit a released one.
+var migrations = [][]string{schemaV1}
+
+// schemaVersion is the version a store has after every migration.
+var schemaVersion = len(migrations)
+
+// schemaV1 is the first schema. Every table lives in the configured schema
+// (Config.Schema), which is the connections' search_path.
+//
+// store is one row holding what writers allocate: the change sequence, the
+// last memory id, and the corpus figures bm25 needs (documents and tokens of
+// every current version). Every write transaction locks this row first (see
+// the package documentation), which serialises writers the way SQLite's
+// write lock does.
+var schemaV1 = []string{
+	`CREATE TABLE store (
+		one     boolean PRIMARY KEY DEFAULT true CHECK (one),
+		seq     bigint  NOT NULL DEFAULT 0,
+		last_id bigint  NOT NULL DEFAULT 0,
+		docs    bigint  NOT NULL DEFAULT 0,
+		tokens  bigint  NOT NULL DEFAULT 0
+	)`,
+	`INSERT INTO store DEFAULT VALUES`,
+	`CREATE TABLE meta (
+		key   text PRIMARY KEY,
+		value text NOT NULL
+	)`,
+	// terms holds the distinct stemmed tokens of content (the tokenizer and
+	// stemmer of core's text analysis, not PostgreSQL's parser) for the GIN
+	// index that proposes keyword candidates; ntokens is the content's length
+	// in tokens, for bm25.
+	`CREATE TABLE memories (
+		id                bigint           PRIMARY KEY,
+		version           integer          NOT NULL,
+		namespace         text             NOT NULL,
+		pool              text             NOT NULL,
+		type              text             NOT NULL,
+		content           text             NOT NULL,
+		significance      integer          NOT NULL,
+		entities          text,
+		emotional_context text             NOT NULL,
+		source            text             NOT NULL,
+		session           text             NOT NULL,
+		trust_level       text             NOT NULL,
+		trust_score       double precision NOT NULL,
+		valid_from        text,
+		valid_to          text,
+		created_at        text,
+		updated_at        text,
+		status            text             NOT NULL,
+		metadata          text,
+		embedding_model   text             NOT NULL,
+		embedding_dim     integer          NOT NULL,
+		embedding         bytea,
+		last_accessed_at  text,
+		access_count      bigint           NOT NULL DEFAULT 0,
+		seq               bigint           NOT NULL,
+		ntokens           integer          NOT NULL,
+		terms             tsvector         NOT NULL
+	)`,
+	`CREATE INDEX memories_seq ON memories (seq, id)`,
+	// Inserts go to the GIN pending list and are merged into the index in
+	// bulk, which is several times cheaper per row than inserting each
+	// one; every search scans the whole pending list, so it is bounded to
+	// 1 MiB, and a bulk write merges it right away (see DB.afterBulk).
+	`CREATE INDEX memories_terms ON memories USING gin (terms) WITH (fastupdate = on, gin_pending_list_limit = 1024)`,
+	// No foreign key to memories: Delete removes the versions itself, and
+	// the key's check (a lookup and a share lock of the record per version
+	// row) cost a third of a version insert.
+	`CREATE TABLE memory_versions (
+		id                bigint           NOT NULL,
+		version           integer          NOT NULL,
+		namespace         text             NOT NULL,
+		pool              text             NOT NULL,
+		type              text             NOT NULL,
+		content           text             NOT NULL,
+		significance      integer          NOT NULL,
+		entities          text,
+		emotional_context text             NOT NULL,
+		source            text             NOT NULL,
+		session           text             NOT NULL,
+		trust_level       text             NOT NULL,
+		trust_score       double precision NOT NULL,
+		valid_from        text,
+		valid_to          text,
+		created_at        text,
+		updated_at        text,
+		status            text             NOT NULL,
+		metadata          text,
+		embedding_model   text             NOT NULL,
+		embedding_dim     integer          NOT NULL,
+		embedding         bytea,
+		PRIMARY KEY (id, version)
+	)`,
+	// Forgotten ids, so that other processes' change logs learn of deletes.
+	`CREATE TABLE tombstones (
+		id         bigint PRIMARY KEY,
+		seq        bigint NOT NULL,
+		deleted_at text   NOT NULL
+	)`,
+	`CREATE INDEX tombstones_seq ON tombstones (seq, id)`,
+	`CREATE TABLE edges (
+		from_id    bigint           NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+		to_id      bigint           NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+		type       text             NOT NULL,
+		weight     double precision NOT NULL,
+		created_at text,
+		source     text             NOT NULL DEFAULT '',
+		PRIMARY KEY (from_id, to_id, type)
+	)`,
+	`CREATE INDEX edges_to ON edges (to_id)`,
+	`CREATE TABLE audit (
+		seq       bigint PRIMARY KEY,
+		time      text,
+		action    text   NOT NULL,
+		memory_id bigint NOT NULL DEFAULT 0,
+		detail    text   NOT NULL DEFAULT '',
+		prev_hash text   NOT NULL DEFAULT '',
+		hash      text   NOT NULL DEFAULT ''
+	)`,
+}
+
+// migrate brings the schema to schemaVersion in tx: it creates it in an
+// empty (or missing) schema, migrates an older memos store, and refuses a
+// schema that holds other tables.
+func migrate(ctx context.Context, tx pgx.Tx, schema string) error {
+	// One opener at a time per schema; released at commit.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('memos:' || $1))`, schema); err != nil {
+		return dbError(ctx, "lock the schema for migration", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+		return dbError(ctx, "create schema "+schema, err)
+	}
+	var tables int
+	var hasMeta bool
+	err := tx.QueryRow(ctx, `SELECT count(*), coalesce(bool_or(table_name = 'meta'), false)
+		FROM information_schema.tables WHERE table_schema = $1`, schema).Scan(&tables, &hasMeta)
+	if err != nil {
+		return dbError(ctx, "read the schema", err)
+	}
+	version := 0
+	if tables > 0 {
+		var s string
+		err := errors.New("no meta table")
+		if hasMeta {
+			err = tx.QueryRow(ctx, `SELECT value FROM meta WHERE key = $1`, keySchemaVersion).Scan(&s)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: schema %q has %d tables but is not a memos store (%v); choose another schema (config key schema)", driver.ErrInvalid, schema, tables, err)
+		}
+		if version, err = strconv.Atoi(s); err != nil || version < 1 {
+			return fmt.Errorf("schema %q has a malformed memos schema version %q; restore it from a backup", schema, s)
+		}
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("%w: schema %q has memos schema version %d, newer than this memos understands (%d); upgrade memos", driver.ErrInvalid, schema, version, schemaVersion)
+	}
+	for v := version; v < schemaVersion; v++ {
+		for _, s := range migrations[v] {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				return dbError(ctx, fmt.Sprintf("migrate schema %q from version %d to %d", schema, v, v+1), err)
+			}
+		}
+	}
+	if version == schemaVersion {
+		return nil
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO meta (key, value) VALUES ($1, $2)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, keySchemaVersion, strconv.Itoa(schemaVersion))
+	return dbError(ctx, "record the schema version", err)
+}

@@ -1,0 +1,716 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memos-go/memos/core/driver"
+)
+
+// pageSize is how many rows Scan, Changes and Audit read at a time. They
+// read a page, then call fn for each row, so fn may use the transaction
+// (one connection runs one statement at a time).
+const pageSize = 256
+
+func prefixed(alias string) string {
+	cols := strings.Split(memoryCols, ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+func params(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", from+i)
+	}
+	return b.String()
+}
+
+var (
+	qGet = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1`
+	// Versions carry the memory's live access statistics: they belong to the
+	// memory, not to a version.
+	qGetVersion = `SELECT ` + prefixed("v") + `, m.last_accessed_at, m.access_count
+		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
+		WHERE v.id = $1 AND v.version = $2`
+	qHistory = `SELECT ` + prefixed("v") + `, m.last_accessed_at, m.access_count
+		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
+		WHERE v.id = $1 ORDER BY v.version`
+	qEdges = `SELECT from_id, to_id, type, weight, created_at, source FROM edges
+		WHERE from_id = $1 OR to_id = $1 ORDER BY from_id, to_id, type`
+	qChanges = `SELECT seq, id, false, namespace, pool, status, embedding_model, embedding_dim, embedding
+			FROM memories WHERE (seq, id) > ($1, $2)
+		UNION ALL
+		SELECT seq, id, true, '', '', '', '', 0, NULL FROM tombstones WHERE (seq, id) > ($1, $2)
+		ORDER BY 1, 2 LIMIT $3`
+
+	qInsert = `INSERT INTO memories (` + memoryCols + `, last_accessed_at, access_count, seq, ntokens, terms)
+		VALUES (` + params(1, nMemoryCols+4) + `, array_to_tsvector($` + fmt.Sprint(nMemoryCols+5) + `::text[]))`
+	qInsertVersion = `INSERT INTO memory_versions (` + memoryCols + `) VALUES (` + params(1, nMemoryCols) + `)`
+	// Every column but id (the first), then seq, ntokens, terms; id last.
+	qPut = `UPDATE memories SET (` + strings.TrimPrefix(memoryCols, "id, ") + `, seq, ntokens, terms) =
+		(` + params(1, nMemoryCols-1+2) + `, array_to_tsvector($` + fmt.Sprint(nMemoryCols+2) + `::text[]))
+		WHERE id = $` + fmt.Sprint(nMemoryCols+3)
+)
+
+// readTx implements driver.ReadTx and driver.AuditReader over one pgx
+// transaction, bound to the context of its View or Update. A connection
+// runs one statement at a time, so calls are serialised.
+type readTx struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	tx   pgx.Tx
+	done bool
+	// pending holds writes not sent yet: they go to the server in one round
+	// trip before the next statement that reads, or at commit.
+	pending []stmt
+}
+
+func (t *readTx) end() {
+	t.mu.Lock()
+	t.done = true
+	t.mu.Unlock()
+}
+
+// lock serialises use of the connection, refuses use after the
+// transaction ended, and sends the pending writes, so that every read sees
+// them; the caller unlocks.
+func (t *readTx) lock() error {
+	t.mu.Lock()
+	if t.done {
+		t.mu.Unlock()
+		return pgx.ErrTxClosed
+	}
+	if err := t.sendPending(nil); err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// sendPending sends the pending writes, then extra, in one round trip. The
+// caller holds t.mu.
+func (t *readTx) sendPending(extra []stmt) error {
+	if len(t.pending) == 0 && len(extra) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	for _, s := range append(t.pending, extra...) {
+		b.Queue(s.q, s.args...)
+	}
+	t.pending = t.pending[:0]
+	return t.tx.SendBatch(t.ctx, b).Close()
+}
+
+func (t *readTx) fail(op string, err error) error { return dbError(t.ctx, op, err) }
+
+// queryRow runs q and scans its one row.
+func (t *readTx) queryRow(q string, args []any, dest ...any) error {
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.mu.Unlock()
+	return t.tx.QueryRow(t.ctx, q, args...).Scan(dest...)
+}
+
+func (t *readTx) exec(q string, args ...any) (int64, error) {
+	if err := t.lock(); err != nil {
+		return 0, err
+	}
+	defer t.mu.Unlock()
+	tag, err := t.tx.Exec(t.ctx, q, args...)
+	return tag.RowsAffected(), err
+}
+
+// collect runs q and returns every row through scan.
+func collect[T any](t *readTx, q string, args []any, scan func(pgx.Rows) (T, error)) ([]T, error) {
+	if err := t.lock(); err != nil {
+		return nil, err
+	}
+	defer t.mu.Unlock()
+	rows, err := t.tx.Query(t.ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func scanMemoryRows(r pgx.Rows) (*driver.Memory, error) { return scanMemory(r) }
+
+// Get returns version v of memory id, or its current version when v is 0.
+func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
+	if v < 0 {
+		return nil, driver.Invalidf("get memory %d: version %d is negative", id, v)
+	}
+	q, args := qGet, []any{id}
+	if v != 0 {
+		q, args = qGetVersion, []any{id, v}
+	}
+	ms, err := collect(t, q, args, scanMemoryRows)
+	if err != nil {
+		return nil, t.fail(fmt.Sprintf("get memory %d", id), err)
+	}
+	if len(ms) == 0 {
+		if v == 0 {
+			return nil, fmt.Errorf("memory %d: %w", id, driver.ErrNotFound)
+		}
+		return nil, fmt.Errorf("memory %d version %d: %w", id, v, driver.ErrNotFound)
+	}
+	return ms[0], nil
+}
+
+// History returns every version of id, oldest first.
+func (t *readTx) History(id int64) ([]*driver.Memory, error) {
+	out, err := collect(t, qHistory, []any{id}, scanMemoryRows)
+	if err != nil {
+		return nil, t.fail(fmt.Sprintf("history of memory %d", id), err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("memory %d: %w", id, driver.ErrNotFound)
+	}
+	return out, nil
+}
+
+// filterSQL renders f as conditions on the memories table aliased m, with
+// parameters numbered from next.
+func filterSQL(f driver.Filter, next int) (string, []any) {
+	var b strings.Builder
+	var args []any
+	add := func(col string, vals []string, set bool) {
+		switch {
+		case !set:
+		case len(vals) == 0:
+			b.WriteString(" AND false") // an empty, non-nil list matches nothing
+		default:
+			fmt.Fprintf(&b, " AND m.%s = ANY($%d)", col, next+len(args))
+			args = append(args, vals)
+		}
+	}
+	add("namespace", f.Namespaces, f.Namespaces != nil)
+	add("pool", strs(f.Pools), f.Pools != nil)
+	add("status", strs(f.Statuses), f.Statuses != nil)
+	add("type", strs(f.Types), f.Types != nil)
+	return b.String(), args
+}
+
+func strs[T ~string](s []T) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// Scan calls fn with the current version of every memory matching opts, in
+// ascending id order.
+func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) error {
+	if opts.Limit < 0 {
+		return driver.Invalidf("scan: limit %d is negative", opts.Limit)
+	}
+	where, fargs := filterSQL(opts.Filter, 3)
+	q := `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories AS m
+		WHERE m.id > $1` + where + ` ORDER BY m.id LIMIT $2`
+	after, left := opts.AfterID, opts.Limit
+	for {
+		n := pageSize
+		if opts.Limit > 0 {
+			n = min(n, left)
+		}
+		page, err := collect(t, q, append([]any{after, n}, fargs...), scanMemoryRows)
+		if err != nil {
+			return t.fail("scan memories", err)
+		}
+		for _, m := range page {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		if len(page) < n {
+			return nil
+		}
+		after = page[len(page)-1].ID
+		if opts.Limit > 0 {
+			if left -= len(page); left == 0 {
+				return nil
+			}
+		}
+	}
+}
+
+// Edges returns the edges that start or end at id, ordered by (From, To, Type).
+func (t *readTx) Edges(id int64) ([]driver.Edge, error) {
+	op := fmt.Sprintf("edges of memory %d", id)
+	out, err := collect(t, qEdges, []any{id}, func(r pgx.Rows) (driver.Edge, error) {
+		var e driver.Edge
+		var typ string
+		var created *string
+		if err := r.Scan(&e.From, &e.To, &typ, &e.Weight, &created, &e.Source); err != nil {
+			return e, err
+		}
+		e.Type = driver.EdgeType(typ)
+		var err error
+		if e.CreatedAt, err = decodeTime("created_at", created); err != nil {
+			return e, fmt.Errorf("edge %d→%d: %w", e.From, e.To, err)
+		}
+		return e, nil
+	})
+	if err != nil {
+		return nil, t.fail(op, err)
+	}
+	return out, nil
+}
+
+// Meta returns a store-level setting, or ErrNotFound.
+func (t *readTx) Meta(key string) (string, error) {
+	var v string
+	err := t.queryRow(`SELECT value FROM meta WHERE key = $1`, []any{key}, &v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("meta key %q: %w", key, driver.ErrNotFound)
+	}
+	if err != nil {
+		return "", t.fail(fmt.Sprintf("read meta key %q", key), err)
+	}
+	return v, nil
+}
+
+// Seq returns the sequence number of the latest committed change.
+func (t *readTx) Seq() (uint64, error) {
+	var seq int64
+	if err := t.queryRow(`SELECT seq FROM store`, nil, &seq); err != nil {
+		return 0, t.fail("read change sequence", err)
+	}
+	return uint64(seq), nil
+}
+
+// Changes calls fn, in ascending (Seq, ID) order, once for every memory
+// changed after since. A transaction's writes share one Seq.
+func (t *readTx) Changes(since uint64, fn func(driver.Change) error) error {
+	if since > math.MaxInt64 {
+		return nil
+	}
+	afterSeq, afterID := int64(since), int64(math.MaxInt64)
+	for {
+		page, err := collect(t, qChanges, []any{afterSeq, afterID, pageSize}, scanChange)
+		if err != nil {
+			return t.fail(fmt.Sprintf("read changes since %d", since), err)
+		}
+		for _, c := range page {
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+		if len(page) < pageSize {
+			return nil
+		}
+		last := page[len(page)-1]
+		afterSeq, afterID = int64(last.Seq), last.ID
+	}
+}
+
+func scanChange(r pgx.Rows) (driver.Change, error) {
+	var (
+		c                   driver.Change
+		seq                 int64
+		pool, status, model string
+		dim                 int
+		vec                 []byte
+	)
+	if err := r.Scan(&seq, &c.ID, &c.Deleted, &c.Namespace, &pool, &status, &model, &dim, &vec); err != nil {
+		return c, err
+	}
+	c.Seq, c.Pool, c.Status = uint64(seq), driver.Pool(pool), driver.Status(status)
+	c.Embedding.Model = model
+	var err error
+	if c.Embedding.Vector, err = decodeVector(vec, dim); err != nil {
+		return c, fmt.Errorf("memory %d: %w", c.ID, err)
+	}
+	return c, nil
+}
+
+// Audit calls fn for every audit entry in ascending Seq order.
+func (t *readTx) Audit(fn func(driver.AuditEntry) error) error {
+	var after int64
+	for {
+		page, err := collect(t, `SELECT seq, time, action, memory_id, detail, prev_hash, hash FROM audit
+			WHERE seq > $1 ORDER BY seq LIMIT $2`, []any{after, pageSize}, func(r pgx.Rows) (driver.AuditEntry, error) {
+			var e driver.AuditEntry
+			var seq int64
+			var tm *string
+			if err := r.Scan(&seq, &tm, &e.Action, &e.MemoryID, &e.Detail, &e.PrevHash, &e.Hash); err != nil {
+				return e, err
+			}
+			e.Seq = uint64(seq)
+			var err error
+			if e.Time, err = decodeTime("time", tm); err != nil {
+				return e, fmt.Errorf("audit entry %d: %w", seq, err)
+			}
+			return e, nil
+		})
+		if err != nil {
+			return t.fail("read audit log", err)
+		}
+		for _, e := range page {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if len(page) < pageSize {
+			return nil
+		}
+		after = int64(page[len(page)-1].Seq)
+	}
+}
+
+// storeRow is the store table's one row, which every write transaction
+// locks first and writes back before it commits.
+type storeRow struct {
+	seq, lastID, docs, tokens int64
+}
+
+// writeTx implements driver.Tx. It holds the lock on the store row, so it
+// allocates ids and the change sequence number in memory and writes them
+// back once, in flush. All its writes share one Seq.
+type writeTx struct {
+	readTx
+	channel  string
+	base, st storeRow // as locked, and as this transaction leaves it
+	bumped   bool     // st.seq is this transaction's sequence number
+	deleted  bool     // a Delete ran: vacuum after commit
+	inserted int64    // memories inserted
+}
+
+// nextSeq returns the transaction's change sequence number.
+func (t *writeTx) nextSeq() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.bumped {
+		t.st.seq++
+		t.bumped = true
+	}
+	return t.st.seq
+}
+
+// Seq is the transaction's own view: its sequence number once it wrote.
+func (t *writeTx) Seq() (uint64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return 0, dbError(t.ctx, "read change sequence", pgx.ErrTxClosed)
+	}
+	return uint64(t.st.seq), nil
+}
+
+// flush sends the pending writes and the store row and, when the change
+// log advanced, the notification that wakes other processes (delivered at
+// commit), in one round trip.
+func (t *writeTx) flush() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var extra []stmt
+	if t.st != t.base {
+		extra = append(extra, stmt{`UPDATE store SET seq = $1, last_id = $2, docs = $3, tokens = $4`,
+			[]any{t.st.seq, t.st.lastID, t.st.docs, t.st.tokens}})
+	}
+	if t.bumped {
+		extra = append(extra, stmt{`SELECT pg_notify($1, $2)`, []any{t.channel, itoa(t.st.seq)}})
+	}
+	return t.sendPending(extra)
+}
+
+// maxPending bounds the writes queued before they are sent anyway.
+const maxPending = 1024
+
+// batch queues writes; they are sent with the next read, at commit, or
+// when maxPending are queued. Their errors surface then.
+func (t *readTx) batch(stmts ...stmt) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return pgx.ErrTxClosed
+	}
+	t.pending = append(t.pending, stmts...)
+	if len(t.pending) >= maxPending {
+		return t.sendPending(nil)
+	}
+	return nil
+}
+
+type stmt struct {
+	q    string
+	args []any
+}
+
+// Insert stores m as version 1 of a new memory and sets m.ID. Any ID already
+// in m is ignored.
+func (t *writeTx) Insert(m *driver.Memory) error { return t.insert(m, false) }
+
+// InsertAt stores m as version 1 of memory m.ID (see driver.Importer).
+func (t *writeTx) InsertAt(m *driver.Memory) error {
+	if m != nil && m.ID <= 0 {
+		return driver.Invalidf("insert at: id %d is not positive", m.ID)
+	}
+	return t.insert(m, true)
+}
+
+func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
+	if m == nil {
+		return driver.Invalidf("insert: nil memory")
+	}
+	if m.Version != 1 {
+		return driver.Invalidf("insert: a new memory has version 1, not %d", m.Version)
+	}
+	if keepID {
+		if _, err := t.Get(m.ID, 0); err == nil {
+			return fmt.Errorf("insert at: memory %d exists: %w", m.ID, driver.ErrConflict)
+		} else if !errors.Is(err, driver.ErrNotFound) {
+			return err
+		}
+	}
+	args, err := memoryArgs(m)
+	if err != nil {
+		return fmt.Errorf("insert memory: %w", err)
+	}
+	accessed, err := encodeTime("last_accessed_at", m.LastAccessedAt)
+	if err != nil {
+		return fmt.Errorf("insert memory: %w", err)
+	}
+	terms, n := analyze(m.Content)
+	seq := t.nextSeq()
+	t.mu.Lock()
+	id := m.ID
+	if keepID {
+		t.st.lastID = max(t.st.lastID, id)
+	} else {
+		t.st.lastID++
+		id = t.st.lastID
+	}
+	t.mu.Unlock()
+	args[0] = id
+	err = t.batch(
+		stmt{qInsert, append(args[:nMemoryCols:nMemoryCols], accessed, m.AccessCount, seq, n, terms)},
+		stmt{qInsertVersion, args},
+	)
+	if err != nil {
+		return t.fail(fmt.Sprintf("insert memory %d", id), err)
+	}
+	t.mu.Lock()
+	t.st.docs++
+	t.st.tokens += int64(n)
+	t.inserted++
+	t.mu.Unlock()
+	m.ID = id
+	return nil
+}
+
+// ReserveIDs makes Insert assign ids above id (see driver.Importer).
+func (t *writeTx) ReserveIDs(id int64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return dbError(t.ctx, "reserve ids", pgx.ErrTxClosed)
+	}
+	t.st.lastID = max(t.st.lastID, id)
+	return nil
+}
+
+// current returns the current version and token count of id.
+func (t *writeTx) current(op string, id int64) (version, ntokens int, err error) {
+	err = t.queryRow(`SELECT version, ntokens FROM memories WHERE id = $1`, []any{id}, &version, &ntokens)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, 0, fmt.Errorf("%s: memory %d: %w", op, id, driver.ErrNotFound)
+	}
+	if err != nil {
+		return 0, 0, t.fail(fmt.Sprintf("%s memory %d", op, id), err)
+	}
+	return version, ntokens, nil
+}
+
+// Put stores m as version m.Version of memory m.ID and makes it current.
+// The memory's access statistics are kept: they are not versioned.
+func (t *writeTx) Put(m *driver.Memory) error {
+	if m == nil {
+		return driver.Invalidf("put: nil memory")
+	}
+	op := fmt.Sprintf("put memory %d version %d", m.ID, m.Version)
+	cur, oldTokens, err := t.current("put", m.ID)
+	if err != nil {
+		return err
+	}
+	if m.Version != cur+1 {
+		return fmt.Errorf("put memory %d: it is at version %d, so the next version is %d, not %d (someone else wrote it in between?): %w",
+			m.ID, cur, cur+1, m.Version, driver.ErrConflict)
+	}
+	args, err := memoryArgs(m)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	terms, n := analyze(m.Content)
+	seq := t.nextSeq()
+	put := append(append([]any(nil), args[1:]...), seq, n, terms, m.ID)
+	if err := t.batch(stmt{qPut, put}, stmt{qInsertVersion, args}); err != nil {
+		return t.fail(op, err)
+	}
+	t.mu.Lock()
+	t.st.tokens += int64(n - oldTokens)
+	t.mu.Unlock()
+	return nil
+}
+
+// Delete removes every version, keyword entry, edge and the embedding of id
+// and leaves a tombstone (id and seq, no content). After the transaction
+// commits, the touched tables are vacuumed (see the package documentation).
+func (t *writeTx) Delete(id int64) error {
+	op := fmt.Sprintf("delete memory %d", id)
+	_, oldTokens, err := t.current("delete", id)
+	if err != nil {
+		return err
+	}
+	seq := t.nextSeq()
+	now, _ := encodeTime("deleted_at", time.Now())
+	err = t.batch(
+		stmt{`DELETE FROM edges WHERE from_id = $1 OR to_id = $1`, []any{id}},
+		stmt{`DELETE FROM memory_versions WHERE id = $1`, []any{id}},
+		stmt{`DELETE FROM memories WHERE id = $1`, []any{id}},
+		stmt{`INSERT INTO tombstones (id, seq, deleted_at) VALUES ($1, $2, $3)
+			ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, deleted_at = excluded.deleted_at`, []any{id, seq, now}},
+	)
+	if err != nil {
+		return t.fail(op, err)
+	}
+	t.mu.Lock()
+	t.st.docs--
+	t.st.tokens -= int64(oldTokens)
+	t.deleted = true
+	t.mu.Unlock()
+	return nil
+}
+
+// Touch records an access to ids at at: each occurrence of an id counts one
+// access, and the latest access time is kept. Unknown ids are ignored.
+func (t *writeTx) Touch(ids []int64, at time.Time) error {
+	ts, err := encodeTime("access time", at)
+	if err != nil {
+		return fmt.Errorf("touch: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	counts := map[int64]int64{}
+	for _, id := range ids {
+		counts[id]++
+	}
+	keys := slices.Sorted(maps.Keys(counts))
+	ns := make([]int64, len(keys))
+	for i, k := range keys {
+		ns[i] = counts[k]
+	}
+	_, err = t.exec(`UPDATE memories AS m SET access_count = m.access_count + u.n,
+		last_accessed_at = CASE WHEN m.last_accessed_at IS NULL OR m.last_accessed_at < $1::text THEN $1::text ELSE m.last_accessed_at END
+		FROM unnest($2::bigint[], $3::bigint[]) AS u (id, n) WHERE m.id = u.id`, ts, keys, ns)
+	if err != nil {
+		return t.fail("touch memories", err)
+	}
+	return nil
+}
+
+// Link adds or replaces the edge (e.From, e.To, e.Type).
+func (t *writeTx) Link(e driver.Edge) error {
+	op := fmt.Sprintf("link %d→%d (%s)", e.From, e.To, e.Type)
+	if err := driver.ValidateEdgeType(e.Type); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	for _, id := range []int64{e.From, e.To} {
+		if _, _, err := t.current(op, id); err != nil {
+			return err
+		}
+	}
+	created, err := encodeTime("created_at", e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	t.nextSeq()
+	_, err = t.exec(`INSERT INTO edges (from_id, to_id, type, weight, created_at, source) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (from_id, to_id, type) DO UPDATE SET
+		weight = excluded.weight, created_at = excluded.created_at, source = excluded.source`,
+		e.From, e.To, string(e.Type), e.Weight, created, e.Source)
+	if err != nil {
+		return t.fail(op, err)
+	}
+	return nil
+}
+
+// Unlink removes the edge (from, to, typ), or returns ErrNotFound.
+func (t *writeTx) Unlink(from, to int64, typ driver.EdgeType) error {
+	n, err := t.exec(`DELETE FROM edges WHERE from_id = $1 AND to_id = $2 AND type = $3`, from, to, string(typ))
+	if err != nil {
+		return t.fail(fmt.Sprintf("unlink %d→%d (%s)", from, to, typ), err)
+	}
+	if n == 0 {
+		return fmt.Errorf("edge %d→%d (%s): %w", from, to, typ, driver.ErrNotFound)
+	}
+	t.nextSeq()
+	return nil
+}
+
+// SetMeta stores a store-level setting. Keys starting with "postgres." are
+// reserved for the backend.
+func (t *writeTx) SetMeta(key, value string) error {
+	if key == "" {
+		return driver.Invalidf("set meta: empty key")
+	}
+	if strings.HasPrefix(key, reservedPrefix) {
+		return driver.Invalidf("set meta: key %q is reserved for the postgres backend (keys starting with %q)", key, reservedPrefix)
+	}
+	t.nextSeq()
+	_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	if err != nil {
+		return t.fail(fmt.Sprintf("set meta key %q", key), err)
+	}
+	return nil
+}
+
+// AppendAudit appends e to the audit log and sets e.Seq. Audit sequence
+// numbers are dense: the store lock serialises appends.
+func (t *writeTx) AppendAudit(e *driver.AuditEntry) error {
+	if e == nil {
+		return driver.Invalidf("append audit: nil entry")
+	}
+	tm, err := encodeTime("time", e.Time)
+	if err != nil {
+		return fmt.Errorf("append audit: %w", err)
+	}
+	t.nextSeq()
+	var seq int64
+	err = t.queryRow(`INSERT INTO audit (seq, time, action, memory_id, detail, prev_hash, hash)
+		SELECT coalesce(max(seq), 0) + 1, $1, $2, $3, $4, $5, $6 FROM audit RETURNING seq`,
+		[]any{tm, e.Action, e.MemoryID, e.Detail, e.PrevHash, e.Hash}, &seq)
+	if err != nil {
+		return t.fail("append audit", err)
+	}
+	e.Seq = uint64(seq)
+	return nil
+}
