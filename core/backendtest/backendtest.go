@@ -116,6 +116,8 @@ var cases = []testCase{
 	{"Concurrency", []string{"Backend.View", "Backend.Update", "KeywordIndex.SearchKeyword"}, testConcurrency},
 	{"TxAfterReturn", []string{"Backend.Update", "Backend.View", "ReadTx.Get", "Tx.Insert", "Tx.SetMeta"}, testTxAfterReturn},
 	{"UpdatePanic", []string{"Backend.Update"}, testUpdatePanic},
+	{"ConsolidationMerge", []string{"Tx.Put", "Tx.Touch", "GraphWriter.Link", "ChangeLog.Changes"}, testConsolidationMerge},
+	{"ConsolidationPageRefresh", []string{"Tx.Put", "GraphWriter.Link", "GraphWriter.Unlink"}, testConsolidationPageRefresh},
 	{"ConcurrentHandles", []string{"Backend.Update", "Backend.View", "Backend.Close"}, testConcurrentHandles},
 }
 
