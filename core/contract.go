@@ -96,6 +96,7 @@ type (
 	Extractor             = driver.Extractor
 	Summarizer            = driver.Summarizer
 	SummaryItem           = driver.SummaryItem
+	Reranker              = driver.Reranker
 )
 
 // Errors: the sentinels are the driver's values, so errors.Is works across
@@ -125,6 +126,7 @@ type (
 	EmbedderDriver   = driver.EmbedderDriver
 	ExtractorDriver  = driver.ExtractorDriver
 	SummarizerDriver = driver.SummarizerDriver
+	RerankerDriver   = driver.RerankerDriver
 )
 
 var (
@@ -136,6 +138,8 @@ var (
 	ExtractorNames   = driver.ExtractorNames
 	LookupSummarizer = driver.LookupSummarizer
 	SummarizerNames  = driver.SummarizerNames
+	LookupReranker   = driver.LookupReranker
+	RerankerNames    = driver.RerankerNames
 )
 
 func invalidf(format string, args ...any) error { return driver.Invalidf(format, args...) }

@@ -57,6 +57,10 @@ type Options struct {
 	// nil means Capture stores the turns only. The engine closes it if it
 	// is an io.Closer.
 	Extractor Extractor
+	// Reranker reorders the best search candidates (see
+	// SearchConfig.RerankTop); nil means no reranking. The engine closes it
+	// if it is an io.Closer.
+	Reranker Reranker
 }
 
 // Engine is memos' public Go API: one engine per store, shared by every
@@ -72,6 +76,7 @@ type shared struct {
 	emb         Embedder
 	extractor   Extractor  // nil: Capture stores turns only
 	summarizer  Summarizer // nil: no knowledge pages
+	reranker    Reranker   // nil: no rerank stage
 	consolidate ConsolidateConfig
 	model       ModelInfo // zero when emb is nil
 	cfg         SearchConfig
@@ -114,7 +119,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot,
-		extractor: opts.Extractor, summarizer: opts.Summarizer, consolidate: opts.Consolidate.withDefaults()}
+		extractor: opts.Extractor, summarizer: opts.Summarizer, consolidate: opts.Consolidate.withDefaults(), reranker: opts.Reranker}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -227,7 +232,7 @@ func (e *Engine) Close() error {
 	if c, ok := e.emb.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
 	}
-	for _, p := range []any{e.extractor, e.summarizer} {
+	for _, p := range []any{e.extractor, e.summarizer, e.reranker} {
 		if c, ok := p.(io.Closer); ok {
 			err = errors.Join(err, c.Close())
 		}

@@ -14,6 +14,9 @@ type Explanation struct {
 	AsOf    time.Time    `json:"as_of,omitzero"`    // zero: current versions
 	MMR     bool         `json:"mmr,omitempty"`
 	Config  SearchConfig `json:"config"` // the weights and thresholds in force
+	// Rerank says what the rerank stage did: how many candidates it
+	// reordered, or why the fused order was kept ("": no reranker).
+	Rerank string `json:"rerank,omitempty"`
 	// Candidates lists every memory a retriever or an expansion proposed:
 	// the returned ones first, in rank order, then the rest by score, then
 	// those left out before weighting.
@@ -48,6 +51,9 @@ type CandidateExplanation struct {
 	Recency      float64 `json:"recency_factor,omitempty"`
 	PoolFactor   float64 `json:"pool_factor,omitempty"`
 	Score        float64 `json:"score"`
+	// RerankScore is the reranker's score (nil: not reranked); the
+	// candidate's Score is then the score of its place in the reranked order.
+	RerankScore *float64 `json:"rerank_score,omitempty"`
 	// Filtered says why the memory was left out before weighting (not valid
 	// at the requested time, inactive, outside the filters, created after
 	// AsOf); "" when it was loaded.
@@ -78,7 +84,7 @@ func (e *Engine) Explain(ctx context.Context, req SearchRequest) (*Explanation, 
 		return nil, &Error{Op: op, Err: err}
 	}
 	x := &Explanation{Query: req.Query, Mode: p.mode, ValidAt: p.validAt, AsOf: p.asOf,
-		MMR: req.MMR, Config: *p.cfg, Result: p.result()}
+		MMR: req.MMR, Config: *p.cfg, Rerank: p.rerankNote, Result: p.result()}
 	x.Keyword = x.Result.Keyword
 	x.Candidates = make([]CandidateExplanation, 0, len(p.cands))
 	for _, c := range p.hits {
@@ -108,6 +114,9 @@ func explainOne(p *pipeline, c *candidate) CandidateExplanation {
 	}
 	ce.Version, ce.Pool, ce.Type, ce.Content = m.Version, m.Pool, m.Type, m.Content
 	ce.Significance, ce.Trust, ce.Recency, ce.PoolFactor, ce.Score = c.significance, c.trust, c.recency, c.pool, c.score
+	if c.reranked {
+		ce.RerankScore = &c.rerank
+	}
 	switch {
 	case p.mode == ModeFTS:
 	case c.kwRank == 0 && c.vecRank == 0 && c.histRank == 0: // an expansion: not gated

@@ -93,8 +93,8 @@ type Result struct {
 
 // Search runs the retrieval pipeline: keyword and vector candidates,
 // weighted reciprocal rank fusion, validity, significance, trust, pool and
-// recency weighting, a relevance gate, graph and session expansion and, on
-// request, MMR. By default it returns current, active memories valid now,
+// recency weighting, a relevance gate, the reranker when one is configured,
+// graph and session expansion and, on request, MMR. By default it returns current, active memories valid now,
 // from this handle's namespace and the default one, best first with ties
 // broken by id; see SearchRequest for the two clocks.
 func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, error) {
@@ -124,12 +124,14 @@ type candidate struct {
 	// Factors applied in weighting.
 	significance, trust, recency, pool float64
 	score                              float64
-	filtered                           string // why loading left it out ("" if loaded)
-	dropped                            string // why the gate dropped it ("" if kept)
-	origin                             string // expansion that added it ("" for retrieval)
-	expanded                           bool   // added by expansion
-	mmr                                string // MMR decision ("" without MMR)
-	rank                               int    // 1-based final rank, 0 if not returned
+	filtered                           string  // why loading left it out ("" if loaded)
+	dropped                            string  // why the gate dropped it ("" if kept)
+	origin                             string  // expansion that added it ("" for retrieval)
+	expanded                           bool    // added by expansion
+	mmr                                string  // MMR decision ("" without MMR)
+	rerank                             float64 // the reranker's score, when reranked
+	reranked                           bool
+	rank                               int // 1-based final rank, 0 if not returned
 }
 
 // live reports whether c is loaded and passed the gate (or was added by
@@ -156,6 +158,8 @@ type pipeline struct {
 	// was written after AsOf, with their version at AsOf (nil: created later).
 	changed map[int64]*Memory
 	hits    []*candidate // the returned candidates, in order
+	// rerankNote says what the rerank stage did ("" when it did not run).
+	rerankNote string
 }
 
 func (e *Engine) runPipeline(ctx context.Context, req SearchRequest) (*pipeline, error) {
@@ -178,6 +182,9 @@ func (e *Engine) runPipeline(ctx context.Context, req SearchRequest) (*pipeline,
 		gate(p.cands, p.cfg, p.mode == ModeHybrid)
 	}
 	sortCandidates(p.cands)
+	if err := p.rerank(ctx); err != nil {
+		return nil, err
+	}
 	if p.mode != ModeFTS && !req.NoExpand {
 		if err := p.expand(ctx); err != nil {
 			return nil, err

@@ -114,6 +114,14 @@ type SearchConfig struct {
 	// (default 0.7).
 	MMRLambda float64 `koanf:"mmr_lambda" json:"mmr_lambda"`
 
+	// RerankTop is how many of the best candidates (after the gate, before
+	// expansion) the configured Reranker reorders (default 30; negative:
+	// never rerank). Without a Reranker the stage does not run.
+	RerankTop int `koanf:"rerank_top" json:"rerank_top"`
+	// RerankTimeout bounds one call to the reranker (default 5s); past it
+	// the search keeps the fused order.
+	RerankTimeout time.Duration `koanf:"rerank_timeout" json:"rerank_timeout"`
+
 	// DisableAccessTracking turns off the access statistics (last access,
 	// count) that searches and packs record for returned memories.
 	DisableAccessTracking bool `koanf:"disable_access_tracking" json:"disable_access_tracking"`
@@ -164,6 +172,10 @@ func (c SearchConfig) withDefaults() SearchConfig {
 	def(&c.SessionFactor, 0.8)
 	def(&c.GraphFactor, 0.5)
 	def(&c.MMRLambda, 0.7)
+	defInt(&c.RerankTop, 30)
+	if c.RerankTimeout == 0 {
+		c.RerankTimeout = 5 * time.Second
+	}
 	if c.RecencyHalfLife == 0 {
 		c.RecencyHalfLife = 30 * 24 * time.Hour
 	}
@@ -209,6 +221,10 @@ func (c SearchConfig) validate() error {
 		return invalidf("search.session_factor and search.graph_factor must be at most 1 (session_factor within [0,1])")
 	case c.MMRLambda < 0 || c.MMRLambda > 1:
 		return invalidf("search.mmr_lambda must be within [0,1]")
+	case c.RerankTop > 1000:
+		return invalidf("search.rerank_top %d is over 1000", c.RerankTop)
+	case c.RerankTimeout < 0:
+		return invalidf("search.rerank_timeout must be positive")
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.EdgeFactors)) {
 		if err := ValidateEdgeType(EdgeType(k)); err != nil {

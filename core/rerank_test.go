@@ -1,0 +1,206 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/memos-go/memos/backends/sqlite"
+	"github.com/memos-go/memos/core"
+)
+
+// wordReranker scores a text by the position of the first of its words
+// found in the text: words[0] best; texts with none score 0.
+type wordReranker struct {
+	words []string
+	calls atomic.Int32
+	texts atomic.Int32 // texts in the last call
+}
+
+func (r *wordReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
+	r.calls.Add(1)
+	r.texts.Store(int32(len(texts)))
+	out := make([]float64, len(texts))
+	for i, t := range texts {
+		for j, w := range r.words {
+			if strings.Contains(t, w) {
+				out[i] = float64(len(r.words) - j)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// brokenReranker fails in the way its field says.
+type brokenReranker struct{ how string }
+
+func (r brokenReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
+	switch r.how {
+	case "hang":
+		<-ctx.Done() // honours its deadline, as the contract asks
+		return nil, ctx.Err()
+	case "short":
+		return make([]float64, len(texts)-1), nil
+	}
+	return nil, errors.New("model not loaded")
+}
+
+var appleNotes = []string{
+	"apple apple apple pie recipe with cinnamon",
+	"apple apple crumble for dessert",
+	"the apple orchard visit in autumn",
+	"apple stock price fell",
+}
+
+func openWithReranker(t *testing.T, r core.Reranker, cfg core.SearchConfig) (*core.Engine, []*core.Memory) {
+	t.Helper()
+	e := openAt(t, filepath.Join(t.TempDir(), "memory.db"), core.Options{Reranker: r, Search: cfg})
+	t.Cleanup(func() { e.Close() })
+	var ms []*core.Memory
+	for _, s := range appleNotes {
+		ms = append(ms, remember(t, e, core.Input{Content: s}))
+	}
+	return e, ms
+}
+
+func TestRerankerOrdersTheTopCandidates(t *testing.T) {
+	ctx := context.Background()
+	plain, ms := openWithReranker(t, nil, core.SearchConfig{})
+	req := core.SearchRequest{Query: "apple", NoExpand: true}
+	base, err := plain.Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(base.Hits) != len(appleNotes) || base.Hits[0].Memory.ID != ms[0].ID {
+		t.Fatalf("without a reranker: %v, want all four, %d first", ids(base), ms[0].ID)
+	}
+
+	r := &wordReranker{words: []string{"orchard", "stock"}}
+	e, ms := openWithReranker(t, r, core.SearchConfig{})
+	res, err := e.Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(res)
+	if got[0] != ms[2].ID || got[1] != ms[3].ID {
+		t.Fatalf("reranked = %v, want %d (orchard) then %d (stock) first", got, ms[2].ID, ms[3].ID)
+	}
+	for i := 1; i < len(res.Hits); i++ {
+		if res.Hits[i].Score >= res.Hits[i-1].Score {
+			t.Fatalf("scores do not fall with rank: %v", res.Hits)
+		}
+	}
+
+	x, err := e.Explain(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(x.Rerank, "reranked the top 4") {
+		t.Fatalf("explain rerank note = %q", x.Rerank)
+	}
+	for _, c := range x.Candidates {
+		if c.RerankScore == nil {
+			t.Fatalf("candidate %d has no reranker score in explain", c.ID)
+		}
+		want := map[int64]float64{ms[2].ID: 2, ms[3].ID: 1}[c.ID]
+		if *c.RerankScore != want {
+			t.Fatalf("candidate %d: reranker score %v, want %v", c.ID, *c.RerankScore, want)
+		}
+	}
+}
+
+func TestRerankTopBoundsWhatTheRerankerSees(t *testing.T) {
+	ctx := context.Background()
+	req := core.SearchRequest{Query: "apple", NoExpand: true}
+	plain, _ := openWithReranker(t, nil, core.SearchConfig{})
+	base, err := plain.Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := base.Hits[0].Memory, base.Hits[len(base.Hits)-1].Memory
+	// The reranker prefers the fused order's last memory most, its first least.
+	r := &wordReranker{words: []string{last.Content}}
+	e, _ := openWithReranker(t, r, core.SearchConfig{RerankTop: 2})
+	res, err := e.Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.texts.Load() != 2 {
+		t.Fatalf("the reranker saw %d texts, want 2", r.texts.Load())
+	}
+	// The last one is outside the top 2: the reranker cannot lift it.
+	if got := ids(res); fmt.Sprint(got) != fmt.Sprint(ids(base)) || got[0] != first.ID {
+		t.Fatalf("result = %v, want the fused order %v", got, ids(base))
+	}
+
+	off, _ := openWithReranker(t, r, core.SearchConfig{RerankTop: -1})
+	calls := r.calls.Load()
+	if _, err := off.Search(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if r.calls.Load() != calls {
+		t.Fatal("search.rerank_top -1 still called the reranker")
+	}
+}
+
+func TestFailingRerankerKeepsTheFusedOrder(t *testing.T) {
+	ctx := context.Background()
+	plain, _ := openWithReranker(t, nil, core.SearchConfig{})
+	req := core.SearchRequest{Query: "apple"}
+	base, err := plain.Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ how, note string }{
+		{"error", "model not loaded"},
+		{"hang", "no answer within search.rerank_timeout (50ms)"},
+		{"short", "3 scores for 4 texts"},
+	} {
+		t.Run(tc.how, func(t *testing.T) {
+			e, _ := openWithReranker(t, brokenReranker{tc.how}, core.SearchConfig{RerankTimeout: 50 * time.Millisecond})
+			res, err := e.Search(ctx, req)
+			if err != nil {
+				t.Fatalf("a failing reranker made the search fail: %v", err)
+			}
+			if fmt.Sprint(ids(res)) != fmt.Sprint(ids(base)) {
+				t.Fatalf("result %v, want the fused order %v", ids(res), ids(base))
+			}
+			x, err := e.Explain(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(x.Rerank, "kept the fused order") || !strings.Contains(x.Rerank, tc.note) {
+				t.Fatalf("explain rerank note = %q, want the failure (%q)", x.Rerank, tc.note)
+			}
+			for _, c := range x.Candidates {
+				if c.RerankScore != nil {
+					t.Fatalf("candidate %d shows a reranker score after a failure", c.ID)
+				}
+			}
+		})
+	}
+}
+
+func TestSearchConfigRejectsBadRerankSettings(t *testing.T) {
+	ctx := context.Background()
+	for _, cfg := range []core.SearchConfig{{RerankTop: 1001}, {RerankTimeout: -time.Second}} {
+		b, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "memory.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := core.Open(ctx, core.Options{Backend: b, Search: cfg})
+		if err == nil {
+			e.Close()
+		}
+		b.Close()
+		if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "search.rerank_") {
+			t.Fatalf("open with %+v: %v, want ErrInvalid naming the key", cfg, err)
+		}
+	}
+}
