@@ -43,6 +43,7 @@ import (
 	"github.com/memos-go/memos/cmd/memos/internal/config"
 	"github.com/memos-go/memos/core"
 	_ "github.com/memos-go/memos/core/extract"   // the built-in extractors: rules (the default), llm
+	_ "github.com/memos-go/memos/core/rerank"    // the http reranker (text-embeddings-inference, Cohere, Jina)
 	_ "github.com/memos-go/memos/core/summarize" // the built-in summarizers: extractive (the default), llm
 )
 
@@ -255,6 +256,22 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 		}
 		return nil, errors.Join(err, b.Close())
 	}
+	var rr core.Reranker
+	if cfg.Reranker != "" {
+		rd, err := core.LookupReranker(cfg.Reranker)
+		if err == nil {
+			rr, err = rd.Open(ctx, cfg.RerankerConfig)
+		}
+		if err != nil {
+			errs := []error{fmt.Errorf("open %s reranker: %w", cfg.Reranker, err), b.Close()}
+			for _, c := range []any{emb, ext, sum} {
+				if c, ok := c.(io.Closer); ok {
+					errs = append(errs, c.Close())
+				}
+			}
+			return nil, errors.Join(errs...)
+		}
+	}
 	eng, err := core.Open(ctx, core.Options{
 		Backend:       b,
 		Embedder:      emb,
@@ -268,11 +285,12 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 		Extractor:        ext,
 		Summarizer:       sum,
 		Consolidate:      cfg.Consolidate,
+		Reranker:         rr,
 	})
 	if err != nil {
 		// The engine owns backend and embedder only once it is open.
 		errs := []error{err, b.Close()}
-		for _, c := range []any{emb, ext, sum} {
+		for _, c := range []any{emb, ext, sum, rr} {
 			if c, ok := c.(io.Closer); ok {
 				errs = append(errs, c.Close())
 			}

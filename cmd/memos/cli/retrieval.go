@@ -142,6 +142,9 @@ func printExplain(w io.Writer, x *core.Explanation) {
 		fmt.Fprintf(w, ", as of %s", x.AsOf.Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "; %d candidates, %d returned\n", len(x.Candidates), len(x.Result.Hits))
+	if x.Rerank != "" {
+		fmt.Fprintf(w, "reranker: %s\n", x.Rerank)
+	}
 	tw := table(w)
 	fmt.Fprintln(tw, "RANK\tID\tKW\tKW SCORE\tVEC\tSIM\tFUSED\tSIG\tTRUST\tREC\tPOOL\tSCORE\tVERDICT\tCONTENT")
 	num := func(rank int) string {
@@ -157,6 +160,9 @@ func printExplain(w io.Writer, x *core.Explanation) {
 			verdict = "filtered: " + c.Filtered
 		case c.Origin != "":
 			verdict = "expansion: " + c.Origin
+		}
+		if c.RerankScore != nil {
+			verdict += fmt.Sprintf("; rerank %.4g", *c.RerankScore)
 		}
 		if c.MMR != "" {
 			verdict += "; mmr " + c.MMR

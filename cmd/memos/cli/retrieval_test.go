@@ -3,7 +3,10 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/memos-go/memos/core"
@@ -108,5 +111,77 @@ func TestValidityAndSupersedeCommands(t *testing.T) {
 	}
 	if r := e.run("supersede", "999", "x"); r.code != 3 {
 		t.Fatalf("supersede unknown: %d %s", r.code, r.stderr)
+	}
+}
+
+// TestHTTPReranker configures the http reranker against a server that
+// answers like text-embeddings-inference, and checks that search follows
+// its order, explain shows its scores, and a server that fails leaves the
+// fused order with a note instead of failing the search.
+func TestHTTPReranker(t *testing.T) {
+	t.Parallel()
+	var fail atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() {
+			http.Error(w, `{"error":"model overloaded","error_type":"Overloaded"}`, http.StatusBadRequest)
+			return
+		}
+		var req struct {
+			Query string   `json:"query"`
+			Texts []string `json:"texts"`
+		}
+		if r.URL.Path != "/rerank" || json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		type hit struct {
+			Index int     `json:"index"`
+			Score float64 `json:"score"`
+		}
+		var out []hit
+		for i, s := range req.Texts {
+			if strings.Contains(s, "orchard") {
+				out = append(out, hit{i, 0.9})
+			} else {
+				out = append(out, hit{i, 0.1})
+			}
+		}
+		json.NewEncoder(w).Encode(out)
+	}))
+	defer srv.Close()
+	e := newEnv(t)
+	e.writeConfig("reranker:\n  name: http\n  http:\n    base_url: " + srv.URL + "\n")
+	e.add("apple apple apple pie with apple cinnamon")
+	orchard := e.add("the apple orchard in autumn")
+	var res core.SearchResult
+	e.json(&res, "search", "apple")
+	if len(res.Hits) == 0 || res.Hits[0].Memory.ID != orchard.ID {
+		t.Fatalf("reranked search: %v, want %d first", hitIDs(res), orchard.ID)
+	}
+	var x core.Explanation
+	e.json(&x, "explain", "apple")
+	if x.Rerank == "" || x.Candidates[0].RerankScore == nil || *x.Candidates[0].RerankScore != 0.9 {
+		t.Fatalf("explain: rerank %q, first candidate %+v", x.Rerank, x.Candidates[0])
+	}
+	if out := e.ok("explain", "apple"); !strings.Contains(out, "rerank 0.9") {
+		t.Fatalf("explain text lacks the reranker's score:\n%s", out)
+	}
+
+	fail.Store(true)
+	e.json(&res, "search", "apple")
+	if len(res.Hits) < 2 || res.Hits[0].Memory.ID == orchard.ID {
+		t.Fatalf("with a failing reranker: %v, want the fused order (the pie first)", hitIDs(res))
+	}
+	if out := e.ok("explain", "apple"); !strings.Contains(out, "kept the fused order") || !strings.Contains(out, "model overloaded") {
+		t.Fatalf("explain text lacks the failure:\n%s", out)
+	}
+
+	e.writeConfig("reranker:\n  name: http\n  http:\n    base_url: " + srv.URL + "\n    bogus: 1\n")
+	if r := e.run("search", "apple"); r.code == 0 || !strings.Contains(r.stderr, "bogus") {
+		t.Fatalf("an unknown reranker key: exit %d, %s", r.code, r.stderr)
+	}
+	e.writeConfig("reranker:\n  name: nosuch\n")
+	if r := e.run("search", "apple"); r.code == 0 || !strings.Contains(r.stderr, "http") {
+		t.Fatalf("an unknown reranker: exit %d, %s", r.code, r.stderr)
 	}
 }

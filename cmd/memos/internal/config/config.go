@@ -91,6 +91,10 @@ type Config struct {
 	// pages; SummarizerConfig is decoded from summarizer.<Summarizer>.
 	Summarizer       string
 	SummarizerConfig any
+	// Reranker names the registered reranker searches use ("": none);
+	// RerankerConfig is decoded from reranker.<Reranker> (nil without one).
+	Reranker       string
+	RerankerConfig any
 	// Consolidate holds consolidation's thresholds (the consolidate section).
 	Consolidate   core.ConsolidateConfig
 	VectorIndex   string
@@ -119,7 +123,11 @@ type Options struct {
 }
 
 // topLevel lists the keys allowed at the top of the configuration.
-var topLevel = []string{"backend", "backends", "consolidate", "embedder", "extractor", "home", "namespace", "search", "server", "summarizer", "vector"}
+var topLevel = []string{"backend", "backends", "consolidate", "embedder", "extractor", "home", "namespace", "reranker", "search", "server", "summarizer", "vector"}
+
+// modules lists the sections that choose a registered module by
+// "<section>.name" and configure it under "<section>.<name>".
+var modules = []string{"embedder", "extractor", "reranker", "summarizer"}
 
 // TokenEnv names the environment variable holding a token for memos serve
 // that reaches every namespace (added to server.tokens).
@@ -260,7 +268,7 @@ func EnvKey(name string) string {
 		return ""
 	}
 	key := strings.ToLower(strings.ReplaceAll(rest, "__", "."))
-	if key == "embedder" || key == "extractor" || key == "summarizer" {
+	if slices.Contains(modules, key) {
 		return key + ".name"
 	}
 	top, _, _ := strings.Cut(key, ".")
@@ -517,6 +525,18 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	}); err != nil {
 		return err
 	}
+	// No reranker unless one is named; "none" says so explicitly.
+	if v := ld.merged.Get("reranker.name"); v != nil && v != "" && v != "none" {
+		if cfg.Reranker, err = ld.str("reranker.name"); err != nil {
+			return err
+		}
+	}
+	if cfg.RerankerConfig, err = ld.module("reranker", cfg.Reranker, cfg, func(name string) (func() any, error) {
+		d, err := core.LookupReranker(name)
+		return d.NewConfig, err
+	}); err != nil {
+		return err
+	}
 
 	cfg.Values = append(cfg.Values, ld.value("vector.index", cfg.VectorIndex))
 	if cfg.HNSWThreshold != 0 {
@@ -551,8 +571,9 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 }
 
 // module decodes the sections of a module kind chosen by "<parent>.name"
-// (embedder, extractor): the chosen module's, which it returns, and every
-// other configured one, so that a typo anywhere is reported. lookup returns
+// (embedder, extractor, summarizer, reranker): the chosen module's, which it returns,
+// and every other configured one, so that a typo anywhere is reported; a
+// chosen name of "" (no reranker) returns nil. lookup returns
 // a module's config constructor, or an error for an unknown name.
 func (ld *loader) module(parent, chosen string, cfg *Config, lookup func(string) (func() any, error)) (any, error) {
 	cfg.Values = append(cfg.Values, ld.value(parent+".name", chosen))
@@ -588,7 +609,7 @@ func (ld *loader) checkTop() error {
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("unknown key %q (known: %s)", key, strings.Join(topLevel, ", ")), Err: core.ErrInvalid}
 		case (top == "home" || top == "namespace" || top == "backend") && nested:
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a single value, not a section (found %s)", top, key), Err: core.ErrInvalid}
-		case (top == "backends" || top == "consolidate" || top == "embedder" || top == "extractor" || top == "search" || top == "server" || top == "summarizer" || top == "vector") && !nested:
+		case (top == "backends" || top == "consolidate" || slices.Contains(modules, top) || top == "search" || top == "server" || top == "vector") && !nested:
 			if m, ok := ld.merged.Get(key).(map[string]any); ok && len(m) == 0 {
 				continue // an empty section
 			}
@@ -596,7 +617,7 @@ func (ld *loader) checkTop() error {
 				continue
 			}
 			hint := ""
-			if top == "embedder" || top == "extractor" || top == "summarizer" {
+			if slices.Contains(modules, top) {
 				hint = fmt.Sprintf(" (set %s.name to choose the %s)", top, top)
 			}
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a section of settings, not a single value%s", top, hint), Err: core.ErrInvalid}
@@ -619,18 +640,22 @@ func (ld *loader) whereAny(key string) string {
 }
 
 // sectionNames lists the module names configured under parent plus the
-// chosen one, chosen first, the rest sorted.
+// chosen one (when not ""), chosen first, the rest sorted.
 func (ld *loader) sectionNames(parent, chosen string) []string {
-	names := []string{chosen}
+	var names []string
+	if chosen != "" {
+		names = append(names, chosen)
+	}
+	first := len(names)
 	for _, n := range ld.merged.MapKeys(parent) {
-		if (parent == "embedder" || parent == "extractor" || parent == "summarizer") && n == "name" {
+		if slices.Contains(modules, parent) && n == "name" {
 			continue
 		}
 		if n != chosen {
 			names = append(names, n)
 		}
 	}
-	sort.Strings(names[1:])
+	sort.Strings(names[first:])
 	return names
 }
 

@@ -86,6 +86,19 @@ func Template() string {
 		line(1, f.key, "", describe(f.typ))
 	}
 	b.WriteString("\n")
+	line(0, "reranker", "", "reorders the best search candidates (search.rerank_top); none by default")
+	line(1, "name", "", "compiled in: "+strings.Join(core.RerankerNames(), ", ")+` (none: off)`)
+	for _, name := range core.RerankerNames() {
+		d, err := core.LookupReranker(name)
+		if err != nil {
+			continue
+		}
+		line(1, name, "", "")
+		for _, f := range fieldsOf(reflect.TypeOf(d.NewConfig())) {
+			line(2, f.key, "", describe(f.typ))
+		}
+	}
+	b.WriteString("\n")
 	line(0, "vector", "", "")
 	line(1, "index", DefaultVectorIndex, "exact: brute-force SIMD search")
 	b.WriteString("\n")
