@@ -25,7 +25,7 @@ func TestDeletionCertificateHashesSource(t *testing.T) {
 	if cert.SourceHash != hex.EncodeToString(sum[:]) {
 		t.Fatalf("certificate source_sha256 = %q, want the SHA-256 of %q", cert.SourceHash, source)
 	}
-	audit, err := e.Audit(ctx)
+	audit, err := e.Audit(ctx, core.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
