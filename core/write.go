@@ -932,6 +932,8 @@ func (e *Engine) forgetTx(tx Tx, au *auditor, action string, id int64, reason st
 	if err := json.Unmarshal(b, &detail); err != nil {
 		return nil, err
 	}
+	delete(detail, "audit_seq") // the entry's own place, known only once appended
+	delete(detail, "audit_hash")
 	maps.Copy(detail, extra)
 	entry, err := au.add(action, id, detail)
 	if err != nil {

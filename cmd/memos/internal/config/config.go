@@ -94,6 +94,7 @@ type Config struct {
 	VectorIndex   string
 	HNSWThreshold int // vector.hnsw_threshold; 0: the engine's default
 	Search        core.SearchConfig
+	Govern        core.GovernConfig // the governance section
 	// Values lists every effective setting with its source, in a stable order.
 	Values []Value
 }
@@ -115,7 +116,7 @@ type Options struct {
 }
 
 // topLevel lists the keys allowed at the top of the configuration.
-var topLevel = []string{"backend", "backends", "consolidate", "embedder", "extractor", "home", "namespace", "search", "summarizer", "vector"}
+var topLevel = []string{"backend", "backends", "consolidate", "embedder", "extractor", "governance", "home", "namespace", "search", "summarizer", "vector"}
 
 // Error is a configuration error. Its message names the key and where the key
 // was set; it wraps core.ErrInvalid or core.ErrUnknownName so that the CLI
@@ -511,6 +512,12 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	}
 	cfg.Consolidate = *cc.(*core.ConsolidateConfig)
 	cfg.Values = append(cfg.Values, vals...)
+	gc, vals, err := ld.decode("governance", func() any { return new(core.GovernConfig) })
+	if err != nil {
+		return err
+	}
+	cfg.Govern = *gc.(*core.GovernConfig)
+	cfg.Values = append(cfg.Values, vals...)
 	return nil
 }
 
@@ -552,7 +559,7 @@ func (ld *loader) checkTop() error {
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("unknown key %q (known: %s)", key, strings.Join(topLevel, ", ")), Err: core.ErrInvalid}
 		case (top == "home" || top == "namespace" || top == "backend") && nested:
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a single value, not a section (found %s)", top, key), Err: core.ErrInvalid}
-		case (top == "backends" || top == "consolidate" || top == "embedder" || top == "extractor" || top == "search" || top == "summarizer" || top == "vector") && !nested:
+		case (top == "backends" || top == "consolidate" || top == "embedder" || top == "extractor" || top == "search" || top == "summarizer" || top == "vector" || top == "governance") && !nested:
 			if m, ok := ld.merged.Get(key).(map[string]any); ok && len(m) == 0 {
 				continue // an empty section
 			}
