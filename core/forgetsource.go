@@ -49,7 +49,7 @@ const forgetSourceBatch = 200
 // req.Source and, transitively, every memory derived from them through
 // derived_from edges (A —derived_from→ B: A was derived from B). A derived
 // memory that is also derived from memories that stay survives unless
-// req.Strict. Each memory is forgotten as by Forget, with its own deletion
+// req.Strict (see closeOverSource for cycles). Each memory is forgotten as by Forget, with its own deletion
 // certificate, in transactions of up to 200 memories. It finds the
 // matching memories by a scan of the scope: O(n).
 func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*ForgetSourceReport, error) {
@@ -113,15 +113,18 @@ func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*Fo
 	return rep, nil
 }
 
-// closeOverSource fills rep's Matched, Derived and Kept: the least set that
-// holds the matching memories and every memory derived from the set — only
-// from the set, unless Strict. A cycle of derived_from edges outside the
-// set therefore keeps its members.
+// closeOverSource fills rep's Matched, Derived and Kept. Derived is the
+// largest set of memories reachable from the matching ones over incoming
+// derived_from edges in which every member is derived only from matching
+// memories or members (with Strict: every reachable memory). So a cycle of
+// derived_from edges that hangs off the source goes with it, and a memory
+// that is also derived from something that stays is kept, with everything
+// derived from it alone.
 func (e *Engine) closeOverSource(ctx context.Context, tx ReadTx, req ForgetSourceRequest, rep *ForgetSourceReport) error {
-	gone := map[int64]bool{}
+	matched := map[int64]bool{}
 	err := tx.Scan(ScanOptions{Filter: Filter{Namespaces: e.scope()}}, func(m *Memory) error {
 		if SourceMatches(m.Source, req.Source) {
-			gone[m.ID] = true
+			matched[m.ID] = true
 			rep.Matched = append(rep.Matched, m.ID)
 		}
 		return ctx.Err()
@@ -129,26 +132,11 @@ func (e *Engine) closeOverSource(ctx context.Context, tx ReadTx, req ForgetSourc
 	if err != nil {
 		return err
 	}
-	// derivedFrom caches each memory's derived_from targets.
-	derivedFrom := map[int64][]int64{}
-	targets := func(id int64) ([]int64, error) {
-		if ts, ok := derivedFrom[id]; ok {
-			return ts, nil
-		}
-		edges, err := tx.Edges(id)
-		if err != nil {
-			return nil, err
-		}
-		ts := []int64{}
-		for _, ed := range edges {
-			if ed.Type == EdgeDerivedFrom && ed.From == id {
-				ts = append(ts, ed.To)
-			}
-		}
-		derivedFrom[id] = ts
-		return ts, nil
-	}
-	kept := map[int64]bool{}
+	// Walk the memories derived from the matching ones, breadth first,
+	// noting each one's derived_from targets.
+	targets := map[int64][]int64{}
+	reach := map[int64]bool{}
+	var order []int64
 	frontier := slices.Clone(rep.Matched)
 	for len(frontier) > 0 {
 		var next []int64
@@ -158,10 +146,10 @@ func (e *Engine) closeOverSource(ctx context.Context, tx ReadTx, req ForgetSourc
 				return err
 			}
 			for _, ed := range edges {
-				if ed.Type != EdgeDerivedFrom || ed.To != id || gone[ed.From] {
+				child := ed.From
+				if ed.Type != EdgeDerivedFrom || ed.To != id || matched[child] || reach[child] {
 					continue
 				}
-				child := ed.From
 				m, err := tx.Get(child, 0)
 				if errors.Is(err, ErrNotFound) {
 					continue
@@ -172,28 +160,45 @@ func (e *Engine) closeOverSource(ctx context.Context, tx ReadTx, req ForgetSourc
 				if !e.inScope(m) {
 					continue
 				}
-				ts, err := targets(child)
+				ces, err := tx.Edges(child)
 				if err != nil {
 					return err
 				}
-				all := true
-				for _, t := range ts {
-					all = all && gone[t]
+				for _, ce := range ces {
+					if ce.Type == EdgeDerivedFrom && ce.From == child {
+						targets[child] = append(targets[child], ce.To)
+					}
 				}
-				if all || req.Strict {
-					gone[child] = true
-					delete(kept, child)
-					rep.Derived = append(rep.Derived, child)
-					next = append(next, child)
-				} else {
-					kept[child] = true
-				}
+				reach[child] = true
+				order = append(order, child)
+				next = append(next, child)
 			}
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
 		frontier = next
+	}
+	kept := map[int64]bool{}
+	for changed := !req.Strict; changed; {
+		changed = false
+		for _, id := range order {
+			if !reach[id] {
+				continue
+			}
+			for _, t := range targets[id] {
+				if !matched[t] && !reach[t] {
+					delete(reach, id)
+					kept[id], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for _, id := range order {
+		if reach[id] {
+			rep.Derived = append(rep.Derived, id)
+		}
 	}
 	for id := range kept {
 		rep.Kept = append(rep.Kept, id)
