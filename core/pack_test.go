@@ -177,9 +177,17 @@ func TestBootstrapPack(t *testing.T) {
 // config's "path" field.
 func openBackend(t *testing.T, name, dir string) core.Backend {
 	t.Helper()
-	d, err := core.LookupBackend(name)
+	b, err := tryOpenBackend(name, dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return b
+}
+
+func tryOpenBackend(name, dir string) (core.Backend, error) {
+	d, err := core.LookupBackend(name)
+	if err != nil {
+		return nil, err
 	}
 	cfg := d.NewConfig()
 	v := reflect.ValueOf(cfg).Elem()
@@ -191,13 +199,13 @@ func openBackend(t *testing.T, name, dir string) core.Backend {
 		}
 	}
 	if !set {
-		t.Fatalf("backend %s has no config field tagged koanf:\"path\"", name)
+		return nil, fmt.Errorf("backend %s has no config field tagged koanf:\"path\"", name)
 	}
 	b, err := d.Open(context.Background(), cfg)
 	if err != nil {
-		t.Fatalf("open %s: %v", name, err)
+		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
-	return b
+	return b, nil
 }
 
 // TestPacksAreIdenticalAcrossBackends builds the same store on every
