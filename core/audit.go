@@ -161,8 +161,10 @@ func AuditHash(a *AuditEntry) string {
 
 // AuditFilter selects audit entries; zero fields select everything.
 type AuditFilter struct {
-	MemoryID int64  `json:"memory_id,omitempty"`
-	Action   string `json:"action,omitempty"` // an action or an action prefix ending in "." ("quarantine.")
+	MemoryID int64 `json:"memory_id,omitempty"`
+	// Action is an action, or a family ending in "." ("quarantine." selects
+	// quarantine, quarantine.release and quarantine.reject).
+	Action string `json:"action,omitempty"`
 	// Source selects the entries that name this source (by its SHA-256).
 	Source string    `json:"source,omitempty"`
 	Since  time.Time `json:"since,omitzero"`
@@ -173,7 +175,8 @@ func (f *AuditFilter) match(a *AuditEntry, srcHash string) bool {
 	switch {
 	case f.MemoryID != 0 && a.MemoryID != f.MemoryID:
 		return false
-	case f.Action != "" && a.Action != f.Action && !(strings.HasSuffix(f.Action, ".") && strings.HasPrefix(a.Action, f.Action)):
+	case f.Action != "" && a.Action != f.Action && !(strings.HasSuffix(f.Action, ".") &&
+		(strings.HasPrefix(a.Action, f.Action) || a.Action == strings.TrimSuffix(f.Action, "."))):
 		return false
 	case !f.Since.IsZero() && a.Time.Before(f.Since):
 		return false
