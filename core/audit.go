@@ -66,13 +66,40 @@ func sourceHash(s string) string {
 }
 
 // auditor appends the audit entries of one transaction, keeping the chain's
-// head in memory and writing it to the store once, in close.
+// head in memory and writing it to the store once, in close. With batch set,
+// the versions passed to stage are bound by one entry written in close
+// (detail {"memories": [{id, version, sha256, …}, …]}) instead of one entry
+// each: a batch of 500 memories costs one audit row, not 500.
 type auditor struct {
 	s      *shared
 	tx     Tx
 	head   string
 	loaded bool
 	dirty  bool
+	batch  bool
+	staged map[string][]map[string]any // action → bindings waiting for close
+	order  []string
+}
+
+// stage binds version m under action: at once, or in close when batching.
+func (a *auditor) stage(action string, m *Memory, detail map[string]any) error {
+	if !a.batch {
+		_, err := a.bind(action, m, detail)
+		return err
+	}
+	d := maps.Clone(detail)
+	if d == nil {
+		d = map[string]any{}
+	}
+	d["id"], d["version"], d["sha256"] = m.ID, m.Version, VersionHash(m)
+	if a.staged == nil {
+		a.staged = map[string][]map[string]any{}
+	}
+	if _, ok := a.staged[action]; !ok {
+		a.order = append(a.order, action)
+	}
+	a.staged[action] = append(a.staged[action], d)
+	return nil
 }
 
 func (s *shared) auditor(tx Tx) *auditor { return &auditor{s: s, tx: tx} }
@@ -126,8 +153,15 @@ func (a *auditor) bind(action string, m *Memory, detail map[string]any) (*AuditE
 	return a.add(action, m.ID, d)
 }
 
-// close records the chain's new head; call it before the transaction commits.
+// close writes the staged batch entries and records the chain's new head;
+// call it before the transaction commits.
 func (a *auditor) close() error {
+	for _, action := range a.order {
+		if _, err := a.add(action, 0, map[string]any{"memories": a.staged[action]}); err != nil {
+			return err
+		}
+	}
+	a.staged, a.order = nil, nil
 	if !a.dirty {
 		return nil
 	}
@@ -173,7 +207,7 @@ type AuditFilter struct {
 
 func (f *AuditFilter) match(a *AuditEntry, srcHash string) bool {
 	switch {
-	case f.MemoryID != 0 && a.MemoryID != f.MemoryID:
+	case f.MemoryID != 0 && a.MemoryID != f.MemoryID && !bindsMemory(a, f.MemoryID):
 		return false
 	case f.Action != "" && a.Action != f.Action && !(strings.HasSuffix(f.Action, ".") &&
 		(strings.HasPrefix(a.Action, f.Action) || a.Action == strings.TrimSuffix(f.Action, "."))):
@@ -266,10 +300,33 @@ func verifyChain(log []AuditEntry, head string) (*AuditReport, error) {
 	return rep, nil
 }
 
-// binding is the part of an entry's detail that binds a memory version.
+// binding is the part of an entry's detail that binds a memory version:
+// the entry's own memory's (version, sha256), or a batch's list.
 type binding struct {
-	Version int    `json:"version"`
-	SHA256  string `json:"sha256"`
+	Version  int    `json:"version"`
+	SHA256   string `json:"sha256"`
+	Memories []struct {
+		ID      int64  `json:"id"`
+		Version int    `json:"version"`
+		SHA256  string `json:"sha256"`
+	} `json:"memories"`
+}
+
+// bindsMemory reports whether batch entry a binds a version of memory id.
+func bindsMemory(a *AuditEntry, id int64) bool {
+	if a.MemoryID != 0 || !strings.Contains(a.Detail, `"memories":`) {
+		return false
+	}
+	var b binding
+	if json.Unmarshal([]byte(a.Detail), &b) != nil {
+		return false
+	}
+	for _, m := range b.Memories {
+		if m.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // VerifyAudit checks that the store has not been altered behind the
@@ -315,10 +372,14 @@ type versionKey struct {
 
 // verifyBindings checks every stored version against the entry that bound it.
 func verifyBindings(ctx context.Context, tx ReadTx, log []AuditEntry, rep *AuditReport) error {
-	bound := map[versionKey]*AuditEntry{}
+	type bound struct {
+		entry *AuditEntry
+		hash  string
+	}
+	bindings := map[versionKey]bound{}
 	for i := range log {
 		a := &log[i]
-		if a.MemoryID == 0 || a.Detail == "" {
+		if a.Detail == "" {
 			continue
 		}
 		var b binding
@@ -326,8 +387,11 @@ func verifyBindings(ctx context.Context, tx ReadTx, log []AuditEntry, rep *Audit
 			rep.BrokenEntry = a.Seq
 			return fmt.Errorf("%w: audit entry %d (%s) has a detail that is not JSON: %v", ErrConflict, a.Seq, a.Action, err)
 		}
-		if b.SHA256 != "" {
-			bound[versionKey{a.MemoryID, b.Version}] = a
+		if a.MemoryID != 0 && b.SHA256 != "" {
+			bindings[versionKey{a.MemoryID, b.Version}] = bound{a, b.SHA256}
+		}
+		for _, m := range b.Memories {
+			bindings[versionKey{m.ID, m.Version}] = bound{a, m.SHA256}
 		}
 	}
 	var since time.Time
@@ -337,19 +401,18 @@ func verifyBindings(ctx context.Context, tx ReadTx, log []AuditEntry, rep *Audit
 		return err
 	}
 	check := func(m *Memory, row string) error {
-		a := bound[versionKey{m.ID, m.Version}]
-		if a == nil {
+		bd, ok := bindings[versionKey{m.ID, m.Version}]
+		if !ok {
 			if since.IsZero() || m.UpdatedAt.Before(since) {
 				rep.Unbound++
 				return nil
 			}
 			return fmt.Errorf("%w: memory %d version %d (%s) is bound by no audit entry: its id, version or time was altered, or it was written around the engine", ErrConflict, m.ID, m.Version, row)
 		}
-		var b binding
-		_ = json.Unmarshal([]byte(a.Detail), &b)
-		if h := VersionHash(m); h != b.SHA256 {
+		if h := VersionHash(m); h != bd.hash {
+			a := bd.entry
 			rep.BrokenEntry = a.Seq
-			return fmt.Errorf("%w: audit entry %d (%s) binds memory %d version %d with SHA-256 %s, but the stored %s hashes to %s: the row was altered", ErrConflict, a.Seq, a.Action, m.ID, m.Version, b.SHA256, row, h)
+			return fmt.Errorf("%w: audit entry %d (%s) binds memory %d version %d with SHA-256 %s, but the stored %s hashes to %s: the row was altered", ErrConflict, a.Seq, a.Action, m.ID, m.Version, bd.hash, row, h)
 		}
 		return nil
 	}

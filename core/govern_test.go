@@ -16,7 +16,7 @@ import (
 
 // openOn opens an engine on the registered backend name in dir, with the
 // hash embedder of dimension dim (0: its default).
-func openOn(t *testing.T, name, dir string, opts core.Options, dim int) *core.Engine {
+func openOn(t testing.TB, name, dir string, opts core.Options, dim int) *core.Engine {
 	t.Helper()
 	ctx := context.Background()
 	emb, err := hash.Open(ctx, hash.Config{Dim: dim})
@@ -520,6 +520,15 @@ func TestAuditCoversEveryWrite(t *testing.T) {
 		mustDo(e.Link(ctx, core.Edge{From: a.ID, To: b.ID, Type: core.EdgeSupports}))
 		c := remember(t, e, core.Input{Content: "temporary"})
 		mustDo(e.Forget(ctx, c.ID, "test"))
+		// A batch is bound by one entry listing every memory.
+		batch, err := e.RememberBatch(ctx, []core.Input{{Content: "batch one"}, {Content: "batch two", Source: "file:b.md"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if be, _ := e.Audit(ctx, core.AuditFilter{MemoryID: batch[1].ID}); len(be) != 1 || be[0].MemoryID != 0 ||
+			!strings.Contains(be[0].Detail, `"memories":[`) {
+			t.Errorf("batch entry for memory %d: %+v", batch[1].ID, be)
+		}
 
 		log, err := e.Audit(ctx, core.AuditFilter{})
 		if err != nil {
@@ -558,7 +567,7 @@ func TestAuditCoversEveryWrite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Memories != 3 || rep.Versions != 8 || rep.Unbound != 0 {
+		if rep.Memories != 5 || rep.Versions != 10 || rep.Unbound != 0 {
 			t.Errorf("verify report %+v", rep)
 		}
 		var buf bytes.Buffer

@@ -226,13 +226,13 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 		// Every imported version is bound to an audit entry, like every
 		// version the engine writes (provenance: its source's hash).
 		au := e.auditor(tx)
+		au.batch = true
 		bind := func(m *Memory) error {
 			d := map[string]any{"namespace": m.Namespace, "status": m.Status}
 			if m.Source != "" {
 				d["source_sha256"] = sourceHash(m.Source)
 			}
-			_, err := au.bind("import", m, d)
-			return err
+			return au.stage("import", m, d)
 		}
 		for k, i := range batch {
 			hist := items[i]

@@ -175,7 +175,7 @@ func TestBootstrapPack(t *testing.T) {
 
 // openBackend opens the registered backend name in dir, setting its
 // config's "path" field.
-func openBackend(t *testing.T, name, dir string) core.Backend {
+func openBackend(t testing.TB, name, dir string) core.Backend {
 	t.Helper()
 	b, err := tryOpenBackend(name, dir)
 	if err != nil {

@@ -191,6 +191,7 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 	}
 	err = e.b.Update(ctx, func(tx Tx) error {
 		au := e.auditor(tx)
+		au.batch = len(ms) > 1
 		for i, m := range ms {
 			if err := e.insert(tx, au, m, ins[i], near[i]); err != nil {
 				if len(ins) > 1 {
@@ -297,7 +298,7 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 	if len(contradicts) > 0 {
 		detail["contradicts"] = contradicts
 	}
-	if _, err := au.bind("remember", m, detail); err != nil {
+	if err := au.stage("remember", m, detail); err != nil {
 		return err
 	}
 	if m.Status == StatusQuarantined {
