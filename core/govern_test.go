@@ -490,8 +490,14 @@ func TestForgetSource(t *testing.T) {
 		if _, err := e.VerifyAudit(ctx); err != nil {
 			t.Error(err)
 		}
+		if log, _ := e.Audit(ctx, core.AuditFilter{Source: "conversation:7#turn-1"}); len(log) != 2 { // remember, forget
+			t.Errorf("entries of the forgotten source, found by its hash: %d", len(log))
+		}
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
+		}
+		if files := filesContaining(t, dir, []byte("conversation:7#")); len(files) > 0 {
+			t.Errorf("the forgotten source's name remains in %v", files)
 		}
 		if files := filesContaining(t, dir, []byte("zebracorn")); len(files) > 0 {
 			t.Errorf("forgotten content remains in %v", files)
