@@ -79,10 +79,21 @@ type auditor struct {
 	batch  bool
 	staged map[string][]map[string]any // action → bindings waiting for close
 	order  []string
+	now    time.Time // one time for every entry of the transaction
+}
+
+// at sets the time of the transaction's entries to t, a clock reading the
+// operation already took (so that auditing takes none of its own), unless
+// one is set.
+func (a *auditor) at(t time.Time) {
+	if a.now.IsZero() {
+		a.now = t
+	}
 }
 
 // stage binds version m under action: at once, or in close when batching.
 func (a *auditor) stage(action string, m *Memory, detail map[string]any) error {
+	a.at(m.UpdatedAt)
 	if !a.batch {
 		_, err := a.bind(action, m, detail)
 		return err
@@ -113,8 +124,11 @@ func (a *auditor) load() error {
 		return err
 	}
 	a.head, a.loaded = head, true
+	if a.now.IsZero() {
+		a.now = a.s.clock()
+	}
 	if _, err := a.tx.Meta(metaAuditSince); errors.Is(err, ErrNotFound) {
-		return a.tx.SetMeta(metaAuditSince, a.s.clock().Format(time.RFC3339Nano))
+		return a.tx.SetMeta(metaAuditSince, a.now.Format(time.RFC3339Nano))
 	} else if err != nil {
 		return err
 	}
@@ -134,7 +148,7 @@ func (a *auditor) add(action string, id int64, detail map[string]any) (*AuditEnt
 		}
 		d = string(b)
 	}
-	entry := &AuditEntry{Time: a.s.clock(), Action: action, MemoryID: id, Detail: d, PrevHash: a.head}
+	entry := &AuditEntry{Time: a.now, Action: action, MemoryID: id, Detail: d, PrevHash: a.head}
 	entry.Hash = AuditHash(entry)
 	if err := a.tx.AppendAudit(entry); err != nil {
 		return nil, err
@@ -145,6 +159,7 @@ func (a *auditor) add(action string, id int64, detail map[string]any) (*AuditEnt
 
 // bind appends an entry that binds version m.
 func (a *auditor) bind(action string, m *Memory, detail map[string]any) (*AuditEntry, error) {
+	a.at(m.UpdatedAt)
 	d := maps.Clone(detail)
 	if d == nil {
 		d = map[string]any{}

@@ -676,6 +676,7 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 			return err
 		}
 		au := e.auditor(tx)
+		au.at(edge.CreatedAt)
 		d := map[string]any{"to": edge.To, "type": edge.Type, "weight": edge.Weight}
 		if edge.Source != "" {
 			d["source_sha256"] = sourceHash(edge.Source)
@@ -933,6 +934,7 @@ func (e *Engine) forgetTx(tx Tx, au *auditor, action string, id int64, reason st
 	if err := json.Unmarshal(b, &detail); err != nil {
 		return nil, err
 	}
+	au.at(cert.Time)
 	delete(detail, "audit_seq") // the entry's own place, known only once appended
 	delete(detail, "audit_hash")
 	maps.Copy(detail, extra)
