@@ -34,7 +34,7 @@ func TestDeletionCertificateHashesSource(t *testing.T) {
 			t.Fatalf("audit entry %d keeps the forgotten memory's source: %s", a.Seq, a.Detail)
 		}
 	}
-	if n, err := e.VerifyAudit(ctx); err != nil || n != len(audit) {
-		t.Fatalf("verify audit: %d, %v", n, err)
+	if rep, err := e.VerifyAudit(ctx); err != nil || rep.Entries != len(audit) {
+		t.Fatalf("verify audit: %+v, %v", rep, err)
 	}
 }
