@@ -243,9 +243,60 @@ type Empty struct {
 }
 
 // AuditOut is the result of verifying the audit log.
-type AuditOut struct {
-	Entries int  `json:"entries"`
-	OK      bool `json:"ok"`
+// ReviewOut is the review queue.
+type ReviewOut struct {
+	Items []core.ReviewItem `json:"items"`
+}
+
+// ReleaseIn releases a quarantined memory into recall.
+type ReleaseIn struct {
+	Scope
+	ID         int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The quarantined memory."`
+	TrustLevel string `json:"trust_level,omitempty" jsonschema:"enum=certain,enum=inferred,enum=imported,enum=contradicted" jsonschema_description:"Give it this trust level (default: keep its own)."`
+	Note       string `json:"note,omitempty" jsonschema_description:"Why, recorded in the audit log."`
+}
+
+// RejectIn rejects a quarantined memory (it is forgotten).
+type RejectIn struct {
+	Scope
+	ID     int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The quarantined memory."`
+	Reason string `json:"reason,omitempty" jsonschema_description:"Why, recorded in the deletion certificate."`
+}
+
+// LearnIn is a lesson: procedural guidance.
+type LearnIn struct {
+	Scope
+	Guidance string `json:"guidance" jsonschema_description:"What to do, e.g. \"run the tests before pushing\"."`
+	When     string `json:"when,omitempty" jsonschema_description:"The situation it applies to, e.g. \"before a release\"."`
+	Source   string `json:"source,omitempty" jsonschema_description:"Where it came from."`
+}
+
+// LessonsIn lists lessons.
+type LessonsIn struct {
+	Scope
+	IncludeArchived bool `json:"include_archived,omitempty" jsonschema_description:"Also list lessons archived after failing repeatedly."`
+}
+
+// LessonsOut lists lessons, best score first.
+type LessonsOut struct {
+	Lessons []*core.Lesson `json:"lessons"`
+}
+
+// OutcomeIn records how following a lesson went.
+type OutcomeIn struct {
+	Scope
+	ID      int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The lesson."`
+	Success bool   `json:"success" jsonschema_description:"true when following it worked, false when it did not."`
+	Note    string `json:"note,omitempty" jsonschema_description:"What happened, recorded in the lesson's history."`
+}
+
+// ForgetSourceIn names a source to forget.
+type ForgetSourceIn struct {
+	Scope
+	Source string `json:"source" jsonschema_description:"A source, matched exactly or as a prefix up to a separator (conversation:7 takes conversation:7#turn-3, not conversation:70)."`
+	DryRun bool   `json:"dry_run,omitempty" jsonschema_description:"List what would be forgotten; forget nothing."`
+	Strict bool   `json:"strict,omitempty" jsonschema_description:"Also forget memories derived from this source and from others."`
+	Reason string `json:"reason,omitempty" jsonschema_description:"Why, recorded in every deletion certificate."`
 }
 
 // SetValidity sets memory id's event-time interval; a nil bound keeps the
@@ -511,15 +562,45 @@ var table = []*Op{
 		}),
 	op(Op{Name: "audit-verify", Tool: "memos_audit_verify", Title: "Verify the audit log", ReadOnly: true, Global: true,
 		Description: "Check the tamper-evident audit log (provenance and deletions) of the whole store: recompute its hash chain and report how many entries it holds."},
-		func(ctx context.Context, e *core.Engine, _ *Empty) (*AuditOut, error) {
-			n, err := e.VerifyAudit(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return &AuditOut{Entries: n, OK: true}, nil
+		func(ctx context.Context, e *core.Engine, _ *Empty) (*core.AuditReport, error) {
+			return e.VerifyAudit(ctx)
+		}),
+	op(Op{Name: "review", Tool: "memos_review", Title: "List the review queue", ReadOnly: true,
+		Description: "List the memories waiting for a person's review (quarantined: low trust, an untrusted source, secret-looking, or contradicting a trusted memory), each with why it is held and what it contradicts. " +
+			"Quarantined memories never appear in search or packs until released."},
+		func(ctx context.Context, e *core.Engine, _ *Scope) (*ReviewOut, error) {
+			items, err := e.Review(ctx)
+			return &ReviewOut{Items: items}, err
+		}),
+	op(Op{Name: "quarantine-release", Tool: "memos_quarantine_release", Title: "Release a quarantined memory",
+		Description: "Let a quarantined memory into recall after a person checked it (optionally with a new trust level). Only call this when the user approved it."},
+		func(ctx context.Context, e *core.Engine, in *ReleaseIn) (*core.Memory, error) {
+			return e.Release(ctx, in.ID, core.ReleaseOptions{TrustLevel: core.TrustLevel(in.TrustLevel), Note: in.Note})
+		}),
+	op(Op{Name: "quarantine-reject", Tool: "memos_quarantine_reject", Title: "Reject a quarantined memory", Destructive: true,
+		Description: "Discard a quarantined memory a person rejected: it is forgotten, with a deletion certificate."},
+		func(ctx context.Context, e *core.Engine, in *RejectIn) (*core.DeletionCertificate, error) {
+			return e.Reject(ctx, in.ID, in.Reason)
+		}),
+	op(Op{Name: "learn", Tool: "memos_learn", Title: "Learn a lesson",
+		Description: "Store procedural guidance you or the user worked out (\"when X, do Y\"), so it shows up in context packs when the situation comes back. Report how it went later with memos_lesson_outcome."},
+		func(ctx context.Context, e *core.Engine, in *LearnIn) (*core.Lesson, error) {
+			return e.Learn(ctx, core.LessonInput{Guidance: in.Guidance, When: in.When, Source: in.Source})
+		}),
+	op(Op{Name: "lessons", Tool: "memos_lessons", Title: "List lessons", ReadOnly: true,
+		Description: "List the lessons in the namespace, best first by their success/failure record."},
+		func(ctx context.Context, e *core.Engine, in *LessonsIn) (*LessonsOut, error) {
+			ls, err := e.Lessons(ctx, core.LessonFilter{IncludeArchived: in.IncludeArchived})
+			return &LessonsOut{Lessons: ls}, err
+		}),
+	op(Op{Name: "lesson-outcome", Tool: "memos_lesson_outcome", Title: "Record a lesson's outcome",
+		Description: "After following a lesson, record whether it worked: successes raise its score and rank, repeated failures demote and finally archive it."},
+		func(ctx context.Context, e *core.Engine, in *OutcomeIn) (*core.Lesson, error) {
+			return e.LessonOutcome(ctx, in.ID, in.Success, in.Note)
+		}),
+	op(Op{Name: "forget-source", Tool: "memos_forget_source", Title: "Forget everything from a source", Destructive: true,
+		Description: "Erase every memory that came from a source (exact or prefix, e.g. a conversation), and what was derived from them, each with a deletion certificate. Use dry_run=true first. Cannot be undone."},
+		func(ctx context.Context, e *core.Engine, in *ForgetSourceIn) (*core.ForgetSourceReport, error) {
+			return e.ForgetSource(ctx, core.ForgetSourceRequest{Source: in.Source, DryRun: in.DryRun, Strict: in.Strict, Reason: in.Reason})
 		}),
 }
-
-// NotYet lists the operations the design names that the engine does not
-// have yet; front-ends say so instead of offering stubs.
-const NotYet = "The review queue (memos_review, memos_quarantine_release), lessons and forget-source are not available in this version of memos."

@@ -102,7 +102,7 @@ func OpenAPI(version string) ([]byte, error) {
 			"version": version,
 			"description": "memos' HTTP API: every operation is POST /api/mem/<operation> with a JSON body; unknown fields are rejected. " +
 				"Each request may name a namespace (default: the server's). Errors are {\"error\":{\"kind\",\"message\"}}. " +
-				"The same operations are MCP tools at /mcp. " + NotYet,
+				"The same operations are MCP tools at /mcp.",
 		},
 		"paths": paths,
 		"components": map[string]any{"securitySchemes": map[string]any{

@@ -153,6 +153,7 @@ func (e *Engine) Capture(ctx context.Context, req CaptureRequest) (*CaptureResul
 	// Link every extraction to its turns; Link replaces an existing edge, so
 	// a repeated capture also completes edges an interruption left out.
 	err = e.b.Update(ctx, func(tx Tx) error {
+		var links [][2]int64
 		for k, x := range exts {
 			for _, i := range x.Turns {
 				edge := Edge{From: res.Memories[k].ID, To: res.Turns[i], Type: EdgeDerivedFrom, Weight: 1,
@@ -160,9 +161,18 @@ func (e *Engine) Capture(ctx context.Context, req CaptureRequest) (*CaptureResul
 				if err := tx.Link(edge); err != nil {
 					return err
 				}
+				links = append(links, [2]int64{edge.From, edge.To})
 			}
 		}
-		return nil
+		if len(links) == 0 {
+			return nil
+		}
+		// Provenance: which extraction came from which turns.
+		au := e.auditor(tx)
+		if _, err := au.add("link", 0, map[string]any{"type": EdgeDerivedFrom, "source": "capture", "edges": links}); err != nil {
+			return err
+		}
+		return au.close()
 	})
 	if err != nil {
 		return res, &Error{Op: op, Err: fmt.Errorf("link extractions to their turns: %w", err)}

@@ -25,7 +25,7 @@ func TestDeletionCertificateHashesSource(t *testing.T) {
 	if cert.SourceHash != hex.EncodeToString(sum[:]) {
 		t.Fatalf("certificate source_sha256 = %q, want the SHA-256 of %q", cert.SourceHash, source)
 	}
-	audit, err := e.Audit(ctx)
+	audit, err := e.Audit(ctx, core.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestDeletionCertificateHashesSource(t *testing.T) {
 			t.Fatalf("audit entry %d keeps the forgotten memory's source: %s", a.Seq, a.Detail)
 		}
 	}
-	if n, err := e.VerifyAudit(ctx); err != nil || n != len(audit) {
-		t.Fatalf("verify audit: %d, %v", n, err)
+	if rep, err := e.VerifyAudit(ctx); err != nil || rep.Entries != len(audit) {
+		t.Fatalf("verify audit: %+v, %v", rep, err)
 	}
 }

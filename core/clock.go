@@ -104,7 +104,7 @@ func (p *pipeline) visible(m *Memory) string {
 	switch {
 	case !slices.Contains(f.Namespaces, m.Namespace):
 		return "namespace " + m.Namespace + " out of scope"
-	case m.Status != StatusActive:
+	case !slices.Contains(f.Statuses, m.Status):
 		return "status " + string(m.Status)
 	case f.Pools != nil && !slices.Contains(f.Pools, m.Pool):
 		return "pool " + string(m.Pool) + " not searched"

@@ -3,7 +3,6 @@ package core
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -326,6 +325,7 @@ func (e *Engine) merge(ctx context.Context, mg Merge) error {
 		if err != nil || surv.Status != StatusActive {
 			return err
 		}
+		au := e.auditor(tx)
 		next := surv.Clone()
 		if next.Metadata == nil {
 			next.Metadata = map[string]any{}
@@ -357,7 +357,7 @@ func (e *Engine) merge(ctx context.Context, mg Merge) error {
 				arch.Metadata = map[string]any{}
 			}
 			arch.Metadata[metaArchived] = fmt.Sprintf("duplicate of %d", surv.ID)
-			if err := e.putVersion(tx, o, arch); err != nil {
+			if err := e.putVersion(tx, au, "consolidate.merge.archive", o, arch, map[string]any{"duplicate_of": surv.ID}); err != nil {
 				return err
 			}
 			if err := tx.Link(Edge{From: surv.ID, To: id, Type: EdgeDerivedFrom, Weight: 1, CreatedAt: e.clock(), Source: "consolidate"}); err != nil {
@@ -372,7 +372,7 @@ func (e *Engine) merge(ctx context.Context, mg Merge) error {
 		if len(sources) > 0 {
 			next.Metadata[metaMergedSources] = appendStrings(next.Metadata[metaMergedSources], sources)
 		}
-		if err := e.putVersion(tx, surv, next); err != nil {
+		if err := e.putVersion(tx, au, "consolidate.merge.survivor", surv, next, nil); err != nil {
 			return err
 		}
 		// Access counts are not versioned: each Touch adds one.
@@ -381,9 +381,10 @@ func (e *Engine) merge(ctx context.Context, mg Merge) error {
 				return err
 			}
 		}
-		detail, _ := json.Marshal(map[string]any{"survivor": surv.ID, "merged": merged})
-		_, err = e.appendAudit(tx, "consolidate.merge", surv.ID, string(detail))
-		return err
+		if _, err := au.add("consolidate.merge", surv.ID, map[string]any{"survivor": surv.ID, "merged": merged}); err != nil {
+			return err
+		}
+		return au.close()
 	})
 }
 
@@ -429,6 +430,7 @@ func (e *Engine) archiveStale(ctx context.Context, cfg ConsolidateConfig, mems m
 		batch := found[start:min(start+256, len(found))]
 		if !rep.DryRun {
 			err := e.b.Update(ctx, func(tx Tx) error {
+				au := e.auditor(tx)
 				for _, a := range batch {
 					cur, err := e.getScoped(tx, a.ID, 0)
 					if err != nil || cur.Status != StatusActive {
@@ -440,15 +442,11 @@ func (e *Engine) archiveStale(ctx context.Context, cfg ConsolidateConfig, mems m
 						next.Metadata = map[string]any{}
 					}
 					next.Metadata[metaArchived] = "stale: " + a.Reason
-					if err := e.putVersion(tx, cur, next); err != nil {
-						return err
-					}
-					detail, _ := json.Marshal(map[string]any{"reason": a.Reason})
-					if _, err := e.appendAudit(tx, "consolidate.archive", a.ID, string(detail)); err != nil {
+					if err := e.putVersion(tx, au, "consolidate.archive", cur, next, map[string]any{"reason": a.Reason}); err != nil {
 						return err
 					}
 				}
-				return nil
+				return au.close()
 			})
 			if err != nil {
 				return fmt.Errorf("archive: %w", err)
@@ -668,10 +666,14 @@ func (e *Engine) writePage(ctx context.Context, page int64, members []int64, mem
 			m.Embedding = Embedding{Model: e.model.ID, Vector: vs[0]}
 		}
 		action := "dream.page.create"
+		au := e.auditor(tx)
 		if page == 0 {
 			m.CreatedAt = e.clock()
 			m.UpdatedAt = m.CreatedAt
 			if err := tx.Insert(m); err != nil {
+				return err
+			}
+			if _, err := au.bind(action, m, map[string]any{"members": members}); err != nil {
 				return err
 			}
 		} else {
@@ -690,10 +692,10 @@ func (e *Engine) writePage(ctx context.Context, page int64, members []int64, mem
 					}
 				}
 			}
-			if err := e.putVersion(tx, cur, m); err != nil {
+			action = "dream.page.refresh"
+			if err := e.putVersion(tx, au, action, cur, m, map[string]any{"members": members}); err != nil {
 				return err
 			}
-			action = "dream.page.refresh"
 		}
 		id = m.ID
 		for _, mid := range members {
@@ -701,9 +703,7 @@ func (e *Engine) writePage(ctx context.Context, page int64, members []int64, mem
 				return err
 			}
 		}
-		detail, _ := json.Marshal(map[string]any{"members": members})
-		_, err := e.appendAudit(tx, action, m.ID, string(detail))
-		return err
+		return au.close()
 	})
 	return id, err
 }

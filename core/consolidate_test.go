@@ -141,7 +141,7 @@ func TestConsolidate(t *testing.T) {
 			if len(res.Hits) != 1 || res.Hits[0].Memory.ID != keep.ID {
 				t.Fatalf("search after the merge: %+v", res.Hits)
 			}
-			entries, err := e.Audit(ctx)
+			entries, err := e.Audit(ctx, core.AuditFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,6 +151,9 @@ func TestConsolidate(t *testing.T) {
 			}
 			if !slices.Contains(actions, "consolidate.merge") || !slices.Contains(actions, "consolidate.archive") {
 				t.Fatalf("audit actions %v", actions)
+			}
+			if _, err := e.VerifyAudit(ctx); err != nil {
+				t.Fatal(err)
 			}
 			// Idempotent: nothing left to do, nothing written.
 			before = seq(t, e)

@@ -34,6 +34,9 @@ type Options struct {
 	HNSWThreshold int
 	// Search holds ranking weights and thresholds; zero fields take defaults.
 	Search SearchConfig
+	// Govern is the governance policy (review queue, contradictions,
+	// lessons); zero fields take defaults.
+	Govern GovernConfig
 	// AllowModelChange opens a store whose vectors were made by another
 	// embedding model without failing (used by re-embedding); searches then
 	// only see memories already embedded with the current model.
@@ -80,6 +83,7 @@ type shared struct {
 	consolidate ConsolidateConfig
 	model       ModelInfo // zero when emb is nil
 	cfg         SearchConfig
+	gov         GovernConfig
 	now         func() time.Time
 	closed      atomic.Bool
 
@@ -102,6 +106,10 @@ const (
 	metaModel     = "embedder.model"
 	metaDim       = "embedder.dim"
 	metaAuditHead = "audit.head"
+	// metaAuditSince is when the engine began binding every version it
+	// writes to an audit entry; versions written before (by an older memos)
+	// are not required to be bound.
+	metaAuditSince = "audit.provenance_since"
 )
 
 // Open opens an engine over opts.Backend. It checks that the embedder's
@@ -118,7 +126,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot,
+	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), gov: opts.Govern.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot,
 		extractor: opts.Extractor, summarizer: opts.Summarizer, consolidate: opts.Consolidate.withDefaults(), reranker: opts.Reranker}
 	if s.now == nil {
 		s.now = time.Now
@@ -127,6 +135,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	if err := s.consolidate.validate(); err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
+	if err := s.gov.validate(); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	if err := checkMigrated(ctx, s.b); err != nil {

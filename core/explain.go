@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -67,6 +68,11 @@ type CandidateExplanation struct {
 	MMR string `json:"mmr,omitempty"`
 	// Rank is the 1-based rank in the result, 0 when not returned.
 	Rank int `json:"rank"`
+	// Status is the memory's status (quarantined ones appear only with
+	// IncludeQuarantined); Contradicts lists the memories joined to it by a
+	// contradicts edge, in either direction.
+	Status      Status  `json:"status,omitempty"`
+	Contradicts []int64 `json:"contradicts,omitempty"`
 }
 
 // Explain runs the search req describes and reports every candidate before
@@ -100,6 +106,30 @@ func (e *Engine) Explain(ctx context.Context, req SearchRequest) (*Explanation, 
 		}
 	}
 	x.Candidates = append(x.Candidates, filtered...)
+	err = e.b.View(ctx, func(tx ReadTx) error {
+		for i := range x.Candidates {
+			c := &x.Candidates[i]
+			if c.Version == 0 {
+				continue
+			}
+			edges, err := tx.Edges(c.ID)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			for _, ed := range edges {
+				if ed.Type == EdgeContradicts {
+					c.Contradicts = append(c.Contradicts, ed.From+ed.To-c.ID)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
 	return x, nil
 }
 
@@ -112,7 +142,7 @@ func explainOne(p *pipeline, c *candidate) CandidateExplanation {
 	if m == nil {
 		return ce
 	}
-	ce.Version, ce.Pool, ce.Type, ce.Content = m.Version, m.Pool, m.Type, m.Content
+	ce.Version, ce.Pool, ce.Type, ce.Content, ce.Status = m.Version, m.Pool, m.Type, m.Content, m.Status
 	ce.Significance, ce.Trust, ce.Recency, ce.PoolFactor, ce.Score = c.significance, c.trust, c.recency, c.pool, c.score
 	if c.reranked {
 		ce.RerankScore = &c.rerank

@@ -223,11 +223,25 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 	ids := make([]int64, len(batch))
 	versions := 0
 	err = e.b.Update(ctx, func(tx Tx) error {
+		// Every imported version is bound to an audit entry, like every
+		// version the engine writes (provenance: its source's hash).
+		au := e.auditor(tx)
+		au.batch = true
+		bind := func(m *Memory) error {
+			d := map[string]any{"namespace": m.Namespace, "status": m.Status}
+			if m.Source != "" {
+				d["source_sha256"] = sourceHash(m.Source)
+			}
+			return au.stage("import", m, d)
+		}
 		for k, i := range batch {
 			hist := items[i]
 			first := *hist[0]
 			if err := tx.Insert(&first); err != nil {
 				return fmt.Errorf("memory %d: %w", i, err)
+			}
+			if err := bind(&first); err != nil {
+				return err
 			}
 			ids[k] = first.ID
 			for _, v := range hist[1:] {
@@ -236,10 +250,13 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 				if err := tx.Put(&next); err != nil {
 					return fmt.Errorf("memory %d version %d: %w", i, v.Version, err)
 				}
+				if err := bind(&next); err != nil {
+					return err
+				}
 			}
 			versions += len(hist)
 		}
-		return nil
+		return au.close()
 	})
 	if err != nil {
 		return err

@@ -89,7 +89,7 @@ func setMark(ctx context.Context, b Backend, m *migrateMark) error {
 const migrateBatch = 256
 
 // engineMeta lists the store settings the engine keeps, which a copy needs.
-var engineMeta = []string{metaModel, metaDim, metaAuditHead}
+var engineMeta = []string{metaModel, metaDim, metaAuditHead, metaAuditSince}
 
 // Migrate copies a store from src to dst, which must be empty and whose
 // transactions must implement Importer: every memory with its id and all its

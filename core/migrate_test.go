@@ -54,7 +54,11 @@ func TestMigrateBetweenBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Memories != 29 || rep.Versions != 30 || rep.Edges != 1 || rep.AuditEntries != 1 || rep.MaxID != ms[29].ID || !rep.Verified || calls == 0 {
+	srcLog, err := src.Audit(ctx, core.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Memories != 29 || rep.Versions != 30 || rep.Edges != 1 || rep.AuditEntries != len(srcLog) || rep.MaxID != ms[29].ID || !rep.Verified || calls == 0 {
 		t.Fatalf("report = %+v (progress calls %d)", rep, calls)
 	}
 	// A second copy into the same, now full, store is refused.
@@ -74,8 +78,8 @@ func TestMigrateBetweenBackends(t *testing.T) {
 	if fmt.Sprint(ids(after)) != fmt.Sprint(ids(before)) {
 		t.Fatalf("search on the copy = %v, on the source %v", ids(after), ids(before))
 	}
-	if n, err := copyEng.VerifyAudit(ctx); err != nil || n != 1 {
-		t.Fatalf("audit chain of the copy: %d, %v", n, err)
+	if rep, err := copyEng.VerifyAudit(ctx); err != nil || rep.Versions == 0 {
+		t.Fatalf("audit chain of the copy: %+v, %v", rep, err)
 	}
 	m := remember(t, copyEng, core.Input{Content: "written after the copy"})
 	if m.ID <= ms[29].ID {

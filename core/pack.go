@@ -34,6 +34,8 @@ type PackRequest struct {
 	AsOf      time.Time `json:"as_of,omitzero"`
 	MMR       bool      `json:"mmr,omitempty"`
 	MMRLambda float64   `json:"mmr_lambda,omitempty"`
+	// IncludeQuarantined also packs memories waiting in the review queue.
+	IncludeQuarantined bool `json:"include_quarantined,omitempty"`
 }
 
 // Pack is a context pack: what an agent injects into a prompt. The same
@@ -156,7 +158,7 @@ func (e *Engine) contextPack(ctx context.Context, req PackRequest) (*Pack, time.
 	} else {
 		var p *pipeline
 		p, err = e.runPipeline(ctx, SearchRequest{Query: req.Query, Limit: req.Limit, Pools: req.Pools, Types: req.Types,
-			ValidAt: req.ValidAt, AsOf: req.AsOf, MMR: req.MMR, MMRLambda: req.MMRLambda})
+			ValidAt: req.ValidAt, AsOf: req.AsOf, MMR: req.MMR, MMRLambda: req.MMRLambda, IncludeQuarantined: req.IncludeQuarantined})
 		if err != nil {
 			return nil, now, err
 		}
@@ -169,6 +171,7 @@ func (e *Engine) contextPack(ctx context.Context, req PackRequest) (*Pack, time.
 	if err != nil {
 		return nil, now, err
 	}
+	rankLessons(lessons)
 	if req.Lessons < 0 {
 		lessons = nil
 	} else if len(lessons) > req.Lessons {
@@ -180,6 +183,19 @@ func (e *Engine) contextPack(ctx context.Context, req PackRequest) (*Pack, time.
 		return nil, now, err
 	}
 	return pk, now, nil
+}
+
+// rankLessons orders the lessons that apply by their score — the trust
+// score lesson outcomes move (see LessonScore) — then by id: a lesson that
+// keeps working comes first.
+func rankLessons(ls []packCand) {
+	sort.SliceStable(ls, func(i, j int) bool {
+		a, b := ls[i].m, ls[j].m
+		if a.Trust.Score != b.Trust.Score {
+			return a.Trust.Score > b.Trust.Score
+		}
+		return a.ID < b.ID
+	})
 }
 
 // packCand is a memory proposed for a pack.
@@ -273,9 +289,13 @@ func (e *Engine) bootstrapCands(ctx context.Context, req PackRequest, now time.T
 		at = utc(req.ValidAt)
 	}
 	var all []*Memory
+	statuses := []Status{StatusActive}
+	if req.IncludeQuarantined {
+		statuses = append(statuses, StatusQuarantined)
+	}
 	err = e.b.View(ctx, func(tx ReadTx) error {
 		return tx.Scan(ScanOptions{Filter: Filter{Namespaces: e.scope(), Pools: req.Pools, Types: req.Types,
-			Statuses: []Status{StatusActive}}}, func(m *Memory) error {
+			Statuses: statuses}}, func(m *Memory) error {
 			if m.ValidAt(at) {
 				m.Embedding.Vector = nil
 				all = append(all, m)

@@ -180,11 +180,19 @@ func TestBootstrapPack(t *testing.T) {
 // openBackend opens the registered backend name in dir, setting its
 // config's "path" field, or, for a database backend (a "dsn" field), a
 // fresh schema of the test database MEMOS_TEST_PG_DSN names.
-func openBackend(t *testing.T, name, dir string) core.Backend {
+func openBackend(t testing.TB, name, dir string) core.Backend {
 	t.Helper()
-	d, err := core.LookupBackend(name)
+	b, err := tryOpenBackend(t, name, dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return b
+}
+
+func tryOpenBackend(t testing.TB, name, dir string) (core.Backend, error) {
+	d, err := core.LookupBackend(name)
+	if err != nil {
+		return nil, err
 	}
 	cfg := d.NewConfig()
 	v := reflect.ValueOf(cfg).Elem()
@@ -202,18 +210,18 @@ func openBackend(t *testing.T, name, dir string) core.Backend {
 		}
 	}
 	if !set {
-		t.Fatalf("backend %s has no config field tagged koanf:\"path\" or koanf:\"dsn\"", name)
+		return nil, fmt.Errorf("backend %s has no config field tagged koanf:\"path\" or koanf:\"dsn\"", name)
 	}
 	b, err := d.Open(context.Background(), cfg)
 	if err != nil {
-		t.Fatalf("open %s: %v", name, err)
+		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
-	return b
+	return b, nil
 }
 
 // testDatabase returns MEMOS_TEST_PG_DSN, or skips the test (fails it under
 // CI=true) when it is not set.
-func testDatabase(t *testing.T) string {
+func testDatabase(t testing.TB) string {
 	dsn := os.Getenv("MEMOS_TEST_PG_DSN")
 	if dsn == "" {
 		msg := "MEMOS_TEST_PG_DSN is not set: set it to a PostgreSQL database the tests may create schemas in to compare the postgres backend too (see backends/postgres)"
@@ -226,7 +234,7 @@ func testDatabase(t *testing.T) string {
 }
 
 // throwawaySchema names a new schema and drops it when t ends.
-func throwawaySchema(t *testing.T) string {
+func throwawaySchema(t testing.TB) string {
 	schema := fmt.Sprintf("t_core_%d_%d", os.Getpid(), time.Now().UnixNano())
 	t.Cleanup(func() {
 		ctx := context.Background()

@@ -203,6 +203,7 @@ func (r *reembedRun) batch(ctx context.Context, todo []*Memory) error {
 	var n int
 	err = r.e.b.Update(ctx, func(tx Tx) error {
 		n = 0
+		au := r.e.auditor(tx)
 		for i, m := range todo {
 			cur, err := tx.Get(m.ID, 0)
 			if errors.Is(err, ErrNotFound) {
@@ -216,12 +217,12 @@ func (r *reembedRun) batch(ctx context.Context, todo []*Memory) error {
 			}
 			next := cur.Clone()
 			next.Embedding = Embedding{Model: r.e.model.ID, Vector: vecs[i]}
-			if err := r.e.putVersion(tx, cur, next); err != nil {
+			if err := r.e.putVersion(tx, au, "reembed", cur, next, nil); err != nil {
 				return fmt.Errorf("memory %d: %w", m.ID, err)
 			}
 			n++
 		}
-		return nil
+		return au.close()
 	})
 	if err != nil {
 		return err

@@ -170,7 +170,7 @@ func TestReembedSwitchesModel(t *testing.T) {
 			t.Errorf("memory %d (%s, %s) is still on %s", id, cur.Namespace, cur.Status, cur.Embedding.Model)
 		}
 	}
-	audit, err := e.Audit(ctx)
+	audit, err := e.Audit(ctx, core.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,9 @@ type SearchRequest struct {
 	MMRLambda float64 `json:"mmr_lambda,omitempty"`
 	// NoExpand turns off graph and session expansion for this search.
 	NoExpand bool `json:"no_expand,omitempty"`
+	// IncludeQuarantined also returns memories waiting in the review queue
+	// (status quarantined), which are otherwise invisible to recall.
+	IncludeQuarantined bool `json:"include_quarantined,omitempty"`
 }
 
 // SearchResult is the answer to a SearchRequest.
@@ -240,6 +243,9 @@ func (e *Engine) newPipeline(req SearchRequest) (*pipeline, error) {
 		p.validAt = utc(req.ValidAt)
 	}
 	p.filter = Filter{Namespaces: e.scope(), Pools: req.Pools, Types: req.Types, Statuses: []Status{StatusActive}}
+	if req.IncludeQuarantined {
+		p.filter.Statuses = append(p.filter.Statuses, StatusQuarantined)
+	}
 	switch mode {
 	case ModeFTS:
 		if p.kwq, err = query.Parse(req.Query); err != nil {
@@ -306,7 +312,27 @@ func (p *pipeline) vectorHits(ctx context.Context, n int) ([]float32, []Hit, err
 		return nil, nil, err
 	}
 	hits, err := e.vec.Search(ctx, vs[0], n, VectorFilter{Namespaces: p.filter.Namespaces, Pools: p.filter.Pools})
-	return vs[0], hits, err
+	if err != nil || !p.req.IncludeQuarantined {
+		return vs[0], hits, err
+	}
+	// The vector index holds active memories only; the review queue is
+	// small, so its vectors are compared one by one.
+	err = e.b.View(ctx, func(tx ReadTx) error {
+		return tx.Scan(ScanOptions{Filter: Filter{Namespaces: p.filter.Namespaces, Pools: p.filter.Pools,
+			Statuses: []Status{StatusQuarantined}}}, func(m *Memory) error {
+			if m.Embedding.Model == e.model.ID && m.Embedding.Dim() == len(vs[0]) {
+				hits = append(hits, Hit{ID: m.ID, Score: dot(vs[0], m.Embedding.Vector)})
+			}
+			return ctx.Err()
+		})
+	})
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].ID < hits[j].ID
+	})
+	return vs[0], hits[:min(len(hits), n)], err
 }
 
 // selectHits picks the returned candidates: the best live ones up to the

@@ -23,7 +23,7 @@ func (e *Engine) SetValidity(ctx context.Context, id int64, from, to time.Time) 
 	if !from.IsZero() && !to.IsZero() && !to.After(from) {
 		return nil, &Error{Op: op, ID: id, Err: invalidf("valid_to %s is not after valid_from %s", to.Format(time.RFC3339), from.Format(time.RFC3339))}
 	}
-	return e.Update(ctx, id, Patch{ValidFrom: &from, ValidTo: &to})
+	return e.update(ctx, op, id, Patch{ValidFrom: &from, ValidTo: &to})
 }
 
 // Supersede records that memory old is replaced by a new memory made from
@@ -71,12 +71,20 @@ func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, e
 		if err := tx.Insert(m); err != nil {
 			return err
 		}
+		au := e.auditor(tx)
+		d := map[string]any{"namespace": m.Namespace, "status": m.Status, "supersedes": old}
+		if m.Source != "" {
+			d["source_sha256"] = sourceHash(m.Source)
+		}
+		if _, err := au.bind("remember", m, d); err != nil {
+			return err
+		}
 		next := cur.Clone()
 		if next.ValidTo.IsZero() || next.ValidTo.After(m.ValidFrom) {
 			next.ValidTo = m.ValidFrom
 		}
 		if !sameVersion(cur, next) {
-			if err := e.putVersion(tx, cur, next); err != nil {
+			if err := e.putVersion(tx, au, "supersede", cur, next, map[string]any{"by": m.ID}); err != nil {
 				return err
 			}
 		}
@@ -84,7 +92,7 @@ func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, e
 			return err
 		}
 		out = m
-		return nil
+		return au.close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: old, Err: err}

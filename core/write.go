@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -37,6 +38,17 @@ type Input struct {
 	ValidTo          time.Time
 	Status           Status
 	Metadata         map[string]any
+	// Quarantine holds the memory for review (status quarantined) whatever
+	// the policy says.
+	Quarantine bool
+	// Contradicts names memories this one contradicts: each gets a
+	// contradicts edge, and the policy (GovernConfig.Contradictions) decides
+	// whether the newcomer waits for review or the older one is demoted.
+	Contradicts []int64
+	// DerivedFrom names memories this one was derived from (a summary, a
+	// fact extracted from a turn): each gets a derived_from edge, recorded as
+	// provenance, and forget-source follows them.
+	DerivedFrom []int64
 }
 
 // memory builds the validated version-1 memory for in, without id or embedding.
@@ -168,18 +180,27 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
+	near := make([][]int64, len(ms))
 	for i, m := range ms {
 		if vecs != nil {
 			m.Embedding = Embedding{Model: e.model.ID, Vector: vecs[i]}
 		}
+		if near[i], err = e.contradictionCandidates(ctx, m); err != nil {
+			return nil, &Error{Op: op, Err: err}
+		}
 	}
 	err = e.b.Update(ctx, func(tx Tx) error {
-		for _, m := range ms {
-			if err := tx.Insert(m); err != nil {
+		au := e.auditor(tx)
+		au.batch = len(ms) > 1
+		for i, m := range ms {
+			if err := e.insert(tx, au, m, ins[i], near[i]); err != nil {
+				if len(ins) > 1 {
+					err = fmt.Errorf("input %d: %w", i, err)
+				}
 				return err
 			}
 		}
-		return nil
+		return au.close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
@@ -188,6 +209,108 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 		return nil, &Error{Op: op, Err: err}
 	}
 	return ms, nil
+}
+
+// insert stores m (made from in) in tx: it applies the quarantine policy
+// and the contradiction policy (near: the detector's candidates), links
+// the derived_from and contradicts edges and records provenance.
+func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) error {
+	reasons := e.gov.quarantineReasons(m)
+	if in.Quarantine {
+		reasons = append([]string{"asked for review"}, reasons...)
+	}
+	var conflicts []conflict
+	for _, id := range in.Contradicts {
+		old, err := e.getScoped(tx, id, 0)
+		if err != nil {
+			return fmt.Errorf("contradicts %d: %w", id, err)
+		}
+		conflicts = append(conflicts, conflict{id: id, why: "stated by the writer", trusted: e.gov.trusted(old), explicit: true})
+	}
+	for _, id := range near {
+		if slices.Contains(in.Contradicts, id) {
+			continue
+		}
+		old, err := tx.Get(id, 0)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if why := e.gov.contradiction(m, old); why != "" {
+			conflicts = append(conflicts, conflict{id: id, why: why, trusted: e.gov.trusted(old)})
+		}
+	}
+	for _, c := range conflicts {
+		if c.trusted && e.gov.Contradictions == ContradictQuarantine {
+			reasons = append(reasons, fmt.Sprintf("contradicts trusted memory %d: %s", c.id, c.why))
+		}
+	}
+	if len(reasons) > 0 && m.Status == StatusActive {
+		m.Status = StatusQuarantined
+	}
+	for _, id := range in.DerivedFrom {
+		if _, err := e.getScoped(tx, id, 0); err != nil {
+			return fmt.Errorf("derived from %d: %w", id, err)
+		}
+	}
+	if err := tx.Insert(m); err != nil {
+		return err
+	}
+	var contradicts []map[string]any
+	for _, c := range conflicts {
+		src := "contradiction detector: " + c.why
+		if c.explicit {
+			src = "stated by the writer"
+		}
+		if err := tx.Link(Edge{From: m.ID, To: c.id, Type: EdgeContradicts, Weight: 1, CreatedAt: m.CreatedAt, Source: src}); err != nil {
+			return err
+		}
+		contradicts = append(contradicts, map[string]any{"id": c.id, "why": c.why, "trusted": c.trusted})
+		if c.trusted && e.gov.Contradictions == ContradictDemote {
+			old, err := tx.Get(c.id, 0)
+			if err != nil {
+				return err
+			}
+			next := old.Clone()
+			next.Trust = Trust{Level: TrustContradicted, Score: min(old.Trust.Score, TrustContradicted.DefaultScore())}
+			if err := e.putVersion(tx, au, "contradicted", old, next, map[string]any{"by": m.ID, "why": c.why}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(in.DerivedFrom))) {
+		if id == m.ID {
+			continue
+		}
+		if err := tx.Link(Edge{From: m.ID, To: id, Type: EdgeDerivedFrom, Weight: 1, CreatedAt: m.CreatedAt, Source: m.Source}); err != nil {
+			return err
+		}
+	}
+	detail := map[string]any{"namespace": m.Namespace, "status": m.Status}
+	if m.Source != "" {
+		detail["source_sha256"] = sourceHash(m.Source)
+	}
+	if len(in.DerivedFrom) > 0 {
+		detail["derived_from"] = in.DerivedFrom
+	}
+	if len(contradicts) > 0 {
+		detail["contradicts"] = contradicts
+	}
+	if err := au.stage("remember", m, detail); err != nil {
+		return err
+	}
+	if m.Status == StatusQuarantined {
+		d := map[string]any{"reasons": reasons}
+		if len(contradicts) > 0 {
+			d["contradicts"] = contradicts
+		}
+		if _, err := au.bind("quarantine", m, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // embed embeds texts with the engine's embedder in batches of at most
@@ -383,7 +506,11 @@ func (p *Patch) apply(m *Memory) {
 // The previous version stays in History. A patch that changes nothing
 // writes nothing and returns the current version.
 func (e *Engine) Update(ctx context.Context, id int64, p Patch) (*Memory, error) {
-	const op = "update"
+	return e.update(ctx, "update", id, p)
+}
+
+// update is Update under the operation name op (also the audit action).
+func (e *Engine) update(ctx context.Context, op string, id int64, p Patch) (*Memory, error) {
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
@@ -440,16 +567,26 @@ func (e *Engine) Revert(ctx context.Context, id int64, v int) (*Memory, error) {
 }
 
 // writeVersion reads the current version of id, asks change for the next one
-// and writes it as version current+1, all in one transaction. When the next
-// version equals the current one nothing is written.
+// and writes it as version current+1, all in one transaction, with an audit
+// entry (action op) binding it. When the next version equals the current
+// one nothing is written.
 func (e *Engine) writeVersion(ctx context.Context, op string, id int64, change func(cur *Memory) (*Memory, error)) (*Memory, error) {
+	return e.writeVersionDetail(ctx, op, id, func(cur *Memory) (*Memory, map[string]any, error) {
+		next, err := change(cur)
+		return next, nil, err
+	})
+}
+
+// writeVersionDetail is writeVersion whose change also returns details for
+// the audit entry.
+func (e *Engine) writeVersionDetail(ctx context.Context, op string, id int64, change func(cur *Memory) (*Memory, map[string]any, error)) (*Memory, error) {
 	var out *Memory
 	err := e.b.Update(ctx, func(tx Tx) error {
 		cur, err := e.getScoped(tx, id, 0)
 		if err != nil {
 			return err
 		}
-		next, err := change(cur)
+		next, detail, err := change(cur)
 		if err != nil {
 			return err
 		}
@@ -463,11 +600,12 @@ func (e *Engine) writeVersion(ctx context.Context, op string, id int64, change f
 			out = cur
 			return nil
 		}
-		if err := e.putVersion(tx, cur, next); err != nil {
+		au := e.auditor(tx)
+		if err := e.putVersion(tx, au, op, cur, next, detail); err != nil {
 			return err
 		}
 		out = next
-		return nil
+		return au.close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
@@ -479,15 +617,22 @@ func (e *Engine) writeVersion(ctx context.Context, op string, id int64, change f
 }
 
 // putVersion writes next as the version after cur, stamping its id,
-// version number and times.
-func (e *Engine) putVersion(tx Tx, cur, next *Memory) error {
+// version number and times, and appends an audit entry (action op) that
+// binds it, says what changed and carries detail.
+func (e *Engine) putVersion(tx Tx, au *auditor, op string, cur, next *Memory, detail map[string]any) error {
 	next.ID, next.Version = cur.ID, cur.Version+1
 	next.CreatedAt, next.UpdatedAt = cur.CreatedAt, e.clock()
 	if !next.UpdatedAt.After(cur.UpdatedAt) {
 		// Versions are ordered by ingest time; keep that true under a coarse clock.
 		next.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
 	}
-	return tx.Put(next)
+	if err := tx.Put(next); err != nil {
+		return err
+	}
+	d := changes(cur, next)
+	maps.Copy(d, detail)
+	_, err := au.bind(op, next, d)
+	return err
 }
 
 // sameVersion reports whether next records nothing new compared with cur.
@@ -527,7 +672,19 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 				return err
 			}
 		}
-		return tx.Link(edge)
+		if err := tx.Link(edge); err != nil {
+			return err
+		}
+		au := e.auditor(tx)
+		au.at(edge.CreatedAt)
+		d := map[string]any{"to": edge.To, "type": edge.Type, "weight": edge.Weight}
+		if edge.Source != "" {
+			d["source_sha256"] = sourceHash(edge.Source)
+		}
+		if _, err := au.add("link", edge.From, d); err != nil {
+			return err
+		}
+		return au.close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: edge.From, Err: err}
@@ -566,7 +723,14 @@ func (e *Engine) Unlink(ctx context.Context, from, to int64, t EdgeType) error {
 		if _, err := e.getScoped(tx, from, 0); err != nil {
 			return err
 		}
-		return tx.Unlink(from, to, t)
+		if err := tx.Unlink(from, to, t); err != nil {
+			return err
+		}
+		au := e.auditor(tx)
+		if _, err := au.add("unlink", from, map[string]any{"to": to, "type": t}); err != nil {
+			return err
+		}
+		return au.close()
 	})
 	if err != nil {
 		return &Error{Op: op, ID: from, Err: err}
@@ -657,59 +821,33 @@ func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*Deletion
 	}
 	var cert *DeletionCertificate
 	err := e.b.Update(ctx, func(tx Tx) error {
-		cur, err := e.getScoped(tx, id, 0)
-		if err != nil {
+		au := e.auditor(tx)
+		var err error
+		if cert, err = e.forgetTx(tx, au, "forget", id, reason, nil); err != nil {
 			return err
 		}
-		hist, err := tx.History(id)
-		if err != nil {
-			return err
-		}
-		edges, err := tx.Edges(id)
-		if err != nil {
-			return err
-		}
-		h := sha256.New()
-		for _, v := range hist {
-			fmt.Fprintf(h, "%d:%d:%s\n", v.Version, len(v.Content), v.Content)
-		}
-		cert = &DeletionCertificate{
-			MemoryID: id, Versions: len(hist), Edges: len(edges),
-			ContentHash: hex.EncodeToString(h.Sum(nil)),
-			Namespace:   cur.Namespace, Reason: reason, Time: e.clock(),
-		}
-		if cur.Source != "" {
-			sum := sha256.Sum256([]byte(cur.Source))
-			cert.SourceHash = hex.EncodeToString(sum[:])
-		}
-		if err := tx.Delete(id); err != nil {
-			return err
-		}
-		detail, _ := json.Marshal(cert)
-		entry, err := e.appendAudit(tx, "forget", id, string(detail))
-		if err != nil {
-			return err
-		}
-		cert.AuditSeq, cert.AuditHash = entry.Seq, entry.Hash
-		return nil
+		return au.close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
-	if err := e.dropSnapshot(); err != nil {
+	if err := e.forgotten(ctx); err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
-	if err := e.syncVectors(ctx); err != nil {
-		return nil, &Error{Op: op, ID: id, Err: err}
-	}
-	cert.Erasure = ErasureComplete
+	cert.Erasure = e.erasure(ctx)
+	return cert, nil
+}
+
+// erasure says whether the bytes of what was just forgotten are gone from
+// the store's files (ErasureComplete) or not yet (ErasurePending).
+func (e *Engine) erasure(ctx context.Context) string {
 	if er, ok := e.b.(Eraser); ok {
 		// The backend's Update has already waited a little for readers.
 		if done, err := er.Erase(ctx, 0); err != nil || !done {
-			cert.Erasure = ErasurePending
+			return ErasurePending
 		}
 	}
-	return cert, nil
+	return ErasureComplete
 }
 
 // WaitErased waits until the bytes of every forgotten memory are gone from
@@ -750,27 +888,60 @@ func (e *Engine) WaitErased(ctx context.Context) error {
 	}
 }
 
-// appendAudit chains a new audit entry to the previous one's hash.
-func (e *Engine) appendAudit(tx Tx, action string, id int64, detail string) (*AuditEntry, error) {
-	prev, err := tx.Meta(metaAuditHead)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, err
+// forgotten brings derived state up to date after a forget: the vector
+// snapshot on disk is dropped (it may hold the forgotten vectors) and the
+// index synced.
+func (e *Engine) forgotten(ctx context.Context) error {
+	if err := e.dropSnapshot(); err != nil {
+		return err
 	}
-	entry := &AuditEntry{Time: e.clock(), Action: action, MemoryID: id, Detail: detail, PrevHash: prev}
-	entry.Hash = AuditHash(entry)
-	if err := tx.AppendAudit(entry); err != nil {
-		return nil, err
-	}
-	if err := tx.SetMeta(metaAuditHead, entry.Hash); err != nil {
-		return nil, err
-	}
-	return entry, nil
+	return e.syncVectors(ctx)
 }
 
-// AuditHash is the chained hash of an audit entry: SHA-256 over the previous
-// hash and the entry's fields. Verifiers recompute it for every entry.
-func AuditHash(a *AuditEntry) string {
+// forgetTx deletes memory id in tx and appends its deletion certificate to
+// the audit log as an entry of action (forget, quarantine.reject), with
+// extra fields in its detail.
+func (e *Engine) forgetTx(tx Tx, au *auditor, action string, id int64, reason string, extra map[string]any) (*DeletionCertificate, error) {
+	cur, err := e.getScoped(tx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	hist, err := tx.History(id)
+	if err != nil {
+		return nil, err
+	}
+	edges, err := tx.Edges(id)
+	if err != nil {
+		return nil, err
+	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%d\n%s", a.PrevHash, a.Time.UTC().Format(time.RFC3339Nano), a.Action, a.MemoryID, a.Detail)
-	return hex.EncodeToString(h.Sum(nil))
+	for _, v := range hist {
+		fmt.Fprintf(h, "%d:%d:%s\n", v.Version, len(v.Content), v.Content)
+	}
+	cert := &DeletionCertificate{
+		MemoryID: id, Versions: len(hist), Edges: len(edges),
+		ContentHash: hex.EncodeToString(h.Sum(nil)),
+		Namespace:   cur.Namespace, SourceHash: sourceHash(cur.Source), Reason: reason, Time: e.clock(),
+	}
+	if err := tx.Delete(id); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(cert)
+	if err != nil {
+		return nil, err
+	}
+	var detail map[string]any
+	if err := json.Unmarshal(b, &detail); err != nil {
+		return nil, err
+	}
+	au.at(cert.Time)
+	delete(detail, "audit_seq") // the entry's own place, known only once appended
+	delete(detail, "audit_hash")
+	maps.Copy(detail, extra)
+	entry, err := au.add(action, id, detail)
+	if err != nil {
+		return nil, err
+	}
+	cert.AuditSeq, cert.AuditHash = entry.Seq, entry.Hash
+	return cert, nil
 }

@@ -28,7 +28,7 @@ const Instructions = `memos is your long-term memory. Store what you learn about
 	`Before answering something that may depend on earlier sessions, call memos_context_pack with what you are about to work on and use the cited memories it returns. ` +
 	`At the start of a session, read the bootstrap prompt or resource (or call memos_context_pack with bootstrap=true). ` +
 	`When something stops being true, use memos_supersede; when the user asks you to forget something, memos_forget. ` +
-	`Every tool takes an optional namespace (e.g. project:web, user:alice); reads see that namespace plus the shared default one. ` + api.NotYet
+	`Every tool takes an optional namespace (e.g. project:web, user:alice); reads see that namespace plus the shared default one. `
 
 // New returns an MCP server whose tools run on svc.
 func New(svc *api.Service, version string) *mcp.Server {

@@ -437,6 +437,9 @@ func (s *store) openEngine(ctx context.Context) (*core.Engine, error) {
 	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: s.emb, VectorIndex: s.r.cfg.VectorIndex, Search: s.r.cfg.Search,
 		// Measure the embedder, not the cache: queries repeat across modes.
 		EmbedCacheSize: -1,
+		// Ingest measures the store, not the contradiction detector (one
+		// vector search per memory with entities): see TestContradictionDetectorOnLoCoMo.
+		Govern: core.GovernConfig{Contradictions: core.ContradictOff},
 		// As the CLI does: the vector index is kept next to the store.
 		VectorSnapshot: s.path + ".vectors"})
 	if err != nil {

@@ -238,15 +238,17 @@ func ParseStatus(s string) (Status, error) {
 // requested namespace and this one.
 const DefaultNamespace = "default"
 
-var namespaceRE = regexp.MustCompile(`^(project|harness|user|agent|run):[A-Za-z0-9][A-Za-z0-9._@/-]{0,127}$`)
+var namespaceRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9][A-Za-z0-9._@/-]{0,127}$`)
 
-// ValidateNamespace checks that ns is "default" or "<scope>:<name>" with scope
-// one of project, harness, user, agent, run.
+// ValidateNamespace checks that ns is "default" or "<prefix>:<name>". The
+// prefixes project, harness, user, agent and run are a convention, not a
+// closed set: any lower-case prefix of letters, digits, _ and - (at most 32
+// bytes) is accepted.
 func ValidateNamespace(ns string) error {
 	if ns == DefaultNamespace || namespaceRE.MatchString(ns) {
 		return nil
 	}
-	return invalidf("malformed namespace %q (want \"default\" or project:|harness:|user:|agent:|run: followed by a name of letters, digits, . _ @ / -)", ns)
+	return invalidf("malformed namespace %q (want \"default\" or <prefix>:<name> such as project:infra or team:web — a lower-case prefix, then a name of letters, digits, . _ @ / -)", ns)
 }
 
 // EdgeType names a typed relation between two memories. The well-known types

@@ -191,6 +191,10 @@ func TestExportImportRoundTrip(t *testing.T) {
 			if rep2.Imported != 0 || rep2.Skipped != 5 || rep2.IDs[1] != rep.IDs[1] {
 				t.Fatalf("second import %+v, want everything skipped", rep2)
 			}
+			// Every imported version is bound by an audit entry.
+			if vr, err := dst.VerifyAudit(ctx); err != nil || vr.Versions != 8 || vr.Unbound != 0 {
+				t.Fatalf("verify after import: %+v, %v", vr, err)
+			}
 		})
 	}
 }

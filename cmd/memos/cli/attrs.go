@@ -29,6 +29,7 @@ type attrFlags struct {
 	validTo      string
 	emotion      string
 	meta         []string
+	status       string
 }
 
 func addAttrFlags(cmd *cobra.Command) *attrFlags {
@@ -46,6 +47,7 @@ func addAttrFlags(cmd *cobra.Command) *attrFlags {
 	fs.StringVar(&f.validTo, "valid-to", "", `true until (RFC3339 or YYYY-MM-DD; "" on update clears it)`)
 	fs.StringVar(&f.emotion, "emotion", "", "emotional context (e.g. frustrated, excited)")
 	fs.StringArrayVar(&f.meta, "meta", nil, "metadata key=value (repeatable; on update, key= removes the key)")
+	fs.StringVar(&f.status, "status", "", "status: active, archived or quarantined (held for review, invisible to recall)")
 	return f
 }
 
@@ -53,7 +55,7 @@ func (f *attrFlags) changed(name string) bool { return f.fs.Changed(name) }
 
 // attrNames lists the flags addAttrFlags defines.
 var attrNames = []string{"type", "pool", "significance", "entities", "source", "session",
-	"trust", "trust-score", "valid-from", "valid-to", "emotion", "meta"}
+	"trust", "trust-score", "valid-from", "valid-to", "emotion", "meta", "status"}
 
 // anyChanged reports whether any attribute flag was set.
 func (f *attrFlags) anyChanged() bool {
@@ -107,6 +109,13 @@ func (f *attrFlags) input(content string) (core.Input, error) {
 	}
 	if f.changed("trust-score") {
 		in.TrustScore = &f.trustScore
+	}
+	if f.changed("status") {
+		st, err := core.ParseStatus(f.status)
+		if err != nil {
+			return in, err
+		}
+		in.Status = st
 	}
 	var err error
 	if in.ValidFrom, err = parseTime("valid-from", f.validFrom); err != nil {
@@ -169,6 +178,13 @@ func (f *attrFlags) patch(content *string, cur func() (map[string]any, error)) (
 	}
 	if f.changed("trust-score") {
 		p.TrustScore = &f.trustScore
+	}
+	if f.changed("status") {
+		st, err := core.ParseStatus(f.status)
+		if err != nil {
+			return p, err
+		}
+		p.Status = &st
 	}
 	for _, d := range []struct {
 		name string

@@ -142,6 +142,7 @@ New here? Run: memos quickstart`,
 	root.AddGroup(
 		&cobra.Group{ID: "mem", Title: "Memories:"},
 		&cobra.Group{ID: "graph", Title: "Graph:"},
+		&cobra.Group{ID: "govern", Title: "Governance:"},
 		&cobra.Group{ID: "serve", Title: "Servers:"},
 		&cobra.Group{ID: "setup", Title: "Setup:"},
 	)
@@ -160,6 +161,10 @@ New here? Run: memos quickstart`,
 	}
 	for _, c := range []*cobra.Command{a.linkCmd(), a.unlinkCmd(), a.edgesCmd()} {
 		c.GroupID = "graph"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{a.quarantineCmd(), a.learnCmd(), a.lessonCmd(), a.forgetSourceCmd(), a.auditCmd()} {
+		c.GroupID = "govern"
 		root.AddCommand(c)
 	}
 	for _, c := range []*cobra.Command{a.initCmd(), a.quickstartCmd(), a.configCmd(), a.benchCmd(), a.reembedCmd(), a.migrateCmd(), a.exportCmd(), a.importCmd(), a.pluginCmd()} {
@@ -279,6 +284,7 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 		VectorIndex:   cfg.VectorIndex,
 		HNSWThreshold: cfg.HNSWThreshold,
 		Search:        cfg.Search,
+		Govern:        cfg.Govern,
 
 		AllowModelChange: a.allowModelChange,
 		VectorSnapshot:   vectorSnapshot(cfg),

@@ -25,7 +25,11 @@ func nargs(min, max int, usage string) cobra.PositionalArgs {
 }
 
 func (a *app) addCmd() *cobra.Command {
-	var attrs *attrFlags
+	var (
+		attrs                    *attrFlags
+		quarantine               bool
+		contradicts, derivedFrom []int64
+	)
 	cmd := &cobra.Command{
 		Use:   "add <content|->",
 		Short: "Remember something (\"-\" reads the content from standard input)",
@@ -42,6 +46,7 @@ func (a *app) addCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			in.Quarantine, in.Contradicts, in.DerivedFrom = quarantine, contradicts, derivedFrom
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
 				m, err := eng.Remember(ctx, in)
 				if err != nil {
@@ -50,11 +55,18 @@ func (a *app) addCmd() *cobra.Command {
 				return a.emit(m, func(w io.Writer) {
 					fmt.Fprintf(w, "added memory %d (%s, %s pool, significance %d, namespace %s)\n",
 						m.ID, m.Type, m.Pool, m.Significance, m.Namespace)
+					if m.Status == core.StatusQuarantined {
+						fmt.Fprintf(w, "it waits in the review queue: memos quarantine list; memos quarantine release %d\n", m.ID)
+					}
 				})
 			})
 		}),
 	}
 	attrs = addAttrFlags(cmd)
+	fs := cmd.Flags()
+	fs.BoolVar(&quarantine, "quarantine", false, "hold the memory for review (invisible to recall until released)")
+	fs.Int64SliceVar(&contradicts, "contradicts", nil, "ids of memories this one contradicts (a contradicts edge each; the governance policy decides who waits)")
+	fs.Int64SliceVar(&derivedFrom, "derived-from", nil, "ids of memories this one was derived from (a derived_from edge each; forget-source follows them)")
 	return cmd
 }
 

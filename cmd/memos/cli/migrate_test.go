@@ -18,7 +18,8 @@ func TestMigrateToBolt(t *testing.T) {
 
 	var rep core.MigrateReport
 	e.json(&rep, "migrate", "--to", "bolt")
-	if rep.Memories != 1 || rep.Edges != 0 || rep.AuditEntries != 1 || rep.MaxID != b.ID || !rep.Verified {
+	// Five audit entries: two remembers, the update, the link, the forget.
+	if rep.Memories != 1 || rep.Edges != 0 || rep.AuditEntries != 5 || rep.MaxID != b.ID || !rep.Verified {
 		t.Fatalf("report = %+v", rep)
 	}
 	onBolt := e.with("MEMOS_BACKEND=bolt")

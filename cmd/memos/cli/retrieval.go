@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/cmd/memos/internal/config"
@@ -20,16 +21,21 @@ import (
 
 // rankFlags are the clock, pool and MMR flags of search, explain and pack.
 type rankFlags struct {
-	validAt, asOf string
-	mmr           bool
-	mmrLambda     float64
-	noExpand      bool
+	fs                 *pflag.FlagSet
+	validAt, asOf      string
+	temporal           string
+	mmr                bool
+	mmrLambda          float64
+	noExpand           bool
+	includeQuarantined bool
 }
 
 func addRankFlags(cmd *cobra.Command, expand bool) *rankFlags {
-	f := &rankFlags{}
+	f := &rankFlags{fs: cmd.Flags()}
 	fs := cmd.Flags()
 	fs.StringVar(&f.validAt, "valid-at", "", "what was true at this time (RFC3339 or YYYY-MM-DD; default: now, or --as-of)")
+	fs.StringVar(&f.temporal, "temporal", "", "the same as --valid-at (the seed's name for it)")
+	fs.BoolVar(&f.includeQuarantined, "include-quarantined", false, "also show memories waiting in the review queue")
 	fs.StringVar(&f.asOf, "as-of", "", "what the store believed at this time: each memory's version current then")
 	fs.BoolVar(&f.mmr, "mmr", false, "re-rank by maximal marginal relevance so that paraphrases do not take every slot")
 	fs.Float64Var(&f.mmrLambda, "mmr-lambda", 0, "MMR's balance of relevance against novelty, 0–1 (default search.mmr_lambda)")
@@ -42,9 +48,17 @@ func addRankFlags(cmd *cobra.Command, expand bool) *rankFlags {
 // apply sets the flags' values on req.
 func (f *rankFlags) apply(req *core.SearchRequest) error {
 	var err error
-	if req.ValidAt, err = parseTime("valid-at", f.validAt); err != nil {
+	validAt, name := f.validAt, "valid-at"
+	if f.fs.Changed("temporal") {
+		if f.fs.Changed("valid-at") {
+			return core.Invalidf("--temporal and --valid-at are the same setting; give one")
+		}
+		validAt, name = f.temporal, "temporal"
+	}
+	if req.ValidAt, err = parseTime(name, validAt); err != nil {
 		return err
 	}
+	req.IncludeQuarantined = f.includeQuarantined
 	if req.AsOf, err = parseTime("as-of", f.asOf); err != nil {
 		return err
 	}
@@ -185,6 +199,14 @@ func printExplain(w io.Writer, x *core.Explanation) {
 			num(c.VectorRank), sim, c.Fused, c.Significance, c.Trust, c.Recency, c.PoolFactor, c.Score, verdict, snippet(c.Content, 48))
 	}
 	tw.Flush()
+	for _, c := range x.Candidates {
+		if c.Status == core.StatusQuarantined {
+			fmt.Fprintf(w, "memory %d is quarantined (waiting for review)\n", c.ID)
+		}
+		if len(c.Contradicts) > 0 {
+			fmt.Fprintf(w, "memory %d contradicts (or is contradicted by) %s\n", c.ID, idList(c.Contradicts))
+		}
+	}
 }
 
 func (a *app) packCmd() *cobra.Command {
@@ -225,6 +247,7 @@ json (or --json) the pack with its token accounting.`,
 				return err
 			}
 			req.ValidAt, req.AsOf, req.MMR, req.MMRLambda = sr.ValidAt, sr.AsOf, sr.MMR, sr.MMRLambda
+			req.IncludeQuarantined = sr.IncludeQuarantined
 			if req.Budget <= 0 {
 				return core.Invalidf("--budget %d must be at least 1", req.Budget)
 			}

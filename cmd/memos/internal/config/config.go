@@ -100,6 +100,7 @@ type Config struct {
 	VectorIndex   string
 	HNSWThreshold int // vector.hnsw_threshold; 0: the engine's default
 	Search        core.SearchConfig
+	Govern        core.GovernConfig // the governance section
 	// Server configures memos serve; MEMOS_TOKEN adds a token to Server.Tokens.
 	Server Server
 	// Values lists every effective setting with its source, in a stable order.
@@ -123,7 +124,7 @@ type Options struct {
 }
 
 // topLevel lists the keys allowed at the top of the configuration.
-var topLevel = []string{"backend", "backends", "consolidate", "embedder", "extractor", "home", "namespace", "reranker", "search", "server", "summarizer", "vector"}
+var topLevel = []string{"backend", "backends", "consolidate", "embedder", "extractor", "governance", "home", "namespace", "reranker", "search", "server", "summarizer", "vector"}
 
 // modules lists the sections that choose a registered module by
 // "<section>.name" and configure it under "<section>.<name>".
@@ -557,6 +558,12 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	}
 	cfg.Consolidate = *cc.(*core.ConsolidateConfig)
 	cfg.Values = append(cfg.Values, vals...)
+	gc, vals, err := ld.decode("governance", func() any { return new(core.GovernConfig) })
+	if err != nil {
+		return err
+	}
+	cfg.Govern = *gc.(*core.GovernConfig)
+	cfg.Values = append(cfg.Values, vals...)
 	sv, vals, err := ld.decode("server", func() any { return new(Server) })
 	if err != nil {
 		return err
@@ -609,7 +616,7 @@ func (ld *loader) checkTop() error {
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("unknown key %q (known: %s)", key, strings.Join(topLevel, ", ")), Err: core.ErrInvalid}
 		case (top == "home" || top == "namespace" || top == "backend") && nested:
 			return &Error{Where: ld.where(key), Msg: fmt.Sprintf("%s is a single value, not a section (found %s)", top, key), Err: core.ErrInvalid}
-		case (top == "backends" || top == "consolidate" || slices.Contains(modules, top) || top == "search" || top == "server" || top == "vector") && !nested:
+		case (top == "backends" || top == "consolidate" || top == "governance" || slices.Contains(modules, top) || top == "search" || top == "server" || top == "vector") && !nested:
 			if m, ok := ld.merged.Get(key).(map[string]any); ok && len(m) == 0 {
 				continue // an empty section
 			}

@@ -30,14 +30,12 @@ try {
   report.server = client.getServerVersion();
   report.instructions = client.getInstructions() ?? "";
   check(report.instructions.includes("memory_store"), "server instructions do not mention memory_store");
-  check(report.instructions.includes("memos_review"), "server instructions do not say the review queue is missing");
 
   const { tools } = await client.listTools();
   report.tools = tools.map((t) => t.name);
-  for (const name of ["memory_store", "memos_context_pack", "memos_set_validity", "memos_search", "memos_forget", "memos_get", "memos_supersede"]) {
+  for (const name of ["memory_store", "memos_context_pack", "memos_set_validity", "memos_review", "memos_quarantine_release", "memos_search", "memos_forget", "memos_get", "memos_supersede"]) {
     check(report.tools.includes(name), `tool ${name} is missing (got ${report.tools.join(", ")})`);
   }
-  check(!report.tools.includes("memos_review"), "memos_review is listed but the review queue does not exist");
   for (const t of tools) {
     check(t.description && t.description.length > 40, `tool ${t.name} has no useful description`);
     check(t.inputSchema?.type === "object", `tool ${t.name}: input schema is not an object`);

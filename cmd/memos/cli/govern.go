@@ -1,0 +1,472 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memos-go/memos/cmd/memos/internal/config"
+	"github.com/memos-go/memos/core"
+)
+
+// This file holds the governance commands: the review queue, lessons,
+// forget-source and the audit log.
+
+func (a *app) quarantineCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "quarantine",
+		Short: "The review queue: memories held for a person to release or reject",
+		Long: `Writes the governance policy finds questionable — an untrusted trust level or
+score, a source matching governance.quarantine_sources, a contradiction of a
+trusted memory, or memos add --quarantine — wait here, invisible to search,
+explain and packs (unless --include-quarantined) until released or rejected.`,
+	}
+	cmd.AddCommand(a.quarantineListCmd(), a.quarantineReleaseCmd(), a.quarantineRejectCmd())
+	return cmd
+}
+
+func (a *app) quarantineListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the memories waiting for review, why, and what they contradict",
+		Args:  nargs(0, 0, "no arguments"),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				items, err := eng.Review(ctx)
+				if err != nil {
+					return err
+				}
+				return a.emit(struct {
+					Items []core.ReviewItem `json:"items"`
+				}{items}, func(w io.Writer) { printReview(w, items) })
+			})
+		}),
+	}
+}
+
+func printReview(w io.Writer, items []core.ReviewItem) {
+	if len(items) == 0 {
+		fmt.Fprintln(w, "the review queue is empty")
+		return
+	}
+	for _, it := range items {
+		m := it.Memory
+		fmt.Fprintf(w, "%d  %s\n", m.ID, oneLine(m.Content, 100))
+		fmt.Fprintf(w, "    trust %s %.2f", m.Trust.Level, m.Trust.Score)
+		if m.Source != "" {
+			fmt.Fprintf(w, ", source %s", m.Source)
+		}
+		fmt.Fprintf(w, ", added %s\n", m.CreatedAt.Format(time.RFC3339))
+		for _, r := range it.Reasons {
+			fmt.Fprintf(w, "    why: %s\n", r)
+		}
+		for _, c := range it.Contradicts {
+			fmt.Fprintf(w, "    contradicts %d (trust %s %.2f): %s\n", c.ID, c.Trust.Level, c.Trust.Score, oneLine(c.Content, 80))
+		}
+	}
+	fmt.Fprintln(w, "release with: memos quarantine release <id>; reject with: memos quarantine reject <id> --reason \"…\"")
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func (a *app) quarantineReleaseCmd() *cobra.Command {
+	var trust, note string
+	cmd := &cobra.Command{
+		Use:     "release <id>",
+		Short:   "Let a quarantined memory into recall (optionally with a new trust level)",
+		Example: "  memos quarantine release 12 --trust certain --note \"checked with Alice\"",
+		Args:    nargs(1, 1, "one memory id"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			opts := core.ReleaseOptions{Note: note}
+			if cmd.Flags().Changed("trust") {
+				l, err := core.ParseTrustLevel(trust)
+				if err != nil {
+					return err
+				}
+				opts.TrustLevel = l
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				m, err := eng.Release(ctx, id, opts)
+				if err != nil {
+					return err
+				}
+				return a.emit(m, func(w io.Writer) {
+					fmt.Fprintf(w, "released memory %d (version %d, trust %s %.2f)\n", m.ID, m.Version, m.Trust.Level, m.Trust.Score)
+				})
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&trust, "trust", "", "give it this trust level: certain, inferred, imported, contradicted")
+	cmd.Flags().StringVar(&note, "note", "", "why it was released (recorded in the audit log)")
+	return cmd
+}
+
+func (a *app) quarantineRejectCmd() *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "reject <id>",
+		Short: "Forget a quarantined memory, with a deletion certificate",
+		Args:  nargs(1, 1, "one memory id"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				c, err := eng.Reject(ctx, id, reason)
+				if err != nil {
+					return err
+				}
+				return a.emit(c, func(w io.Writer) { printCertificate(w, c) })
+			})
+		}),
+	}
+	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why it was rejected (recorded in the certificate)")
+	return cmd
+}
+
+func (a *app) learnCmd() *cobra.Command {
+	var in core.LessonInput
+	cmd := &cobra.Command{
+		Use:   "learn <guidance>",
+		Short: "Store a lesson: procedural guidance whose standing follows its outcomes",
+		Example: `  memos learn "run the migrations before deploying" --when "deploying the api"
+  memos lesson outcome 7 success`,
+		Args: nargs(1, -1, "the guidance"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			in.Guidance = strings.Join(args, " ")
+			if cmd.Flags().Changed("significance") && (in.Significance < 1 || in.Significance > 10) {
+				return core.Invalidf("--significance %d is outside 1–10", in.Significance)
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				l, err := eng.Learn(ctx, in)
+				if err != nil {
+					return err
+				}
+				return a.emit(l, func(w io.Writer) {
+					fmt.Fprintf(w, "learned lesson %d (score %.2f): %s\n", l.Memory.ID, l.Score, l.Memory.Content)
+				})
+			})
+		}),
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&in.When, "when", "", "the situation the lesson applies to")
+	fs.StringVar(&in.Source, "source", "", "where the lesson came from")
+	fs.StringVar(&in.Session, "session", "", "the conversation or run it belongs to")
+	fs.StringSliceVarP(&in.Entities, "entities", "e", nil, "entity names, comma-separated")
+	fs.IntVarP(&in.Significance, "significance", "s", 0, "significance 1–10 (default 5; outcomes move it)")
+	return cmd
+}
+
+func (a *app) lessonCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lesson",
+		Short: "List lessons, show one, record an outcome",
+		Long: `A lesson's score is the Beta(1,1) mean of its outcomes, (successes+1)/(n+2); it is
+the lesson's trust score, significance is 10×score rounded. A lesson with at
+least 3 outcomes and a score below 0.35 is demoted (trust contradicted); with
+at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
+	}
+	var all bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the lessons, best score first",
+		Args:  nargs(0, 0, "no arguments"),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				ls, err := eng.Lessons(ctx, core.LessonFilter{IncludeArchived: all})
+				if err != nil {
+					return err
+				}
+				return a.emit(struct {
+					Lessons []*core.Lesson `json:"lessons"`
+				}{ls}, func(w io.Writer) {
+					if len(ls) == 0 {
+						fmt.Fprintln(w, "no lessons yet: memos learn \"<guidance>\" --when \"<situation>\"")
+					}
+					tw := table(w)
+					for _, l := range ls {
+						fmt.Fprintf(tw, "%d\t%.2f\t+%d −%d\t%s\t%s\n", l.Memory.ID, l.Score, l.Successes, l.Failures, l.Memory.Status, oneLine(l.Memory.Content, 80))
+					}
+					tw.Flush()
+				})
+			})
+		}),
+	}
+	list.Flags().BoolVar(&all, "all", false, "also list archived lessons")
+	show := &cobra.Command{
+		Use:   "show <id>",
+		Short: "Show a lesson with its outcome record",
+		Args:  nargs(1, 1, "one lesson id"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				l, err := eng.Lesson(ctx, id)
+				if err != nil {
+					return err
+				}
+				return a.emit(l, func(w io.Writer) { printLesson(w, l) })
+			})
+		}),
+	}
+	var note string
+	outcome := &cobra.Command{
+		Use:     "outcome <id> success|failure",
+		Short:   "Record that following a lesson succeeded or failed",
+		Example: `  memos lesson outcome 7 failure --note "the migration locked the table"`,
+		Args:    nargs(2, 2, "a lesson id and success or failure"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			var ok bool
+			switch args[1] {
+			case "success":
+				ok = true
+			case "failure":
+			default:
+				return core.Invalidf("outcome %q: want success or failure", args[1])
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				l, err := eng.LessonOutcome(ctx, id, ok, note)
+				if err != nil {
+					return err
+				}
+				return a.emit(l, func(w io.Writer) { printLesson(w, l) })
+			})
+		}),
+	}
+	outcome.Flags().StringVar(&note, "note", "", "what happened (recorded in the audit log)")
+	cmd.AddCommand(list, show, outcome)
+	return cmd
+}
+
+func printLesson(w io.Writer, l *core.Lesson) {
+	m := l.Memory
+	tw := table(w)
+	fmt.Fprintf(tw, "lesson\t%d (version %d)\n", m.ID, m.Version)
+	fmt.Fprintf(tw, "content\t%s\n", m.Content)
+	if l.When != "" {
+		fmt.Fprintf(tw, "when\t%s\n", l.When)
+	}
+	fmt.Fprintf(tw, "outcomes\t%d successes, %d failures\n", l.Successes, l.Failures)
+	fmt.Fprintf(tw, "score\t%.2f (significance %d, trust %s)\n", l.Score, m.Significance, m.Trust.Level)
+	fmt.Fprintf(tw, "status\t%s\n", m.Status)
+	tw.Flush()
+}
+
+func (a *app) forgetSourceCmd() *cobra.Command {
+	var req core.ForgetSourceRequest
+	cmd := &cobra.Command{
+		Use:   "forget-source <source>",
+		Short: "Forget every memory from a source and everything derived from them",
+		Long: `forget-source forgets every memory whose source is <source> or starts with it
+followed by a separator (conversation:7 takes conversation:7#turn-3, not
+conversation:70) and, transitively, every memory derived from them over
+derived_from edges — each with a deletion certificate, in transactions of 200.
+A memory derived also from memories that stay survives unless --strict.`,
+		Example: `  memos forget-source conversation:7 --dry-run
+  memos forget-source web:example.com --reason "site removed" --strict`,
+		Args: nargs(1, 1, "one source"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			req.Source = args[0]
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				rep, err := eng.ForgetSource(ctx, req)
+				if err != nil {
+					return err
+				}
+				return a.emit(rep, func(w io.Writer) { printForgetSource(w, rep) })
+			})
+		}),
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&req.DryRun, "dry-run", false, "list what would be forgotten; forget nothing")
+	fs.BoolVar(&req.Strict, "strict", false, "also forget memories derived from the source and from others")
+	fs.StringVarP(&req.Reason, "reason", "r", "", "why (recorded in every certificate)")
+	return cmd
+}
+
+func printForgetSource(w io.Writer, r *core.ForgetSourceReport) {
+	verb := "forgot"
+	if r.DryRun {
+		verb = "would forget"
+	}
+	fmt.Fprintf(w, "%s %s from source %s and %s derived from them\n", verb,
+		plural(len(r.Matched), "memory", "memories"), r.Source, plural(len(r.Derived), "memory", "memories"))
+	if len(r.Matched) > 0 {
+		fmt.Fprintf(w, "  from the source: %s\n", idList(r.Matched))
+	}
+	if len(r.Derived) > 0 {
+		fmt.Fprintf(w, "  derived:         %s\n", idList(r.Derived))
+	}
+	if len(r.Kept) > 0 {
+		fmt.Fprintf(w, "  kept (also derived from memories that stay; --strict forgets them): %s\n", idList(r.Kept))
+	}
+	for _, c := range r.Certificates {
+		fmt.Fprintf(w, "  certificate: memory %d, content sha256 %s, audit entry #%d\n", c.MemoryID, c.ContentHash, c.AuditSeq)
+	}
+}
+
+func idList(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (a *app) auditCmd() *cobra.Command {
+	var (
+		f            core.AuditFilter
+		memory       string
+		since, until string
+	)
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "The tamper-evident audit log: list, verify, export",
+		Long: `The audit log records every write — provenance (source and derived_from),
+updates with what changed (validity and status with old and new values),
+quarantine decisions, lesson outcomes, deletions with their certificates and
+model switches — each entry chained by SHA-256 to the one before it, and each
+entry about a memory version binding that version's SHA-256.`,
+		Example: `  memos audit --memory 12
+  memos audit --action quarantine. --json
+  memos audit verify
+  memos audit export audit.json && memos audit verify audit.json`,
+		Args: nargs(0, 0, "no arguments (see the subcommands)"),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if memory != "" {
+				if f.MemoryID, err = parseID(memory); err != nil {
+					return err
+				}
+			}
+			if f.Since, err = parseTime("since", since); err != nil {
+				return err
+			}
+			if f.Until, err = parseTime("until", until); err != nil {
+				return err
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				log, err := eng.Audit(ctx, f)
+				if err != nil {
+					return err
+				}
+				if log == nil {
+					log = []core.AuditEntry{}
+				}
+				return a.emit(struct {
+					Entries []core.AuditEntry `json:"entries"`
+				}{log}, func(w io.Writer) {
+					tw := table(w)
+					for _, e := range log {
+						id := "-"
+						if e.MemoryID != 0 {
+							id = fmt.Sprint(e.MemoryID)
+						}
+						fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\t%s\n", e.Seq, e.Time.Format(time.RFC3339), e.Action, id, e.Detail)
+					}
+					tw.Flush()
+				})
+			})
+		}),
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&memory, "memory", "", "only entries about this memory id")
+	fs.StringVar(&f.Action, "action", "", `only this action (remember, update, forget, …) or prefix ending in "." (quarantine.)`)
+	fs.StringVar(&f.Source, "source", "", "only entries that name this source")
+	fs.StringVar(&since, "since", "", "only entries at or after this time")
+	fs.StringVar(&until, "until", "", "only entries before this time")
+
+	verify := &cobra.Command{
+		Use:   "verify [FILE]",
+		Short: "Check the chain and every stored version against it (or an exported FILE, with no store)",
+		Long: `Verify recomputes every entry's hash and link, checks the head the store
+recorded, and checks every stored memory version — current record and version
+rows — against the SHA-256 its audit entry bound. Exit code 0 when all holds;
+otherwise 5 and a message naming the first broken entry. With FILE it checks an
+export made by memos audit export, needing no store.`,
+		Args: nargs(0, 1, "optionally an exported file"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				fh, err := os.Open(args[0])
+				if err != nil {
+					return core.Invalidf("audit verify: %v", err)
+				}
+				defer fh.Close()
+				rep, err := core.VerifyAuditExport(fh)
+				if err != nil {
+					return err
+				}
+				return a.emit(rep, func(w io.Writer) {
+					fmt.Fprintf(w, "%s: %s verified, chain ends at %s\n", args[0], plural(rep.Entries, "entry", "entries"), rep.Head)
+				})
+			}
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				rep, err := eng.VerifyAudit(ctx)
+				if err != nil {
+					return err
+				}
+				return a.emit(rep, func(w io.Writer) { printAuditReport(w, rep) })
+			})
+		}),
+	}
+	export := &cobra.Command{
+		Use:   "export FILE",
+		Short: "Verify the log and write it to FILE, checkable later with memos audit verify FILE",
+		Args:  nargs(1, 1, "one file"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+				tmp := args[0] + ".tmp"
+				fh, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+				if err != nil {
+					return core.Invalidf("audit export: %v", err)
+				}
+				rep, err := eng.ExportAudit(ctx, fh)
+				if cerr := fh.Close(); err == nil && cerr != nil {
+					err = cerr
+				}
+				if err == nil {
+					err = os.Rename(tmp, args[0])
+				}
+				if err != nil {
+					os.Remove(tmp)
+					return err
+				}
+				return a.emit(rep, func(w io.Writer) {
+					fmt.Fprintf(w, "exported %s to %s (head %s)\n", plural(rep.Entries, "entry", "entries"), args[0], rep.Head)
+				})
+			})
+		}),
+	}
+	cmd.AddCommand(verify, export)
+	return cmd
+}
+
+func printAuditReport(w io.Writer, r *core.AuditReport) {
+	fmt.Fprintf(w, "audit log verified: %s, chain ends at %s\n", plural(r.Entries, "entry", "entries"), r.Head)
+	fmt.Fprintf(w, "%s and %s match the hashes their entries bound\n",
+		plural(r.Memories, "current record", "current records"), plural(r.Versions, "version row", "version rows"))
+	if r.Unbound > 0 {
+		fmt.Fprintf(w, "%s written before the store recorded provenance (not checked)\n", plural(r.Unbound, "version was", "versions were"))
+	}
+}

@@ -1,0 +1,189 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// ReviewItem is a memory waiting in the review queue, with why the policy
+// held it and the memories it would contradict.
+type ReviewItem struct {
+	Memory  *Memory  `json:"memory"`
+	Reasons []string `json:"reasons"`
+	// Contradicts lists the memories joined to it by a contradicts edge.
+	Contradicts []ContradictedMemory `json:"contradicts,omitempty"`
+}
+
+// ContradictedMemory is the other side of a contradiction.
+type ContradictedMemory struct {
+	ID      int64  `json:"id"`
+	Content string `json:"content,omitempty"` // "" when it is out of scope
+	Trust   Trust  `json:"trust"`
+	Why     string `json:"why,omitempty"`
+}
+
+// Review lists the review queue: the quarantined memories in scope, oldest
+// first, each with the reasons recorded when it was quarantined and the
+// memories it contradicts.
+func (e *Engine) Review(ctx context.Context) ([]ReviewItem, error) {
+	const op = "review"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	items := []ReviewItem{}
+	err := e.b.View(ctx, func(tx ReadTx) error {
+		byID := map[int64]int{}
+		err := tx.Scan(ScanOptions{Filter: Filter{Namespaces: e.scope(), Statuses: []Status{StatusQuarantined}}}, func(m *Memory) error {
+			m.Embedding.Vector = nil
+			byID[m.ID] = len(items)
+			items = append(items, ReviewItem{Memory: m, Reasons: []string{}})
+			return ctx.Err()
+		})
+		if err != nil || len(items) == 0 {
+			return err
+		}
+		// The latest quarantine decision of each memory says why.
+		if err := readAudit(tx, func(a AuditEntry) error {
+			i, ok := byID[a.MemoryID]
+			if !ok || a.Action != "quarantine" {
+				return nil
+			}
+			var d struct {
+				Reasons []string `json:"reasons"`
+			}
+			if json.Unmarshal([]byte(a.Detail), &d) == nil && d.Reasons != nil {
+				items[i].Reasons = d.Reasons
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for i := range items {
+			it := &items[i]
+			edges, err := tx.Edges(it.Memory.ID)
+			if err != nil {
+				return err
+			}
+			for _, ed := range edges {
+				if ed.Type != EdgeContradicts {
+					continue
+				}
+				other := ed.From + ed.To - it.Memory.ID
+				cm := ContradictedMemory{ID: other, Why: ed.Source}
+				if m, err := tx.Get(other, 0); err == nil {
+					cm.Trust = m.Trust
+					if e.inScope(m) {
+						cm.Content = m.Content
+					}
+				} else if !errors.Is(err, ErrNotFound) {
+					return err
+				}
+				it.Contradicts = append(it.Contradicts, cm)
+			}
+			if len(it.Reasons) == 0 {
+				it.Reasons = []string{"status set to quarantined"}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	return items, nil
+}
+
+// ReleaseOptions change a memory on its release from the review queue.
+type ReleaseOptions struct {
+	// TrustLevel, if set, gives the released memory this trust level (and
+	// its default score).
+	TrustLevel TrustLevel `json:"trust_level,omitempty"`
+	// Note is recorded in the audit entry.
+	Note string `json:"note,omitempty"`
+}
+
+// Release lets a quarantined memory into recall: a new version with status
+// active (and opts.TrustLevel, if set), recorded in the audit log. Releasing
+// a memory that is not quarantined is ErrInvalid and changes nothing.
+func (e *Engine) Release(ctx context.Context, id int64, opts ReleaseOptions) (*Memory, error) {
+	const op = "quarantine release"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if opts.TrustLevel != "" {
+		if _, err := ParseTrustLevel(string(opts.TrustLevel)); err != nil {
+			return nil, &Error{Op: op, ID: id, Err: err}
+		}
+	}
+	if err := checkNote("note", opts.Note); err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	return e.writeVersionDetail(ctx, "quarantine.release", id, func(cur *Memory) (*Memory, map[string]any, error) {
+		if cur.Status != StatusQuarantined {
+			return nil, nil, notQuarantined(cur)
+		}
+		next := cur.Clone()
+		next.Status = StatusActive
+		if opts.TrustLevel != "" {
+			next.Trust = Trust{Level: opts.TrustLevel, Score: opts.TrustLevel.DefaultScore()}
+		}
+		d := map[string]any{}
+		if opts.Note != "" {
+			d["note"] = opts.Note
+		}
+		return next, d, nil
+	})
+}
+
+// Reject removes a quarantined memory the way Forget does — every version,
+// index entry, vector and edge — and returns its deletion certificate,
+// recorded in the audit log as a quarantine.reject entry with the reason.
+// Rejecting a memory that is not quarantined is ErrInvalid.
+func (e *Engine) Reject(ctx context.Context, id int64, reason string) (*DeletionCertificate, error) {
+	const op = "quarantine reject"
+	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if err := checkNote("reason", reason); err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	var cert *DeletionCertificate
+	err := e.b.Update(ctx, func(tx Tx) error {
+		cur, err := e.getScoped(tx, id, 0)
+		if err != nil {
+			return err
+		}
+		if cur.Status != StatusQuarantined {
+			return notQuarantined(cur)
+		}
+		au := e.auditor(tx)
+		if cert, err = e.forgetTx(tx, au, "quarantine.reject", id, reason, nil); err != nil {
+			return err
+		}
+		return au.close()
+	})
+	if err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	if err := e.forgotten(ctx); err != nil {
+		return nil, &Error{Op: op, ID: id, Err: err}
+	}
+	return cert, nil
+}
+
+func notQuarantined(m *Memory) error {
+	return invalidf("memory %d is not quarantined (its status is %s); only memories in the review queue can be released or rejected (see memos quarantine list)", m.ID, m.Status)
+}
+
+// checkNote validates a free-text note or reason.
+func checkNote(name, s string) error {
+	if !utf8.ValidString(s) || len(s) > 4096 {
+		return invalidf("%s must be valid UTF-8 of at most 4096 bytes", name)
+	}
+	return nil
+}
+
+// errEmptySource is the error for a forget-source without a source.
+var errEmptySource = fmt.Errorf("%w: the source is empty; give the source to forget, e.g. conversation:7", ErrInvalid)
