@@ -115,6 +115,9 @@ func TestVerifyCatchesEveryByteFlip(t *testing.T) {
 			}
 			return nil
 		})
+		if file == "" {
+			t.Skipf("%s keeps no store file in %s (a database server): its rows are not flipped here", name, dir)
+		}
 		pristine := filepath.Join(t.TempDir(), "pristine")
 		copyDir(t, dir, pristine)
 		data, err := os.ReadFile(file)

