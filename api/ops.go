@@ -43,17 +43,31 @@ func (a *Attrs) input(content string) (core.Input, error) {
 	return in, err
 }
 
+// Provenance says how a new memory relates to others and whether it waits
+// for review.
+type Provenance struct {
+	Quarantine  bool    `json:"quarantine,omitempty" jsonschema_description:"Hold it for a person's review (memos_review) instead of letting it into recall."`
+	Contradicts []int64 `json:"contradicts,omitempty" jsonschema_description:"Ids of memories this one contradicts (each gets a contradicts edge; the governance policy decides who loses)."`
+	DerivedFrom []int64 `json:"derived_from,omitempty" jsonschema_description:"Ids of memories this one was derived from (a summary, a conclusion)."`
+}
+
+func (p *Provenance) apply(in *core.Input) {
+	in.Quarantine, in.Contradicts, in.DerivedFrom = p.Quarantine, p.Contradicts, p.DerivedFrom
+}
+
 // RememberIn is one memory to store.
 type RememberIn struct {
 	Scope
 	Content string `json:"content" jsonschema_description:"The memory itself, one self-contained statement (at most 64 KiB), e.g. \"Alice prefers open-source tools\"."`
 	Attrs
+	Provenance
 }
 
 // Item is one memory of a batch.
 type Item struct {
 	Content string `json:"content" jsonschema_description:"The memory itself."`
 	Attrs
+	Provenance
 }
 
 // RememberBatchIn is several memories stored in one transaction.
@@ -390,6 +404,7 @@ var table = []*Op{
 			if err != nil {
 				return nil, err
 			}
+			in.Provenance.apply(&i)
 			return e.Remember(ctx, i)
 		}),
 	op(Op{Name: "remember-batch", Tool: "memos_remember_batch", Title: "Store several memories",
@@ -401,6 +416,7 @@ var table = []*Op{
 				if ins[i], err = in.Memories[i].input(in.Memories[i].Content); err != nil {
 					return nil, err
 				}
+				in.Memories[i].Provenance.apply(&ins[i])
 			}
 			ms, err := e.RememberBatch(ctx, ins)
 			if err != nil {
