@@ -24,8 +24,7 @@ import (
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/summarize"
-	"github.com/memos-go/memos/embedders/hash"
-	"github.com/memos-go/memos/embedders/wordvec"
+	"github.com/memos-go/memos/examples/internal/evaldata"
 )
 
 func main() {
@@ -58,19 +57,11 @@ type score struct {
 }
 
 func run(ctx context.Context, data, embName string, k, budget int) error {
-	ds, err := dataset.LoadLoCoMo(filepath.Join(data, "locomo", "locomo-dev.json"), dataset.Options{})
+	ds, err := evaldata.LoCoMo(data)
 	if err != nil {
 		return err
 	}
-	var emb core.Embedder
-	switch embName {
-	case "hash":
-		emb, err = hash.Open(ctx, hash.Config{})
-	case "wordvec":
-		emb, err = wordvec.Open(ctx, wordvec.Config{Path: filepath.Join(data, "glove", "glove-6b-100d-top100k.txt.gz")})
-	default:
-		err = fmt.Errorf("unknown embedder %q", embName)
-	}
+	emb, err := evaldata.Embedder(ctx, data, embName)
 	if err != nil {
 		return err
 	}
