@@ -1,7 +1,9 @@
-// Package sdk is what an embedder plugin author imports: implement
-// Embedder (the same two methods as driver.Embedder) and call Serve from main.
+// Package sdk is what a plugin author imports: implement Embedder (the same
+// two methods as driver.Embedder) and call Serve from main, or implement
+// Reranker (one method, driver.Reranker) and call ServeReranker.
 //
 //	func main() { sdk.Serve(myEmbedder{}) }
+//	func main() { sdk.ServeReranker(myReranker{}) }
 //
 // Build the program and point memos at the binary:
 //
@@ -23,6 +25,10 @@
 // lines go to stderr in the format the host parses, so they appear in memos'
 // log with their level and attributes. Anything else printed to stderr is
 // logged by the host at debug level; stdout is reserved for the handshake.
+//
+// A reranker plugin is configured as `reranker: {name: plugin, plugin:
+// {path: ./my-reranker}}`; whatever it does wrong (an error, a hang, a
+// crash, the wrong number of scores), searches keep the fused order.
 //
 // Test a plugin without building it with plugins/sdk/sdktest.
 package sdk
@@ -49,14 +55,31 @@ type Embedder = driver.Embedder
 // ModelInfo describes the model; it is driver.ModelInfo.
 type ModelInfo = driver.ModelInfo
 
+// Reranker is the interface a reranker plugin implements; it is
+// driver.Reranker, whose doc states the contract (one score per text in
+// order, higher is more relevant, safe for concurrent use).
+type Reranker = driver.Reranker
+
 // Serve serves e as a memos embedder plugin until the host stops it. It
 // must be called from main, and only in a process the host started: run by
 // hand, the program prints a message saying it is a plugin and exits 1.
-func Serve(e Embedder) {
+func Serve(e Embedder) { serve(e, nil) }
+
+// ServeReranker serves r as a memos reranker plugin until the host stops
+// it, as Serve does for an embedder. The host sends at most
+// search.rerank_top texts per call and cancels the context when the
+// search's rerank_timeout passes.
+func ServeReranker(r Reranker) { serve(nil, r) }
+
+// ServeBoth serves e and r from one process, for a model server that does
+// both; memos then starts one process per configured use.
+func ServeBoth(e Embedder, r Reranker) { serve(e, r) }
+
+func serve(e Embedder, r Reranker) {
 	slog.SetDefault(Logger())
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  shim.Handshake,
-		VersionedPlugins: shim.Plugins(e),
+		VersionedPlugins: shim.Plugins(e, r),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(maxMessage))...)
 		},

@@ -1,5 +1,5 @@
-// Package pb holds the generated Go code for the embedder plugin protocol
-// defined in embedder.proto. The generated files are committed because CI
+// Package pb holds the generated Go code for the plugin protocols defined in
+// embedder.proto and reranker.proto. The generated files are committed because CI
 // has no protoc; regenerate them after editing the .proto with
 //
 //	go generate ./plugins/internal/pb
@@ -11,4 +11,4 @@
 //	go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 package pb
 
-//go:generate protoc --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative embedder.proto
+//go:generate protoc --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative embedder.proto reranker.proto

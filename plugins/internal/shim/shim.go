@@ -1,7 +1,9 @@
-// Package shim is the part of the embedder plugin protocol that both sides
-// share: the go-plugin handshake, the plugin set, and the gRPC shims that turn
-// a driver.Embedder into the Embedder service (Server) and back (Client). It is
-// internal so that authors see only plugins/sdk and hosts only plugins.
+// Package shim is the part of the plugin protocol that both sides share: the
+// go-plugin handshake, the plugin sets, and the gRPC shims that turn a
+// driver.Embedder into the Embedder service (Server) and back (Client), and a
+// driver.Reranker into the Reranker service (RerankerServer) and back
+// (RerankerClient). It is internal so that authors see only plugins/sdk and
+// hosts only plugins.
 package shim
 
 import (
@@ -46,11 +48,24 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieValue: MagicCookieValue,
 }
 
-// Plugins returns the versioned plugin sets served by a plugin (impl set) or
-// consumed by a host (impl nil).
-func Plugins(impl driver.Embedder) map[int]plugin.PluginSet {
+// Plugins returns the versioned plugin set a plugin process serves: the
+// embedder service if e is not nil, the reranker service if r is not nil.
+func Plugins(e driver.Embedder, r driver.Reranker) map[int]plugin.PluginSet {
+	set := plugin.PluginSet{}
+	if e != nil {
+		set[PluginName] = &Plugin{Impl: e}
+	}
+	if r != nil {
+		set[RerankerPluginName] = &RerankerPlugin{Impl: r}
+	}
+	return map[int]plugin.PluginSet{ProtocolVersion: set}
+}
+
+// HostPlugins returns the versioned plugin set a host consumes: every kind,
+// so that it can dispense whichever the configuration asks for.
+func HostPlugins() map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{
-		ProtocolVersion: {PluginName: &Plugin{Impl: impl}},
+		ProtocolVersion: {PluginName: &Plugin{}, RerankerPluginName: &RerankerPlugin{}},
 	}
 }
 
@@ -88,7 +103,7 @@ type Server struct {
 
 // Info implements pb.EmbedderServer.
 func (s *Server) Info(ctx context.Context, _ *pb.InfoRequest) (resp *pb.InfoResponse, err error) {
-	defer recoverTo(&err)
+	defer recoverTo("embedder", &err)
 	mi, err := s.Impl.Info(ctx)
 	if err != nil {
 		return nil, ToStatus(err)
@@ -103,7 +118,7 @@ func (s *Server) Info(ctx context.Context, _ *pb.InfoRequest) (resp *pb.InfoResp
 
 // Embed implements pb.EmbedderServer.
 func (s *Server) Embed(ctx context.Context, req *pb.EmbedRequest) (resp *pb.EmbedResponse, err error) {
-	defer recoverTo(&err)
+	defer recoverTo("embedder", &err)
 	vs, err := s.Impl.Embed(ctx, req.GetTexts())
 	if err != nil {
 		return nil, ToStatus(err)
@@ -154,9 +169,11 @@ func decode(data []byte, dim int) ([][]float32, error) {
 	return out, nil
 }
 
-func recoverTo(err *error) {
+// recoverTo turns a panic of the served kind ("embedder", "reranker") into
+// an error answer, so that one bad input does not kill the process.
+func recoverTo(kind string, err *error) {
 	if p := recover(); p != nil {
-		*err = ToStatus(fmt.Errorf("embedder panicked: %v\n%s", p, debug.Stack()))
+		*err = ToStatus(fmt.Errorf("%s panicked: %v\n%s", kind, p, debug.Stack()))
 	}
 }
 

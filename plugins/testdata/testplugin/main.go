@@ -121,7 +121,7 @@ func main() {
 	case "v2":
 		plugin.Serve(&plugin.ServeConfig{
 			HandshakeConfig:  shim.Handshake,
-			VersionedPlugins: map[int]plugin.PluginSet{2: shim.Plugins(e)[shim.ProtocolVersion]},
+			VersionedPlugins: map[int]plugin.PluginSet{2: shim.Plugins(e, nil)[shim.ProtocolVersion]},
 			GRPCServer:       plugin.DefaultGRPCServer,
 		})
 		return
