@@ -22,38 +22,22 @@ import (
 	"math"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/internal/conform"
 )
 
 // Case is one conformance check. Run returns nil when e behaves, an error
 // saying what was wrong otherwise, or an error wrapping ErrSkip when the case
 // does not apply to e (the message says why).
-type Case struct {
-	Name string
-	Run  func(ctx context.Context, e driver.Embedder) error
-}
+type Case = conform.Case[driver.Embedder]
 
 // ErrSkip marks a case that does not apply to the embedder under test.
-var ErrSkip = errors.New("skipped")
+var ErrSkip = conform.ErrSkip
 
 // Result is the outcome of one case. Err is nil when the case passed; when
 // the case did not apply, Err wraps ErrSkip.
-type Result struct {
-	Name string
-	Err  error
-}
-
-// Skipped reports whether the case did not apply.
-func (r Result) Skipped() bool { return errors.Is(r.Err, ErrSkip) }
-
-// Passed reports whether the case passed.
-func (r Result) Passed() bool { return r.Err == nil }
-
-// hangGuard bounds every case, so that an embedder that ignores its context
-// fails the case instead of hanging the caller. It is not a speed target.
-const hangGuard = 30 * time.Second
+type Result = conform.Result
 
 // texts is the fixture used by the cases: ordinary sentences, punctuation,
 // non-ASCII text, a repeated entry and a long text.
@@ -78,15 +62,15 @@ func longText() string {
 // Cases returns the standard conformance cases, in the order they run.
 func Cases() []Case {
 	return []Case{
-		{"info is stable", infoStable},
-		{"info is valid", infoValid},
-		{"batch output length equals input length", batchLength},
-		{"dimensions match the declared ones", dimensions},
-		{"vectors are finite and normalised when declared so", finiteNormalized},
-		{"same text gives the same vector alone and in a batch", deterministic},
-		{"empty batch returns an empty result", emptyBatch},
-		{"empty string embeds", emptyString},
-		{"cancelled context returns a context error", cancelled},
+		{Name: "info is stable", Run: infoStable},
+		{Name: "info is valid", Run: infoValid},
+		{Name: "batch output length equals input length", Run: batchLength},
+		{Name: "dimensions match the declared ones", Run: dimensions},
+		{Name: "vectors are finite and normalised when declared so", Run: finiteNormalized},
+		{Name: "same text gives the same vector alone and in a batch", Run: deterministic},
+		{Name: "empty batch returns an empty result", Run: emptyBatch},
+		{Name: "empty string embeds", Run: emptyString},
+		{Name: "cancelled context returns a context error", Run: cancelled},
 	}
 }
 
@@ -103,11 +87,7 @@ func Check(ctx context.Context, e driver.Embedder, cases ...Case) []Result {
 	if len(cases) == 0 {
 		cases = Cases()
 	}
-	out := make([]Result, 0, len(cases))
-	for _, c := range cases {
-		out = append(out, Result{Name: c.Name, Err: runCase(ctx, e, c)})
-	}
-	return out
+	return conform.Check(ctx, "embedder", e, cases)
 }
 
 // Run runs cases against e (Cases() when none are given) as subtests of t.
@@ -116,38 +96,7 @@ func Run(t *testing.T, e driver.Embedder, cases ...Case) {
 	if len(cases) == 0 {
 		cases = Cases()
 	}
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			err := runCase(t.Context(), e, c)
-			switch {
-			case errors.Is(err, ErrSkip):
-				t.Skip(err)
-			case err != nil:
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
-// runCase runs c with the hang guard; a panic in the embedder fails the case.
-func runCase(ctx context.Context, e driver.Embedder, c Case) (err error) {
-	ctx, cancel := context.WithTimeout(ctx, hangGuard)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- fmt.Errorf("embedder panicked: %v", p)
-			}
-		}()
-		done <- c.Run(ctx, e)
-	}()
-	select {
-	case err = <-done:
-		return err
-	case <-time.After(hangGuard + 5*time.Second):
-		return fmt.Errorf("no answer within %v although the context expired: the embedder ignores its context", hangGuard)
-	}
+	conform.Run(t, "embedder", e, cases)
 }
 
 func info(ctx context.Context, e driver.Embedder) (driver.ModelInfo, error) {

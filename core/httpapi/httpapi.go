@@ -155,8 +155,9 @@ func (c *Client) attempt(ctx context.Context, url string, body []byte) (data []b
 }
 
 // ErrorText extracts the message of an error body in the OpenAI shape
-// ({"error":{"message","type","code"}}) or Ollama's ({"error":"…"}), or a
-// short excerpt of any other body.
+// ({"error":{"message","type","code"}}), Ollama's and text-embeddings-
+// inference's ({"error":"…"}), Cohere's ({"message":"…"}) or Jina's
+// ({"detail":"…"}), or a short excerpt of any other body.
 func ErrorText(data []byte) string {
 	var oa struct {
 		Error struct {
@@ -184,6 +185,18 @@ func ErrorText(data []byte) string {
 	}
 	if json.Unmarshal(data, &ol) == nil && ol.Error != "" {
 		return ol.Error
+	}
+	var co struct {
+		Message string `json:"message"`
+		Detail  any    `json:"detail"`
+	}
+	if json.Unmarshal(data, &co) == nil {
+		if co.Message != "" {
+			return co.Message
+		}
+		if d, ok := co.Detail.(string); ok && d != "" {
+			return d
+		}
 	}
 	s := strings.TrimSpace(string(data))
 	if len(s) > 200 {

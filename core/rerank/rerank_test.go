@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/rerank"
+	"github.com/memos-go/memos/core/rerank/reranktest"
 )
 
 // score is what the fake servers use as a cross-encoder: the share of the
@@ -59,7 +61,7 @@ func teiServer(t *testing.T) *httptest.Server {
 // cohereServer follows Cohere's (and Jina's) POST /v1/rerank: {"model",
 // "query","documents","top_n"} → {"results":[{"index","relevance_score"}]},
 // sorted by relevance, top_n of them; it wants a bearer key.
-func cohereServer(t *testing.T, key string, gotModel *string) *httptest.Server {
+func cohereServer(t *testing.T, key string, gotModel *atomic.Value) *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/rerank" {
 			http.NotFound(w, r)
@@ -81,7 +83,7 @@ func cohereServer(t *testing.T, key string, gotModel *string) *httptest.Server {
 			fmt.Fprint(w, `{"message":"invalid request: model and top_n are required"}`)
 			return
 		}
-		*gotModel = req.Model
+		gotModel.Store(req.Model)
 		type hit struct {
 			Index int     `json:"index"`
 			Rel   float64 `json:"relevance_score"`
@@ -121,10 +123,37 @@ func TestTEI(t *testing.T) {
 	}
 }
 
+// TestConformance runs the reranker conformance kit against each API shape,
+// through fakes that follow the documented requests and answers.
+func TestConformance(t *testing.T) {
+	t.Run("tei", func(t *testing.T) {
+		srv := teiServer(t)
+		defer srv.Close()
+		r, err := rerank.Open(context.Background(), rerank.Config{BaseURL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reranktest.Run(t, r)
+	})
+	for _, api := range []string{"cohere", "jina"} {
+		t.Run(api, func(t *testing.T) {
+			var model atomic.Value
+			srv := cohereServer(t, "sekret", &model)
+			defer srv.Close()
+			t.Setenv("MY_RERANK_KEY", "sekret")
+			r, err := rerank.Open(context.Background(), rerank.Config{API: api, BaseURL: srv.URL + "/v1", APIKeyEnv: "MY_RERANK_KEY"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reranktest.Run(t, r)
+		})
+	}
+}
+
 func TestCohereAndJina(t *testing.T) {
 	for _, api := range []string{"cohere", "jina"} {
 		t.Run(api, func(t *testing.T) {
-			var model string
+			var model atomic.Value
 			srv := cohereServer(t, "sekret", &model)
 			defer srv.Close()
 			t.Setenv("MY_RERANK_KEY", "sekret")
@@ -139,7 +168,7 @@ func TestCohereAndJina(t *testing.T) {
 			if fmt.Sprint(got) != "[0.5 1 0 0.5]" {
 				t.Fatalf("scores = %v, want [0.5 1 0 0.5]", got)
 			}
-			if want := map[string]string{"cohere": "rerank-english-v3.0", "jina": "jina-reranker-v2-base-multilingual"}[api]; model != want {
+			if want := map[string]string{"cohere": "rerank-english-v3.0", "jina": "jina-reranker-v2-base-multilingual"}[api]; model.Load() != want {
 				t.Fatalf("model sent = %q, want the default %q", model, want)
 			}
 
@@ -149,8 +178,9 @@ func TestCohereAndJina(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = r.Rerank(context.Background(), "dogs", texts)
-			if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "invalid api token") || !strings.Contains(err.Error(), "$MY_RERANK_KEY") {
-				t.Fatalf("with a wrong key: %v, want ErrInvalid with the server's message and the key hint", err)
+			if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "invalid api token") || !strings.Contains(err.Error(), "$MY_RERANK_KEY") ||
+				strings.Contains(err.Error(), `{"message"`) {
+				t.Fatalf("with a wrong key: %v, want ErrInvalid with the server's message (not its JSON) and the key hint", err)
 			}
 		})
 	}
