@@ -13,7 +13,7 @@ func TestErrorText(t *testing.T) {
 		{`{"error":"model \"x\" not found, try pulling it first"}`, `model "x" not found, try pulling it first`},
 		{`{"error":"Input validation error: texts cannot be empty","error_type":"Validation"}`, "Input validation error: texts cannot be empty"},
 		{`{"id":"8f3c","message":"invalid api token"}`, "invalid api token"}, // Cohere
-		{`{"detail":"Invalid API key"}`, "Invalid API key"},                   // Jina
+		{`{"detail":"Invalid API key"}`, "Invalid API key"},                  // Jina
 		{`{"detail":[{"loc":["body","query"],"msg":"field required"}]}`, `{"detail":[{"loc":["body","query"],"msg":"field required"}]}`},
 		{"", "(empty body)"},
 		{"  <html>bad gateway</html>\n", "<html>bad gateway</html>"},
