@@ -484,6 +484,12 @@ func (h *host) call(ctx context.Context, op string, fn func(context.Context, *pr
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// The caller's own deadline (a search's rerank_timeout)
+				// ran out: as after call_timeout, find out whether the
+				// plugin is frozen rather than slow.
+				go h.endIfFrozen(p, op)
+			}
 			return fmt.Errorf("plugin %s: %s: %w", h.name, op, ctx.Err())
 		case timedOut:
 			go h.endIfFrozen(p, op)
@@ -503,7 +509,8 @@ func (h *host) call(ctx context.Context, op string, fn func(context.Context, *pr
 	}
 }
 
-// endIfFrozen ends p if, after a call timed out, it does not even answer a
+// endIfFrozen ends p if, after a call timed out (call_timeout or the
+// caller's deadline), it does not even answer a
 // health check: it is frozen (stopped, wedged), not just slow, so the next
 // call should start a new process rather than wait out call_timeout again.
 func (h *host) endIfFrozen(p *proc, op string) {

@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/embedtest"
+	"github.com/memos-go/memos/core/rerank/reranktest"
 	"github.com/memos-go/memos/plugins"
 )
 
@@ -151,4 +153,85 @@ func TestBrokenPlugin(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRerankerPlugin builds the example reranker plugin, checks it with
+// plugin test, and searches a store configured with it: the plugin reorders
+// the results and explain shows its scores.
+func TestRerankerPlugin(t *testing.T) {
+	t.Parallel()
+	bin := buildPlugin(t, "../../../examples/reranker-plugin")
+	e := newEnv(t)
+
+	n := len(reranktest.Cases())
+	out := e.ok("plugin", "test", bin)
+	for _, s := range []string{"/reranker-plugin: reranker; started in",
+		"pass    a text's rank does not depend on its position",
+		fmt.Sprintf("%d of %d cases passed, 0 failed, 0 skipped", n, n)} {
+		if !strings.Contains(out, s) {
+			t.Errorf("plugin test printed\n%s\nwant %q in it", out, s)
+		}
+	}
+	var rep pluginReport
+	e.json(&rep, "plugin", "test", bin)
+	if fmt.Sprint(rep.Kinds) != "[reranker]" || rep.Model != nil || rep.Passed != n || rep.Failed != 0 || rep.Cases[0].Kind != "reranker" {
+		t.Errorf("plugin test --json: %+v", rep)
+	}
+
+	if err := os.MkdirAll(e.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("reranker:\n  name: plugin\n  plugin:\n    path: %s\n", bin)
+	if err := os.WriteFile(filepath.Join(e.home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"apple apple apple pie recipe with cinnamon", "apple apple crumble for dessert",
+		"the apple orchard visit in autumn", "apple stock price fell"} {
+		e.add(s)
+	}
+	var res core.SearchResult
+	e.json(&res, "search", "apple orchard autumn", "--no-expand")
+	if len(res.Hits) == 0 || res.Hits[0].Memory.Content != "the apple orchard visit in autumn" {
+		t.Fatalf("search with the reranker plugin: %+v; want the orchard note first", res.Hits)
+	}
+	var x core.Explanation
+	e.json(&x, "explain", "apple orchard autumn")
+	scored := 0
+	for _, c := range x.Candidates {
+		if c.RerankScore != nil {
+			scored++
+		}
+	}
+	if !strings.Contains(x.Rerank, "reranked the top") || scored == 0 {
+		t.Fatalf("explain: rerank note %q, %d candidates with a reranker score", x.Rerank, scored)
+	}
+	if out := e.ok("explain", "apple orchard autumn"); !strings.Contains(out, "; rerank ") || !strings.Contains(out, "reranker: reranked the top") {
+		t.Fatalf("explain does not show the reranker's scores:\n%s", out)
+	}
+}
+
+// TestHungRerankerPlugin configures a reranker plugin that never answers:
+// searches still succeed, in the fused order, and explain says why.
+func TestHungRerankerPlugin(t *testing.T) {
+	t.Parallel()
+	bin := buildPlugin(t, "../../../plugins/testdata/testplugin")
+	e := newEnv(t)
+	notes := []string{"apple apple apple pie recipe with cinnamon", "the apple orchard visit in autumn"}
+	for _, s := range notes {
+		e.add(s)
+	}
+	var base core.SearchResult
+	e.json(&base, "search", "apple orchard autumn", "--no-expand")
+	cfg := fmt.Sprintf("reranker:\n  name: plugin\n  plugin:\n    path: %s\n    env: {MEMOS_TESTPLUGIN_KIND: reranker, MEMOS_TESTPLUGIN_MODE: hang}\nsearch:\n  rerank_timeout: 300ms\n", bin)
+	if err := os.WriteFile(filepath.Join(e.home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var res core.SearchResult
+	e.json(&res, "search", "apple orchard autumn", "--no-expand")
+	if fmt.Sprint(hitIDs(res)) != fmt.Sprint(hitIDs(base)) {
+		t.Fatalf("with a hung reranker: %v, want the fused order %v", hitIDs(res), hitIDs(base))
+	}
+	if out := e.ok("explain", "apple orchard autumn"); !strings.Contains(out, "reranker failed, kept the fused order") || !strings.Contains(out, "rerank_timeout") {
+		t.Fatalf("explain does not say the reranker failed:\n%s", out)
+	}
 }

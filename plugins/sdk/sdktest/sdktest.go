@@ -1,13 +1,15 @@
-// Package sdktest lets a plugin author check an embedder in `go test`
-// without building a binary: the embedder is served on a loopback gRPC
+// Package sdktest lets a plugin author check an embedder or a reranker in
+// `go test` without building a binary: it is served on a loopback gRPC
 // server through the same shims a plugin process uses, and the conformance
-// cases of core/embedtest run against the host side.
+// cases of core/embedtest (or core/rerank/reranktest) run against the host
+// side.
 //
-//	func TestPlugin(t *testing.T) { sdktest.Run(t, myEmbedder{}) }
+//	func TestPlugin(t *testing.T)   { sdktest.Run(t, myEmbedder{}) }
+//	func TestReranker(t *testing.T) { sdktest.RunReranker(t, myReranker{}) }
 //
 // What it does not cover, because it needs a real process: the handshake,
 // checksums, restarts after a crash and the host's batch splitting. Run
-// `memos plugin test ./my-embedder` on the built binary for those.
+// `memos plugin test ./my-plugin` on the built binary for those.
 package sdktest
 
 import (
@@ -19,6 +21,7 @@ import (
 
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
+	"github.com/memos-go/memos/core/rerank/reranktest"
 	"github.com/memos-go/memos/plugins/internal/pb"
 	"github.com/memos-go/memos/plugins/internal/shim"
 )
@@ -29,12 +32,27 @@ import (
 // server stops when the test ends.
 func Connect(t testing.TB, e driver.Embedder) driver.Embedder {
 	t.Helper()
+	return shim.NewClient(serve(t, func(s *grpc.Server) { pb.RegisterEmbedderServer(s, &shim.Server{Impl: e}) }))
+}
+
+// ConnectReranker serves r over loopback gRPC and returns a driver.Reranker
+// that calls it the way memos calls a plugin. The server stops when the
+// test ends.
+func ConnectReranker(t testing.TB, r driver.Reranker) driver.Reranker {
+	t.Helper()
+	return shim.NewRerankerClient(serve(t, func(s *grpc.Server) { pb.RegisterRerankerServer(s, &shim.RerankerServer{Impl: r}) }))
+}
+
+// serve starts a loopback gRPC server with the services register adds and
+// returns a connection to it.
+func serve(t testing.TB, register func(*grpc.Server)) *grpc.ClientConn {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("sdktest: listen: %v", err)
 	}
 	srv := grpc.NewServer()
-	pb.RegisterEmbedderServer(srv, &shim.Server{Impl: e})
+	register(srv)
 	go func() { _ = srv.Serve(ln) }()
 	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -45,7 +63,7 @@ func Connect(t testing.TB, e driver.Embedder) driver.Embedder {
 		_ = conn.Close()
 		srv.Stop()
 	})
-	return shim.NewClient(conn)
+	return conn
 }
 
 // Run runs the embedder conformance cases against e through the plugin
@@ -53,4 +71,11 @@ func Connect(t testing.TB, e driver.Embedder) driver.Embedder {
 func Run(t *testing.T, e driver.Embedder) {
 	t.Helper()
 	embedtest.Run(t, Connect(t, e))
+}
+
+// RunReranker runs the reranker conformance cases against r through the
+// plugin shims, as subtests of t.
+func RunReranker(t *testing.T, r driver.Reranker) {
+	t.Helper()
+	reranktest.Run(t, ConnectReranker(t, r))
 }

@@ -3,12 +3,14 @@ package sdktest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/plugins/internal/testembed"
+	"github.com/memos-go/memos/plugins/internal/testrerank"
 	"github.com/memos-go/memos/plugins/sdk/sdktest"
 )
 
@@ -106,4 +108,37 @@ func (short) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 		out[i] = []float32{1, 0, 0}
 	}
 	return out, nil
+}
+
+func TestRunReranker(t *testing.T) {
+	sdktest.RunReranker(t, testrerank.Reranker{})
+}
+
+// failingReranker returns err from every call, or panics when err is nil.
+type failingReranker struct{ err error }
+
+func (f failingReranker) Rerank(context.Context, string, []string) ([]float64, error) {
+	if f.err == nil {
+		panic("reranker bug")
+	}
+	return nil, f.err
+}
+
+func TestRerankerErrorsCrossTheWire(t *testing.T) {
+	for _, sentinel := range []error{driver.ErrInvalid, driver.ErrUnavailable, context.DeadlineExceeded} {
+		r := sdktest.ConnectReranker(t, failingReranker{err: errors.Join(errors.New("model says no"), sentinel)})
+		_, err := r.Rerank(t.Context(), "q", []string{"x"})
+		if !errors.Is(err, sentinel) || !strings.Contains(err.Error(), "model says no") {
+			t.Errorf("%v: got %v", sentinel, err)
+		}
+	}
+	r := sdktest.ConnectReranker(t, failingReranker{})
+	if _, err := r.Rerank(t.Context(), "q", []string{"x"}); err == nil || !strings.Contains(err.Error(), "reranker panicked: reranker bug") {
+		t.Errorf("a panic: got %v", err)
+	}
+	// and the server survived it
+	r2 := sdktest.ConnectReranker(t, testrerank.Reranker{})
+	if got, err := r2.Rerank(t.Context(), "apple", []string{"apple pie", "pear"}); err != nil || fmt.Sprint(got) != "[1 0]" {
+		t.Errorf("scores %v, %v", got, err)
+	}
 }

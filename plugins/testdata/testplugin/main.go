@@ -24,6 +24,11 @@
 //
 // MEMOS_TESTPLUGIN_MAXBATCH overrides the max batch (0: no limit). If
 // MEMOS_TESTPLUGIN_PIDFILE is set, the process writes its pid there.
+//
+// MEMOS_TESTPLUGIN_KIND=reranker serves the test reranker (testrerank)
+// instead, with the modes good, crash, crashalways, hang, freeze, wait and
+// errors acting on Rerank (errors: by the query's first word), and "wrong" answering
+// one score too few; KIND=both serves the embedder and the reranker.
 package main
 
 import (
@@ -33,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -42,6 +48,7 @@ import (
 	"github.com/memos-go/memos/embedders/hash"
 	"github.com/memos-go/memos/plugins/internal/shim"
 	"github.com/memos-go/memos/plugins/internal/testembed"
+	"github.com/memos-go/memos/plugins/internal/testrerank"
 	"github.com/memos-go/memos/plugins/sdk"
 )
 
@@ -53,10 +60,24 @@ type modal struct {
 }
 
 func (m modal) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	switch m.mode {
+	key := ""
+	if len(texts) > 0 {
+		key = texts[0]
+	}
+	if done, err := misbehave(ctx, m.mode, "embed", len(texts), key, m.calls, m.crashAt); done {
+		return nil, err
+	}
+	return m.Embedder.Embed(ctx, texts)
+}
+
+// misbehave does what mode asks of a call: exit, hang, freeze, wait for
+// the context, or fail according to key. It returns done when the call
+// should return err instead of answering.
+func misbehave(ctx context.Context, mode, op string, n int, key string, calls *atomic.Int64, crashAt int64) (done bool, err error) {
+	switch mode {
 	case "crash":
 		marker := filepath.Join(os.Getenv("MEMOS_TESTPLUGIN_STATE"), "crashed")
-		if _, err := os.Stat(marker); err != nil && m.calls.Add(1) == m.crashAt {
+		if _, err := os.Stat(marker); err != nil && calls.Add(1) == crashAt {
 			_ = os.WriteFile(marker, nil, 0o644)
 			os.Exit(3)
 		}
@@ -69,24 +90,42 @@ func (m modal) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 		}
 	case "wait":
-		slog.Info("embed started", "texts", len(texts))
+		slog.Info(op+" started", "texts", n)
 		fmt.Fprintln(os.Stderr, "a plain line on stderr")
 		<-ctx.Done()
-		slog.Info("embed cancelled", "error", ctx.Err().Error())
-		return nil, ctx.Err()
+		slog.Info(op+" cancelled", "error", ctx.Err().Error())
+		return true, ctx.Err()
 	case "errors":
-		if len(texts) > 0 {
-			switch texts[0] {
-			case "invalid":
-				return nil, driver.Invalidf("text %q is not welcome here", texts[0])
-			case "unavailable":
-				return nil, fmt.Errorf("%w: the model server is down", driver.ErrUnavailable)
-			case "panic":
-				panic("testplugin: asked to panic")
-			}
+		switch key {
+		case "invalid":
+			return true, driver.Invalidf("text %q is not welcome here", key)
+		case "unavailable":
+			return true, fmt.Errorf("%w: the model server is down", driver.ErrUnavailable)
+		case "panic":
+			panic("testplugin: asked to panic")
 		}
 	}
-	return m.Embedder.Embed(ctx, texts)
+	return false, nil
+}
+
+// reranker is the test reranker with the behaviour of a mode.
+type reranker struct {
+	testrerank.Reranker
+	mode    string
+	calls   *atomic.Int64
+	crashAt int64
+}
+
+func (r reranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
+	key, _, _ := strings.Cut(query, " ")
+	if done, err := misbehave(ctx, r.mode, "rerank", len(texts), key, r.calls, r.crashAt); done {
+		return nil, err
+	}
+	scores, err := r.Reranker.Rerank(ctx, query, texts)
+	if r.mode == "wrong" && len(scores) > 0 {
+		scores = scores[1:]
+	}
+	return scores, err
 }
 
 func main() {
@@ -103,6 +142,15 @@ func main() {
 		crashAt, _ = strconv.ParseInt(s, 10, 64)
 	}
 	e := modal{Embedder: testembed.Embedder{Dim: 32, MaxBatch: maxBatch}, mode: mode, calls: new(atomic.Int64), crashAt: crashAt}
+	switch os.Getenv("MEMOS_TESTPLUGIN_KIND") {
+	case "reranker":
+		sdk.Logger().Info("test reranker ready", "mode", mode)
+		sdk.ServeReranker(reranker{mode: mode, calls: new(atomic.Int64), crashAt: crashAt})
+		return
+	case "both":
+		sdk.ServeBoth(e, reranker{mode: mode, calls: new(atomic.Int64), crashAt: crashAt})
+		return
+	}
 	switch mode {
 	case "junk":
 		fmt.Println("hello, I am not a plugin")
