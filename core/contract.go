@@ -89,6 +89,7 @@ type (
 	ModelInfo             = driver.ModelInfo
 	VectorIndex           = driver.VectorIndex
 	PersistentVectorIndex = driver.PersistentVectorIndex
+	VectorIndexSizer      = driver.VectorIndexSizer
 	VectorEntry           = driver.VectorEntry
 	VectorFilter          = driver.VectorFilter
 	Turn                  = driver.Turn

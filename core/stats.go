@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"os"
+)
 
 // Stats summarises a store as seen from one handle's scope.
 type Stats struct {
@@ -18,10 +21,20 @@ type Stats struct {
 	// Backend holds backend-specific figures (file size, …) when the backend
 	// implements BackendStater.
 	Backend map[string]any `json:"backend,omitempty"`
+	// StoreMemories counts every memory in the store, in every namespace
+	// and status: the figure the store's sizes are divided by.
+	StoreMemories int `json:"store_memories"`
+	// VectorIndexBytes is the vector index's estimate of the memory it
+	// holds (0 when the index does not implement VectorIndexSizer).
+	VectorIndexBytes int64 `json:"vector_index_bytes,omitempty"`
+	// VectorSnapshotBytes is the size of the vector index snapshot
+	// (Options.VectorSnapshot) as the last Close wrote it; 0 without one.
+	VectorSnapshotBytes int64 `json:"vector_snapshot_bytes,omitempty"`
 }
 
 // Stats counts the memories in this handle's scope (every status), their
-// versions and edges. It reads every memory: O(n).
+// versions and edges, and the store's memories and index sizes. It reads
+// every memory of the store: O(n).
 func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	const op = "stats"
 	if err := e.checkOpen(op); err != nil {
@@ -35,7 +48,13 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 		if st.Seq, err = tx.Seq(); err != nil {
 			return err
 		}
-		return tx.Scan(ScanOptions{Filter: Filter{Namespaces: e.scope()}}, func(m *Memory) error {
+		// One pass over the whole store: every memory counts towards
+		// StoreMemories, those in scope towards the rest.
+		return tx.Scan(ScanOptions{}, func(m *Memory) error {
+			st.StoreMemories++
+			if !e.inScope(m) {
+				return nil
+			}
 			st.Memories++
 			st.ByNamespace[m.Namespace]++
 			st.ByPool[string(m.Pool)]++
@@ -58,6 +77,14 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 			return nil, &Error{Op: op, Err: err}
 		}
 		st.Vectors, st.VectorIndex = e.vec.Len(), e.vecName
+		if sz, ok := e.vec.(VectorIndexSizer); ok {
+			st.VectorIndexBytes = sz.MemoryBytes()
+		}
+	}
+	if e.snapPath != "" {
+		if fi, err := os.Stat(e.snapPath); err == nil {
+			st.VectorSnapshotBytes = fi.Size()
+		}
 	}
 	if bs, ok := e.b.(BackendStater); ok {
 		if st.Backend, err = bs.BackendStats(ctx); err != nil {

@@ -375,6 +375,7 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 			return nil, fmt.Errorf("corpus %s: reopen: %w", c.Name, err)
 		}
 		run.Open.Samples = append(run.Open.Samples, sample)
+		run.OpenRSS += sample.RSS
 		opens = append(opens, sample.Open+sample.FirstQuery)
 		err = st.query(ctx, c, cp, keys, samples, sc, prog)
 		if cerr := st.eng.Close(); err == nil && cerr != nil {
@@ -396,6 +397,10 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 		run.Ingest.PerSecond = float64(run.Ingest.Docs) / secs
 	}
 	run.Open.Median = median(opens)
+	if run.Docs > 0 {
+		run.DiskPer100k = float64(run.DiskAllocated) / float64(run.Docs) * 1e5
+		run.OpenRSSPer100k = float64(run.OpenRSS) / float64(run.Docs) * 1e5
+	}
 	for _, mode := range Modes {
 		run.Latency[mode] = summarize(samples[mode])
 	}
@@ -485,6 +490,7 @@ func (s *store) ingest(ctx context.Context, c *dataset.Corpus, ing *Ingest, prog
 // open reopens the closed store and runs the first query: the cold open.
 func (s *store) open(ctx context.Context, c *dataset.Corpus, cp *corpusPlan) (OpenSample, error) {
 	var o OpenSample
+	rss0 := settledRSS()
 	t0 := time.Now()
 	eng, err := s.openEngine(ctx)
 	if err != nil {
@@ -499,6 +505,9 @@ func (s *store) open(ctx context.Context, c *dataset.Corpus, cp *corpusPlan) (Op
 			return o, errors.Join(err, eng.Close())
 		}
 		o.FirstQuery = time.Since(t1)
+	}
+	if rss0 > 0 {
+		o.RSS = max(settledRSS()-rss0, 0)
 	}
 	return o, nil
 }
@@ -697,7 +706,7 @@ func (s *store) openBackend(ctx context.Context) (core.Backend, error) {
 // snapshot) plus, for a backend that keeps the store elsewhere (no default
 // path: a database), the size_bytes it reports in BackendStats.
 func (s *store) diskUsage(ctx context.Context, dir string) (size, alloc int64, err error) {
-	if size, alloc, err = diskUsage(dir); err != nil || s.r.backends[s.backend].DefaultPath != "" {
+	if size, alloc, err = DiskUsage(dir); err != nil || s.r.backends[s.backend].DefaultPath != "" {
 		return size, alloc, err
 	}
 	b, err := s.openBackend(ctx)

@@ -70,6 +70,12 @@ func TestRunEndToEnd(t *testing.T) {
 	if syn.DiskBytes <= 0 || syn.DiskAllocated <= 0 || len(syn.Open.Samples) != 1 || syn.Open.Samples[0].Open <= 0 || syn.Open.Samples[0].FirstQuery <= 0 {
 		t.Errorf("disk %d, open %+v", syn.DiskBytes, syn.Open)
 	}
+	if want := float64(syn.DiskAllocated) * 1e5 / 200; syn.DiskPer100k != want {
+		t.Errorf("disk per 100k %v, want %v (the 200 memories' %d bytes scaled)", syn.DiskPer100k, want, syn.DiskAllocated)
+	}
+	if syn.OpenRSS < 0 || syn.OpenRSS != syn.Open.Samples[0].RSS || syn.OpenRSSPer100k != float64(syn.OpenRSS)*1e5/200 {
+		t.Errorf("open RSS %d (per 100k %v), samples %+v", syn.OpenRSS, syn.OpenRSSPer100k, syn.Open.Samples)
+	}
 	for _, mode := range bench.Modes {
 		l := syn.Latency[mode]
 		if l == nil || l.Queries != 8 || len(l.Samples) != 8 || l.P50 <= 0 || l.P50 > l.P95 || l.P95 > l.P99 || l.P99 > l.Max {

@@ -67,6 +67,19 @@ type Result struct {
 	// data sets count. 0 when the platform does not report it.
 	PeakRSS      int64  `json:"peak_rss_bytes"`
 	PeakRSSScope string `json:"peak_rss_scope,omitempty"`
+	// OpenRSS is what the open stores hold in memory, summed over corpora:
+	// for each, the growth of the process's resident set (VmRSS, each
+	// reading taken after a garbage collection that returns freed memory to
+	// the OS) from before the cold open to after its first query. It
+	// counts the vector index, caches and mapped store pages the open
+	// store touched; 0 when the platform does not report VmRSS.
+	OpenRSS int64 `json:"open_rss_bytes"`
+	// DiskPer100k and OpenRSSPer100k are DiskAllocated and OpenRSS scaled
+	// to 100,000 memories (× 100,000 / Docs). For small stores the fixed
+	// costs dominate and the scaled figure overstates; measure at 100k for
+	// the real one.
+	DiskPer100k    float64 `json:"disk_bytes_per_100k"`
+	OpenRSSPer100k float64 `json:"open_rss_bytes_per_100k"`
 	// Latency and Quality are keyed by search mode: keyword, vector, hybrid.
 	Latency map[core.Mode]*Latency `json:"latency"`
 	Quality map[core.Mode]*Quality `json:"quality,omitempty"`
@@ -94,6 +107,9 @@ type Open struct {
 type OpenSample struct {
 	Open       time.Duration `json:"open_ns"`
 	FirstQuery time.Duration `json:"first_query_ns"`
+	// RSS is the growth of VmRSS over the open and first query (see
+	// Result.OpenRSS).
+	RSS int64 `json:"rss_bytes"`
 }
 
 // Latency holds the timed queries of one search mode after warm-up.
@@ -177,7 +193,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, k := range ks {
 		head = append(head, fmt.Sprintf("R@%d kw/vec/hyb", k))
 	}
-	head = append(head, "nDCG@10 kw/vec/hyb", "OPEN ms", "DISK (du)", "PEAK RSS")
+	head = append(head, "nDCG@10 kw/vec/hyb", "OPEN ms", "DISK (du)", "PEAK RSS", "DISK/100k", "OPEN RSS/100k")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, run := range r.Results {
 		row := []string{run.Dataset, fmt.Sprint(run.Docs), run.Backend, run.Embedder, fmt.Sprintf("%.0f", run.Ingest.PerSecond)}
@@ -191,7 +207,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}))
 		}
 		row = append(row, qualityCell(run.Quality, func(q *Quality) (float64, bool) { return q.NDCG10, true }),
-			ms(run.Open.Median), diskCell(run), rssCell(run))
+			ms(run.Open.Median), diskCell(run), rssCell(run), FormatBytes(int64(run.DiskPer100k)), openRSSCell(run))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
@@ -213,6 +229,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(w, "R@k: mean share of a query's relevant documents in the top k; \"-\": no labels. OPEN: cold open + first query (median over stores).")
 	fmt.Fprintln(w, "DISK: space the store files take after ingest, as du counts it (ls size too when much larger: sparse preallocation).")
 	fmt.Fprintln(w, "PEAK RSS: the whole process's peak (VmHWM), reset at the start of each run, \"(process)\" where it could not be.")
+	fmt.Fprintln(w, "/100k: scaled to 100,000 memories. OPEN RSS: growth of VmRSS (after GC) over the cold open and first query: what an open store holds.")
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
@@ -285,7 +302,8 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-func bytesCell(n int64) string {
+// FormatBytes prints n bytes in binary units: "512 B", "3.4 MiB".
+func FormatBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -299,18 +317,25 @@ func bytesCell(n int64) string {
 }
 
 func diskCell(run *Result) string {
-	s := bytesCell(run.DiskAllocated)
+	s := FormatBytes(run.DiskAllocated)
 	if run.DiskBytes > 2*run.DiskAllocated && run.DiskBytes-run.DiskAllocated >= 1<<20 {
-		s += " (ls " + bytesCell(run.DiskBytes) + ")"
+		s += " (ls " + FormatBytes(run.DiskBytes) + ")"
 	}
 	return s
+}
+
+func openRSSCell(run *Result) string {
+	if run.OpenRSS == 0 && run.PeakRSS == 0 {
+		return "-" // no /proc
+	}
+	return FormatBytes(int64(run.OpenRSSPer100k))
 }
 
 func rssCell(run *Result) string {
 	if run.PeakRSS == 0 {
 		return "-"
 	}
-	s := bytesCell(run.PeakRSS)
+	s := FormatBytes(run.PeakRSS)
 	if run.PeakRSSScope == "process" {
 		s += " (process)"
 	}

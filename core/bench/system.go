@@ -94,6 +94,17 @@ func parseKB(s string) int64 {
 // peakRSS returns the process's peak resident set size (VmHWM), or 0.
 func peakRSS() int64 { return parseKB(procField("/proc/self/status", "VmHWM")) }
 
+// currentRSS returns the process's resident set size (VmRSS), or 0.
+func currentRSS() int64 { return parseKB(procField("/proc/self/status", "VmRSS")) }
+
+// settledRSS returns VmRSS after a garbage collection that returns freed
+// memory to the OS, so that garbage does not count.
+func settledRSS() int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	return currentRSS()
+}
+
 // resetPeakRSS lowers the process's peak RSS mark to its current RSS (Linux
 // ≥ 4.0: writing 5 to /proc/self/clear_refs), after returning freed memory
 // to the OS, so that the next peakRSS covers what happens from now on. It
@@ -109,10 +120,10 @@ func resetPeakRSS() bool {
 	return f.Close() == nil && err == nil
 }
 
-// diskUsage sums the sizes of the regular files under path (as ls shows
+// DiskUsage sums the sizes of the regular files under path (as ls shows
 // them) and the space the file system allocated for them (as du counts it;
 // less for sparse files, which some stores preallocate).
-func diskUsage(path string) (size, alloc int64, err error) {
+func DiskUsage(path string) (size, alloc int64, err error) {
 	err = filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

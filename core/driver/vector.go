@@ -53,3 +53,10 @@ type PersistentVectorIndex interface {
 	VectorIndex
 	Save(w io.Writer) error
 }
+
+// VectorIndexSizer is an optional interface of VectorIndex that estimates
+// the memory the index holds (vectors, graph, bookkeeping), for Stats and
+// `memos stats`. The estimate counts allocated capacity, not just length.
+type VectorIndexSizer interface {
+	MemoryBytes() int64
+}

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 
 	"github.com/memos-go/memos/cmd/memos/internal/config"
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/bench"
 )
 
 // nargs returns a cobra argument check whose errors are usage errors.
@@ -428,6 +432,52 @@ certificate and exits 7: the memory is forgotten, its erasure still pending.`,
 type statsOut struct {
 	Store storeInfo `json:"store"`
 	*core.Stats
+	Footprint footprint `json:"footprint"`
+}
+
+// footprint is what the store costs per memory, on disk and in memory.
+type footprint struct {
+	// DiskBytes is the space the store takes on disk, as du counts it: its
+	// files (sqlite: the database, -wal and -shm; bolt: its directory) or,
+	// for a database server, the size it reports, plus the vector
+	// snapshot. 0 when unknown.
+	DiskBytes     int64   `json:"disk_bytes"`
+	DiskPerMemory float64 `json:"disk_bytes_per_memory"`
+	// IndexBytes is the vector index's own estimate of the memory it holds.
+	IndexBytes     int64   `json:"vector_index_bytes"`
+	IndexPerMemory float64 `json:"vector_index_bytes_per_memory"`
+}
+
+// footprintOf divides the store's sizes by the memories in the whole store.
+func footprintOf(cfg *config.Config, st *core.Stats) (footprint, error) {
+	var f footprint
+	if path := storeOf(cfg).Path; path != "" {
+		paths := []string{path}
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			paths = append(paths, path+"-wal", path+"-shm", path+"-journal")
+		}
+		if snap := vectorSnapshot(cfg); snap != "" {
+			paths = append(paths, snap)
+		}
+		for _, p := range paths {
+			_, alloc, err := bench.DiskUsage(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return f, fmt.Errorf("stats: size of %s: %w", p, err)
+			}
+			f.DiskBytes += alloc
+		}
+	} else if n, ok := st.Backend["size_bytes"].(int64); ok {
+		f.DiskBytes = n + st.VectorSnapshotBytes
+	}
+	f.IndexBytes = st.VectorIndexBytes
+	if st.StoreMemories > 0 {
+		f.DiskPerMemory = float64(f.DiskBytes) / float64(st.StoreMemories)
+		f.IndexPerMemory = float64(f.IndexBytes) / float64(st.StoreMemories)
+	}
+	return f, nil
 }
 
 type storeInfo struct {
@@ -448,7 +498,11 @@ func (a *app) statsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				out := statsOut{Store: storeOf(cfg), Stats: st}
+				fp, err := footprintOf(cfg, st)
+				if err != nil {
+					return err
+				}
+				out := statsOut{Store: storeOf(cfg), Stats: st, Footprint: fp}
 				return a.emit(out, func(w io.Writer) { printStats(w, out) })
 			})
 		}),

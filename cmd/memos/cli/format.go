@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/bench"
 )
 
 // This file holds the human-readable output: concise, aligned, one memory
@@ -231,6 +232,18 @@ func printStats(w io.Writer, s statsOut) {
 	fmt.Fprintf(tw, "statuses\t%s\n", counts(s.ByStatus))
 	if s.Embedder.ID != "" {
 		fmt.Fprintf(tw, "embedder\t%s (%d dims), %s\n", s.Embedder.ID, s.Embedder.Dim, plural(s.Vectors, "vector", "vectors"))
+	}
+	if f := s.Footprint; s.StoreMemories > 0 {
+		var parts []string
+		if f.DiskBytes > 0 {
+			parts = append(parts, fmt.Sprintf("%s on disk (%s per memory)", bench.FormatBytes(f.DiskBytes), bench.FormatBytes(int64(f.DiskPerMemory))))
+		}
+		if f.IndexBytes > 0 {
+			parts = append(parts, fmt.Sprintf("vector index %s in memory (%s per memory)", bench.FormatBytes(f.IndexBytes), bench.FormatBytes(int64(f.IndexPerMemory))))
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(tw, "footprint\t%s, %s in the store\n", strings.Join(parts, ", "), plural(s.StoreMemories, "memory", "memories"))
+		}
 	}
 	if len(s.Backend) > 0 {
 		var kv []string

@@ -376,7 +376,11 @@ func (t *tour) numbers() error {
 		if err != nil {
 			return nil, nil, err
 		}
-		out := statsOut{Store: storeOf(t.cfg), Stats: st}
+		fp, err := footprintOf(t.cfg, st)
+		if err != nil {
+			return nil, nil, err
+		}
+		out := statsOut{Store: storeOf(t.cfg), Stats: st, Footprint: fp}
 		return out, func(w io.Writer) { printStats(w, out) }, nil
 	})
 	if err != nil {
