@@ -365,8 +365,16 @@ func (h *host) checkKind(ctx context.Context, p *proc) error {
 	if len(kinds) > 0 {
 		serves = "only: " + strings.Join(kinds, ", ")
 	}
-	return fmt.Errorf("%w: the binary is not a %s plugin (it serves %s); configure it as %s.plugin instead, or build it with the sdk's serve call for a %s",
-		driver.ErrInvalid, h.kind, serves, firstOr(kinds, "the matching kind"), h.kind)
+	return fmt.Errorf("%w: the binary is not %s plugin (it serves %s); configure it as %s.plugin instead, or build it with the sdk's serve call for %s",
+		driver.ErrInvalid, article(h.kind), serves, firstOr(kinds, "the matching kind"), article(h.kind))
+}
+
+// article puts "a" or "an" before a kind.
+func article(kind string) string {
+	if strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 func firstOr(s []string, def string) string {

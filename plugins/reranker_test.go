@@ -145,7 +145,7 @@ func TestKindMismatch(t *testing.T) {
 		t.Fatalf("an embedder opened as a reranker: %v", err)
 	}
 	_, err = plugins.Open(t.Context(), config(t, "good", map[string]string{"MEMOS_TESTPLUGIN_KIND": "reranker"}, nil))
-	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "not a embedder plugin") && !strings.Contains(err.Error(), "not an embedder plugin") {
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "not an embedder plugin (it serves only: reranker)") {
 		t.Fatalf("a reranker opened as an embedder: %v", err)
 	}
 }

@@ -139,8 +139,12 @@ FILE.png draws latency against size and recall per retriever.`,
 // each module exactly as for a store that uses it.
 func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
 	var base []config.Flag
-	if cmd.Root().PersistentFlags().Changed("home") {
+	pf := cmd.Root().PersistentFlags()
+	if pf.Changed("home") {
 		base = append(base, config.Flag{Key: "home", Name: "--home", Value: a.home})
+	}
+	if pf.Changed("postgres-dsn") { // else the postgres runs would ignore it
+		base = append(base, config.Flag{Key: "backends.postgres.dsn", Name: "--postgres-dsn", Value: a.postgresDSN})
 	}
 	if len(cfg.Backends) == 0 {
 		cfg.Backends = bench.DefaultBackends()

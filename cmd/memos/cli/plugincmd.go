@@ -70,6 +70,7 @@ type conformResult = embedtest.Result
 
 func (a *app) pluginTestCmd() *cobra.Command {
 	var cfg plugins.Config
+	var kind string
 	cmd := &cobra.Command{
 		Use:   "test <binary>",
 		Short: "Run the conformance cases against a plugin binary (embedder or reranker)",
@@ -98,9 +99,17 @@ It prints one line per case and exits non-zero if any case fails.`,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			cfg.Path = args[0]
 			ctx := cmd.Context()
-			kinds, err := plugins.Kinds(ctx, cfg)
-			if err != nil {
-				return err
+			var kinds []string
+			switch kind {
+			case "", "auto":
+				var err error
+				if kinds, err = plugins.Kinds(ctx, cfg); err != nil {
+					return fmt.Errorf("%w (name the kind with --kind embedder or --kind reranker)", err)
+				}
+			case plugins.KindEmbedder, plugins.KindReranker:
+				kinds = []string{kind}
+			default:
+				return core.Invalidf("--kind %q: want auto, embedder or reranker", kind)
 			}
 			if len(kinds) == 0 {
 				return core.Invalidf("plugin %s serves neither an embedder nor a reranker", args[0])
@@ -149,6 +158,7 @@ It prints one line per case and exits non-zero if any case fails.`,
 		}),
 	}
 	fs := cmd.Flags()
+	fs.StringVar(&kind, "kind", "auto", "which cases to run: embedder, reranker, or auto (what the plugin serves, asked over gRPC reflection)")
 	fs.StringVar(&cfg.Checksum, "checksum", "", `refuse to start the binary unless its SHA-256 is this ("sha256:<hex>")`)
 	fs.StringArrayVar(&cfg.Args, "arg", nil, "pass this argument to the plugin (repeat for several)")
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", plugins.DefaultStartTimeout, "time to start the plugin and complete the handshake")

@@ -177,6 +177,9 @@ func TestRerankerPlugin(t *testing.T) {
 	if fmt.Sprint(rep.Kinds) != "[reranker]" || rep.Model != nil || rep.Passed != n || rep.Failed != 0 || rep.Cases[0].Kind != "reranker" {
 		t.Errorf("plugin test --json: %+v", rep)
 	}
+	if r := e.run("plugin", "test", bin, "--kind", "embedder"); r.code != 2 || !strings.Contains(r.stderr, "not an embedder plugin") {
+		t.Errorf("plugin test --kind embedder of a reranker: exit %d, %q; want 2 saying what it is", r.code, r.stderr)
+	}
 
 	if err := os.MkdirAll(e.home, 0o700); err != nil {
 		t.Fatal(err)
