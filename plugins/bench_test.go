@@ -15,6 +15,7 @@ import (
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/embedders/hash"
 	"github.com/memos-go/memos/plugins"
+	"github.com/memos-go/memos/plugins/internal/testrerank"
 )
 
 func TestHashPluginConformance(t *testing.T) {
@@ -121,6 +122,26 @@ func BenchmarkProtocol(b *testing.B) {
 			ctx := context.Background()
 			for b.Loop() {
 				if _, err := p.Embed(ctx, texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRerank measures one rerank of 30 candidates (search.rerank_top's
+// default) by the test reranker in process and through a plugin process.
+func BenchmarkRerank(b *testing.B) {
+	texts := benchTexts(30)
+	for _, where := range []string{"inprocess", "plugin"} {
+		b.Run(where, func(b *testing.B) {
+			var r driver.Reranker = testrerank.Reranker{}
+			if where == "plugin" {
+				r = openReranker(b, "good", nil, nil)
+			}
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := r.Rerank(ctx, "when is the review with Alice", texts); err != nil {
 					b.Fatal(err)
 				}
 			}
