@@ -51,7 +51,13 @@ type CandidateExplanation struct {
 	Trust        float64 `json:"trust_factor,omitempty"`
 	Recency      float64 `json:"recency_factor,omitempty"`
 	PoolFactor   float64 `json:"pool_factor,omitempty"`
-	Score        float64 `json:"score"`
+	// TimeFactor is the time stage's factor: the question names a time and
+	// the memory's event time is in or near it, or the question asks for a
+	// time and the memory mentions one (see SearchResult.Time).
+	TimeFactor float64 `json:"time_factor,omitempty"`
+	// EventTime is the memory's event time (valid_from, else created_at).
+	EventTime time.Time `json:"event_time,omitzero"`
+	Score     float64   `json:"score"`
 	// RerankScore is the reranker's score (nil: not reranked); the
 	// candidate's Score is then the score of its place in the reranked order.
 	RerankScore *float64 `json:"rerank_score,omitempty"`
@@ -144,6 +150,7 @@ func explainOne(p *pipeline, c *candidate) CandidateExplanation {
 	}
 	ce.Version, ce.Pool, ce.Type, ce.Content, ce.Status = m.Version, m.Pool, m.Type, m.Content, m.Status
 	ce.Significance, ce.Trust, ce.Recency, ce.PoolFactor, ce.Score = c.significance, c.trust, c.recency, c.pool, c.score
+	ce.TimeFactor, ce.EventTime = c.timeFactor, EventTime(m)
 	if c.reranked {
 		ce.RerankScore = &c.rerank
 	}

@@ -36,6 +36,8 @@ type PackRequest struct {
 	MMRLambda float64   `json:"mmr_lambda,omitempty"`
 	// IncludeQuarantined also packs memories waiting in the review queue.
 	IncludeQuarantined bool `json:"include_quarantined,omitempty"`
+	// ReferenceTime is the question's "now", as in SearchRequest.
+	ReferenceTime time.Time `json:"reference_time,omitzero"`
 }
 
 // Pack is a context pack: what an agent injects into a prompt. The same
@@ -58,6 +60,9 @@ type Pack struct {
 	// Omitted counts the memories, neighbours and lessons that were found
 	// but did not fit the budget.
 	Omitted int `json:"omitted"`
+	// Time is what the query says about time, as in SearchResult; the
+	// Markdown header states the intervals it names.
+	Time *QueryTime `json:"time,omitempty"`
 }
 
 // PackItem is one memory in a pack with its citation.
@@ -69,6 +74,9 @@ type PackItem struct {
 	// Via says why a memory that no retriever found is here: the expansion
 	// or edge that brought it, such as "12 supports it".
 	Via string `json:"via,omitempty"`
+	// Mentions are, when the query asks for a time, the dates the content
+	// mentions, resolved against the memory's event time.
+	Mentions []TimeMention `json:"time_mentions,omitempty"`
 	// Tokens is what the item's Markdown line takes.
 	Tokens int `json:"tokens"`
 }
@@ -151,6 +159,7 @@ func (e *Engine) contextPack(ctx context.Context, req PackRequest) (*Pack, time.
 	}
 	var mems, lessons, neighbours []packCand
 	var now time.Time
+	var qt *QueryTime
 	var err error
 	if req.Bootstrap {
 		now = e.clock()
@@ -158,12 +167,16 @@ func (e *Engine) contextPack(ctx context.Context, req PackRequest) (*Pack, time.
 	} else {
 		var p *pipeline
 		p, err = e.runPipeline(ctx, SearchRequest{Query: req.Query, Limit: req.Limit, Pools: req.Pools, Types: req.Types,
-			ValidAt: req.ValidAt, AsOf: req.AsOf, MMR: req.MMR, MMRLambda: req.MMRLambda, IncludeQuarantined: req.IncludeQuarantined})
+			ValidAt: req.ValidAt, AsOf: req.AsOf, MMR: req.MMR, MMRLambda: req.MMRLambda, IncludeQuarantined: req.IncludeQuarantined,
+			ReferenceTime: req.ReferenceTime})
 		if err != nil {
 			return nil, now, err
 		}
-		now = p.now
+		now, qt = p.now, p.qt
 		mems, lessons = splitLessons(p)
+		for i := range mems {
+			mems[i].mentions = p.timeMentions(mems[i].m)
+		}
 		if req.Neighbours > 0 {
 			neighbours, err = p.neighbours(ctx, mems, req.Neighbours)
 		}
@@ -178,7 +191,7 @@ func (e *Engine) contextPack(ctx context.Context, req PackRequest) (*Pack, time.
 		lessons = lessons[:req.Lessons]
 	}
 	pk := &Pack{Query: req.Query, Bootstrap: req.Bootstrap, Namespace: e.ns, Budget: req.Budget,
-		Tokenizer: TokenizerName, Memories: []PackItem{}, Neighbours: []PackItem{}, Lessons: []PackItem{}}
+		Tokenizer: TokenizerName, Memories: []PackItem{}, Neighbours: []PackItem{}, Lessons: []PackItem{}, Time: qt}
 	if err := pk.fit(mems, lessons, neighbours); err != nil {
 		return nil, now, err
 	}
@@ -200,8 +213,9 @@ func rankLessons(ls []packCand) {
 
 // packCand is a memory proposed for a pack.
 type packCand struct {
-	m   *Memory
-	via string
+	m        *Memory
+	via      string
+	mentions []TimeMention
 }
 
 // splitLessons takes the pipeline's result as the pack's memories, except
@@ -212,7 +226,7 @@ type packCand struct {
 func splitLessons(p *pipeline) (mems, lessons []packCand) {
 	for _, c := range p.hits {
 		if c.mem.Type != TypeLesson {
-			mems = append(mems, packCand{c.mem, c.origin})
+			mems = append(mems, packCand{m: c.mem, via: c.origin})
 		}
 	}
 	var ls []*candidate
@@ -230,7 +244,7 @@ func splitLessons(p *pipeline) (mems, lessons []packCand) {
 	}
 	for _, c := range ls {
 		if c.expanded || gateVerdict(c, bestSim, bestKw, p.cfg, p.mode == ModeHybrid) == "" {
-			lessons = append(lessons, packCand{c.mem, c.origin})
+			lessons = append(lessons, packCand{m: c.mem, via: c.origin})
 		}
 	}
 	return mems, lessons
@@ -271,7 +285,7 @@ func (p *pipeline) neighbours(ctx context.Context, sel []packCand, n int) ([]pac
 					return err
 				}
 				if m != nil {
-					out = append(out, packCand{m, via})
+					out = append(out, packCand{m: m, via: via})
 				}
 			}
 		}
@@ -396,6 +410,6 @@ func newPackItem(c packCand) PackItem {
 	return PackItem{
 		Citation: Citation{ID: m.ID, Version: m.Version, Source: m.Source, Session: m.Session,
 			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, ValidFrom: m.ValidFrom, ValidTo: m.ValidTo, Trust: m.Trust},
-		Type: m.Type, Pool: m.Pool, Content: m.Content, Via: c.via,
+		Type: m.Type, Pool: m.Pool, Content: m.Content, Via: c.via, Mentions: c.mentions,
 	}
 }

@@ -59,7 +59,31 @@ func (pk *Pack) header() string {
 	if pk.Bootstrap {
 		return fmt.Sprintf("# Context from memory\nSession start, namespace %s.\n", pk.Namespace)
 	}
-	return fmt.Sprintf("# Context from memory\nQuery: %s\n", oneLine(pk.Query))
+	h := fmt.Sprintf("# Context from memory\nQuery: %s\n", oneLine(pk.Query))
+	if t := pk.Time; t != nil && len(t.Expressions) > 0 {
+		var parts []string
+		for _, e := range t.Expressions {
+			parts = append(parts, fmt.Sprintf("%q = %s", oneLine(e.Text), span(e.From, e.To)))
+		}
+		h += fmt.Sprintf("Time: %s (asked %s)\n", strings.Join(parts, ", "), day(t.ReferenceTime))
+	}
+	return h
+}
+
+// span renders the interval [from, to) by its first and last day.
+func span(from, to time.Time) string {
+	last := func() string { return day(to.Add(-time.Nanosecond).Truncate(24 * time.Hour)) }
+	switch {
+	case from.IsZero():
+		return "before " + day(to)
+	case to.IsZero():
+		return "from " + day(from)
+	case to.Sub(from) <= 24*time.Hour && from.Equal(from.Truncate(24*time.Hour)):
+		return day(from)
+	case to.Sub(from) < 24*time.Hour:
+		return day(from) + " to " + day(to)
+	}
+	return day(from) + " to " + last()
 }
 
 func sectionHeader(title string) string { return "\n## " + title + "\n" }
@@ -112,6 +136,9 @@ func (it *PackItem) markdown() string {
 		meta = append(meta, "valid since "+day(it.ValidFrom))
 	case !it.ValidTo.IsZero():
 		meta = append(meta, "valid until "+day(it.ValidTo))
+	}
+	for _, m := range it.Mentions {
+		meta = append(meta, fmt.Sprintf("%q = %s", oneLine(m.Text), span(m.From, m.To)))
 	}
 	meta = append(meta, "recorded "+day(it.UpdatedAt))
 	meta = append(meta, fmt.Sprintf("trust %s %.2f", it.Trust.Level, it.Trust.Score))

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/timeexpr"
 )
 
 // Mode selects how Search reads a query.
@@ -68,6 +69,12 @@ type SearchRequest struct {
 	// IncludeQuarantined also returns memories waiting in the review queue
 	// (status quarantined), which are otherwise invisible to recall.
 	IncludeQuarantined bool `json:"include_quarantined,omitempty"`
+	// ReferenceTime is the question's "now": what the time words of the
+	// query ("yesterday", "last weekend", "in May", "two weeks ago") are
+	// read against (zero: the search's clock). It is not a third clock: it
+	// filters nothing by itself (ValidAt and AsOf do), it says when the
+	// question was asked; see stage_time.go.
+	ReferenceTime time.Time `json:"reference_time,omitzero"`
 }
 
 // SearchResult is the answer to a SearchRequest.
@@ -78,6 +85,10 @@ type SearchResult struct {
 	// ("" when the keyword index was not used).
 	Keyword string   `json:"keyword,omitempty"`
 	Hits    []Result `json:"hits"`
+	// Time is what the query says about time (nil when it names none and
+	// does not ask for one): the reference time, the expressions found and
+	// their intervals.
+	Time *QueryTime `json:"time,omitempty"`
 }
 
 // Result is one memory in a SearchResult with how it ranked.
@@ -92,6 +103,10 @@ type Result struct {
 	// found it, else the expansion that added it, such as "session of 12"
 	// or "supports from 12".
 	Origin string `json:"origin,omitempty"`
+	// Mentions are, when the query asks for a time ("when…"), the dates
+	// the memory's content mentions, resolved against its event time
+	// ("yesterday" in a turn of 8 May 2023 is 7 May 2023).
+	Mentions []TimeMention `json:"time_mentions,omitempty"`
 }
 
 // Search runs the retrieval pipeline: keyword and vector candidates,
@@ -134,7 +149,8 @@ type candidate struct {
 	mmr                                string  // MMR decision ("" without MMR)
 	rerank                             float64 // the reranker's score, when reranked
 	reranked                           bool
-	rank                               int // 1-based final rank, 0 if not returned
+	rank                               int     // 1-based final rank, 0 if not returned
+	timeFactor                         float64 // the time stage's factor (see stage_time.go)
 }
 
 // live reports whether c is loaded and passed the gate (or was added by
@@ -163,6 +179,14 @@ type pipeline struct {
 	hits    []*candidate // the returned candidates, in order
 	// rerankNote says what the rerank stage did ("" when it did not run).
 	rerankNote string
+	// tq and qt are what the query says about time (nil: nothing);
+	// embedText is the text embedded for the vector search (the query
+	// without its time words); head is how many hits of each retriever
+	// are candidates whatever their time.
+	tq        *timeexpr.Question
+	qt        *QueryTime
+	embedText string
+	head      int
 }
 
 func (e *Engine) runPipeline(ctx context.Context, req SearchRequest) (*pipeline, error) {
@@ -176,9 +200,11 @@ func (e *Engine) runPipeline(ctx context.Context, req SearchRequest) (*pipeline,
 	if err := p.load(ctx); err != nil {
 		return nil, err
 	}
+	p.keepDeep(p.head)
 	for _, c := range p.cands {
 		if c.mem != nil {
 			weigh(c, p.ref, p.cfg)
+			p.weighTime(c)
 		}
 	}
 	if p.mode != ModeFTS {
@@ -254,6 +280,7 @@ func (e *Engine) newPipeline(req SearchRequest) (*pipeline, error) {
 	case ModeHybrid, ModeKeyword:
 		p.kwq = query.Natural(req.Query)
 	}
+	p.readTime()
 	return p, nil
 }
 
@@ -267,6 +294,8 @@ func (p *pipeline) retrieve(ctx context.Context) error {
 	if !p.asOf.IsZero() {
 		n *= 2 // some hits are replaced by the versions current at AsOf
 	}
+	p.head = n
+	n = p.timeDepth(n)
 	// The two retrievers run side by side: the keyword index waits on the
 	// store, the vector index on the CPU.
 	var kw, vec []Hit
@@ -307,7 +336,7 @@ func (p *pipeline) vectorHits(ctx context.Context, n int) ([]float32, []Hit, err
 	if err := e.syncVectors(ctx); err != nil {
 		return nil, nil, err
 	}
-	vs, err := e.embed(ctx, []string{p.req.Query})
+	vs, err := e.embed(ctx, []string{p.embedText})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -359,13 +388,13 @@ func (p *pipeline) selectHits() {
 }
 
 func (p *pipeline) result() *SearchResult {
-	res := &SearchResult{Query: p.req.Query, Mode: p.mode, Hits: make([]Result, 0, len(p.hits))}
+	res := &SearchResult{Query: p.req.Query, Mode: p.mode, Hits: make([]Result, 0, len(p.hits)), Time: p.qt}
 	if p.kwq != nil {
 		res.Keyword = p.kwq.String()
 	}
 	for _, c := range p.hits {
 		res.Hits = append(res.Hits, Result{Memory: c.mem, Score: c.score, KeywordRank: c.kwRank,
-			VectorRank: c.vecRank, Similarity: c.similarity, Origin: c.origin})
+			VectorRank: c.vecRank, Similarity: c.similarity, Origin: c.origin, Mentions: p.timeMentions(c.mem)})
 	}
 	return res
 }

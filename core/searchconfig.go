@@ -125,6 +125,20 @@ type SearchConfig struct {
 	// DisableAccessTracking turns off the access statistics (last access,
 	// count) that searches and packs record for returned memories.
 	DisableAccessTracking bool `koanf:"disable_access_tracking" json:"disable_access_tracking"`
+
+	// Time in the question (see stage_time.go). TimeBoost: when the query
+	// names a time ("last weekend", "in May 2023"), a memory whose event
+	// time falls in it scores ×(1 + TimeBoost), one near it less (default
+	// 0.5; negative: the query's time words are not read at all).
+	TimeBoost float64 `koanf:"time_boost" json:"time_boost"`
+	// TimeCandidates: when the query names a time, each retriever is read
+	// this deep, and what it finds past Candidates joins only when its event
+	// time is in or near the named time (default 100; negative: off).
+	TimeCandidates int `koanf:"time_candidates" json:"time_candidates"`
+	// DatedBoost: when the question asks for a time ("when…", "how long
+	// ago…"), a memory whose content mentions a date or a relative time
+	// scores ×(1 + DatedBoost) (default 0.3; negative: off).
+	DatedBoost float64 `koanf:"dated_boost" json:"dated_boost"`
 }
 
 // defaultEdgeFactors are EdgeFactors' defaults.
@@ -176,6 +190,9 @@ func (c SearchConfig) withDefaults() SearchConfig {
 	if c.RerankTimeout == 0 {
 		c.RerankTimeout = 5 * time.Second
 	}
+	def(&c.TimeBoost, 0.5)
+	defInt(&c.TimeCandidates, 100)
+	def(&c.DatedBoost, 0.3)
 	if c.RecencyHalfLife == 0 {
 		c.RecencyHalfLife = 30 * 24 * time.Hour
 	}
@@ -197,7 +214,7 @@ func (c SearchConfig) validate() error {
 	switch {
 	case !finite(c.RRFK, c.KeywordWeight, c.VectorWeight, c.SignificanceBoost, c.TrustWeight, c.RecencyWeight,
 		c.DistilledBoost, c.MinSimilarity, c.RelativeSimilarity, c.RelativeKeyword, c.TrustGate,
-		c.SessionFactor, c.GraphFactor, c.MMRLambda):
+		c.SessionFactor, c.GraphFactor, c.MMRLambda, c.TimeBoost, c.DatedBoost):
 		return invalidf("search weights must be finite numbers")
 	case c.Candidates < 1 || c.Candidates > 10000:
 		return invalidf("search.candidates %d is outside 1–10000", c.Candidates)
@@ -225,6 +242,10 @@ func (c SearchConfig) validate() error {
 		return invalidf("search.rerank_top %d is over 1000", c.RerankTop)
 	case c.RerankTimeout < 0:
 		return invalidf("search.rerank_timeout must be positive")
+	case c.TimeBoost > 10 || c.DatedBoost > 10:
+		return invalidf("search.time_boost and search.dated_boost must be at most 10")
+	case c.TimeCandidates > 10000:
+		return invalidf("search.time_candidates %d is over 10000", c.TimeCandidates)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.EdgeFactors)) {
 		if err := ValidateEdgeType(EdgeType(k)); err != nil {

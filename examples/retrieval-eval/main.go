@@ -3,7 +3,12 @@
 // and session recall@5 / turn recall@10 on LongMemEval-S, for keyword only,
 // vector only, hybrid, and hybrid with expansion, with the hash or the
 // wordvec (GloVe) embedder. It is how the defaults of core.SearchConfig were
-// chosen; -cfg runs the same queries under other settings.
+// chosen; -cfg runs the same queries under other settings. -category adds
+// a table per question category (LoCoMo's "temporal", LongMemEval's
+// "temporal-reasoning"); every question is searched with its reference time
+// (LongMemEval's question_date; for LoCoMo, which has none, its
+// conversation's last session date), so that "last weekend" means what it
+// meant when the question was asked.
 //
 //	go run ./examples/retrieval-eval -data ../shared/data -embedder wordvec
 //	go run ./examples/retrieval-eval -set longmemeval -embedder hash
@@ -55,6 +60,10 @@ type question struct {
 	text     string
 	turns    []string // evidence turn keys
 	sessions []string // evidence session ids (LongMemEval)
+	category string
+	// ref is when the question was asked: LongMemEval's question_date,
+	// else the latest event time in its corpus (LoCoMo's last session).
+	ref time.Time
 }
 
 type cfgList []string
@@ -69,10 +78,14 @@ func main() {
 	maxCorpora := flag.Int("max", 0, "use only the first N corpora (0: all)")
 	only := flag.String("only", "", "run only these variants (comma-separated: keyword,vector,hybrid,expand)")
 	base := flag.String("base", "", "a search config as JSON applied to every variant")
+	category := flag.String("category", "", "also report these question categories separately (comma-separated, e.g. temporal or temporal-reasoning; \"all\": every one)")
+	corpora := flag.String("corpora", "", "use only these corpora, by 0-based index (comma-separated, e.g. 0,2,4)")
+	noRef := flag.Bool("no-ref-time", false, "search without the questions' reference time (the time words are then read against now)")
 	var cfgs cfgList
 	flag.Var(&cfgs, "cfg", "a search config as JSON (keys as in the config file); repeatable; each adds a row")
 	flag.Parse()
-	if err := run(context.Background(), *data, *set, *embName, *maxCorpora, *only, *base, cfgs); err != nil {
+	opts := options{category: *category, corpora: *corpora, noRef: *noRef}
+	if err := run(context.Background(), *data, *set, *embName, *maxCorpora, *only, *base, cfgs, opts); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			fmt.Printf("skipped: %v (the evaluation data lives in ../shared/data; see its README)\n", err)
 			return
@@ -85,7 +98,13 @@ func main() {
 // noClose hides an embedder's Close so that one loaded embedder serves many engines.
 type noClose struct{ core.Embedder }
 
-func run(ctx context.Context, data, set, embName string, maxCorpora int, only, base string, cfgs []string) error {
+// options are the flags of the per-category breakdown and the reference time.
+type options struct {
+	category, corpora string
+	noRef             bool
+}
+
+func run(ctx context.Context, data, set, embName string, maxCorpora int, only, base string, cfgs []string, opts options) error {
 	var corpora []corpus
 	var err error
 	switch set {
@@ -101,6 +120,17 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 	}
 	if maxCorpora > 0 && len(corpora) > maxCorpora {
 		corpora = corpora[:maxCorpora]
+	}
+	if opts.corpora != "" {
+		var sel []corpus
+		for _, f := range strings.Split(opts.corpora, ",") {
+			var i int
+			if _, err := fmt.Sscan(f, &i); err != nil || i < 0 || i >= len(corpora) {
+				return fmt.Errorf("-corpora %q: %q is not an index below %d", opts.corpora, f, len(corpora))
+			}
+			sel = append(sel, corpora[i])
+		}
+		corpora = sel
 	}
 	var emb core.Embedder
 	switch embName {
@@ -164,6 +194,14 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 		hits             float64 // mean result size at limit 20
 	}
 	accs := make([]acc, len(variants))
+	// byCat holds the same sums per category, for -category.
+	byCat := make([]map[string]*acc, len(variants))
+	for i := range byCat {
+		byCat[i] = map[string]*acc{}
+	}
+	wantCat := func(c string) bool {
+		return opts.category == "all" || slices.Contains(strings.Split(opts.category, ","), c)
+	}
 	start := time.Now()
 	for ci, c := range corpora {
 		path := filepath.Join(dir, fmt.Sprintf("c%d.db", ci))
@@ -186,7 +224,11 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 				keyOf[d.in.Source] = d.key
 			}
 			for _, q := range c.questions {
-				res, err := eng.Search(ctx, core.SearchRequest{Query: q.text, Mode: v.mode, Limit: 20, NoExpand: !v.exp})
+				req := core.SearchRequest{Query: q.text, Mode: v.mode, Limit: 20, NoExpand: !v.exp}
+				if !opts.noRef {
+					req.ReferenceTime = q.ref
+				}
+				res, err := eng.Search(ctx, req)
 				if err != nil {
 					eng.Close()
 					return fmt.Errorf("%s: %q: %w", c.name, q.text, err)
@@ -196,19 +238,27 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 					keys = append(keys, keyOf[h.Memory.Source])
 					sess = append(sess, h.Memory.Session)
 				}
-				a := &accs[vi]
-				if len(q.turns) > 0 {
-					a.r5 += recall(q.turns, keys, 5)
-					a.r10 += recall(q.turns, keys, 10)
-					a.r20 += recall(q.turns, keys, 20)
-					a.nt++
+				as := []*acc{&accs[vi]}
+				if opts.category != "" && wantCat(q.category) {
+					if byCat[vi][q.category] == nil {
+						byCat[vi][q.category] = &acc{}
+					}
+					as = append(as, byCat[vi][q.category])
 				}
-				if len(q.sessions) > 0 {
-					a.s5 += recall(q.sessions, sess, 5)
-					a.ns++
+				for _, a := range as {
+					if len(q.turns) > 0 {
+						a.r5 += recall(q.turns, keys, 5)
+						a.r10 += recall(q.turns, keys, 10)
+						a.r20 += recall(q.turns, keys, 20)
+						a.nt++
+					}
+					if len(q.sessions) > 0 {
+						a.s5 += recall(q.sessions, sess, 5)
+						a.ns++
+					}
+					a.hits += float64(len(res.Hits))
+					a.n++
 				}
-				a.hits += float64(len(res.Hits))
-				a.n++
 			}
 			if err := eng.Close(); err != nil {
 				return err
@@ -217,11 +267,25 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 		os.Remove(path)
 	}
 	fmt.Printf("%s, %d corpora, %d questions, embedder %s (%.0fs)\n", set, len(corpora), accs[0].n, embName, time.Since(start).Seconds())
-	fmt.Printf("%-40s %8s %8s %8s %8s %8s\n", "variant", "R@5", "R@10", "R@20", "sessR@5", "hits@20")
-	for i, v := range variants {
-		a := accs[i]
-		nt, ns := float64(max(a.nt, 1)), float64(max(a.ns, 1))
-		fmt.Printf("%-40s %8.3f %8.3f %8.3f %8.3f %8.1f\n", v.name, a.r5/nt, a.r10/nt, a.r20/nt, a.s5/ns, a.hits/float64(a.n))
+	table := func(get func(i int) *acc) {
+		fmt.Printf("%-40s %8s %8s %8s %8s %8s\n", "variant", "R@5", "R@10", "R@20", "sessR@5", "hits@20")
+		for i, v := range variants {
+			a := get(i)
+			nt, ns := float64(max(a.nt, 1)), float64(max(a.ns, 1))
+			fmt.Printf("%-40s %8.3f %8.3f %8.3f %8.3f %8.1f\n", v.name, a.r5/nt, a.r10/nt, a.r20/nt, a.s5/ns, a.hits/float64(max(a.n, 1)))
+		}
+	}
+	table(func(i int) *acc { return &accs[i] })
+	if opts.category != "" {
+		for _, cat := range slices.Sorted(maps.Keys(byCat[0])) {
+			fmt.Printf("\ncategory %s, %d questions (%d scored)\n", cat, byCat[0][cat].n, byCat[0][cat].nt)
+			table(func(i int) *acc {
+				if a := byCat[i][cat]; a != nil {
+					return a
+				}
+				return &acc{}
+			})
+		}
 	}
 	return nil
 }
@@ -283,15 +347,22 @@ func load(kind, path string) ([]corpus, error) {
 	for _, c := range d.Corpora {
 		cc := corpus{name: c.Name}
 		session := map[string]string{}
+		var latest time.Time
 		for _, doc := range c.Docs {
 			cc.docs = append(cc.docs, docOf(doc))
 			session[doc.Key] = doc.Input.Session
+			if doc.Input.ValidFrom.After(latest) {
+				latest = doc.Input.ValidFrom
+			}
 		}
 		for _, q := range c.Queries {
 			if !q.Labelled() {
 				continue
 			}
-			qq := question{text: q.Text}
+			qq := question{text: q.Text, category: q.Category, ref: q.Time}
+			if qq.ref.IsZero() {
+				qq.ref = latest
+			}
 			for _, k := range slices.Sorted(maps.Keys(q.Relevant)) {
 				qq.turns = append(qq.turns, k)
 				if s := session[k]; kind == "longmemeval" && !slices.Contains(qq.sessions, s) {

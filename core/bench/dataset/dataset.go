@@ -23,6 +23,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/memos-go/memos/core"
@@ -67,6 +68,10 @@ type Query struct {
 	// Category groups queries in per-query results (LoCoMo's question
 	// category, LongMemEval's question type).
 	Category string
+	// Time is when the question was asked (LongMemEval's question_date),
+	// the "now" its relative time words refer to; zero when the benchmark
+	// does not say (LoCoMo).
+	Time time.Time
 	// Relevant maps the keys of the documents that answer the query to their
 	// graded relevance (> 0). An empty map means the query has no labels: it
 	// is timed but not scored.

@@ -193,13 +193,13 @@ func TestReadLongMemEval(t *testing.T) {
 		t.Errorf("turn %+v", in)
 	}
 	if len(c.Queries) != 1 || !reflect.DeepEqual(c.Queries[0].Relevant, map[string]float64{"s_b_2": 1}) ||
-		c.Queries[0].Category != "single-session-user" {
+		c.Queries[0].Category != "single-session-user" || !c.Queries[0].Time.Equal(time.Date(2023, 5, 30, 22, 16, 0, 0, time.UTC)) {
 		t.Errorf("query %+v", c.Queries)
 	}
 	if q := d.Corpora[1].Queries[0]; q.Labelled() {
 		t.Errorf("abstention question labelled: %v", q.Relevant)
 	}
-	if q := d.Corpora[2].Queries[0]; q.Labelled() || len(d.Corpora[2].Docs) != 0 {
+	if q := d.Corpora[2].Queries[0]; q.Labelled() || len(d.Corpora[2].Docs) != 0 || !q.Time.IsZero() {
 		t.Errorf("empty haystack: %+v", d.Corpora[2])
 	}
 	if notes := strings.Join(d.Notes, "\n"); !strings.Contains(notes, "1 abstention") || !strings.Contains(notes, "1 questions have no turn") {

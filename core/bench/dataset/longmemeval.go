@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // lmeTimeLayout is how LongMemEval writes dates: "2023/05/20 (Sat) 16:16".
@@ -17,6 +18,7 @@ type lmeRecord struct {
 	QuestionID         string   `json:"question_id"`
 	QuestionType       string   `json:"question_type"`
 	Question           string   `json:"question"`
+	QuestionDate       string   `json:"question_date"`
 	HaystackSessionIDs []string `json:"haystack_session_ids"`
 	HaystackDates      []string `json:"haystack_dates"`
 	HaystackSessions   [][]struct {
@@ -52,8 +54,9 @@ func LoadLongMemEval(path string, opts Options) (*Dataset, error) {
 // Every user and assistant turn is a raw memory (type turn) keyed
 // "<session_id>_<1-based index in the session>", with its session, its
 // session's date as event time, source "longmemeval:<question_id>#<key>"
-// and the role in metadata. Empty turns are skipped (their index is still
-// counted). The query is labelled with the turns marked has_answer;
+// and the role in metadata. Empty turns (nothing but white space or
+// invisible characters) are skipped (their index is still
+// counted). The query's Time is its question_date. The query is labelled with the turns marked has_answer;
 // abstention questions (id ending in "_abs") have no evidence and are
 // timed, not scored.
 func ReadLongMemEval(r io.Reader, opts Options) (*Dataset, error) {
@@ -80,6 +83,13 @@ func ReadLongMemEval(r io.Reader, opts Options) (*Dataset, error) {
 		}
 		c := Corpus{Name: rec.QuestionID}
 		q := Query{ID: rec.QuestionID, Text: rec.Question, Category: rec.QuestionType}
+		if rec.QuestionDate != "" {
+			t, err := time.Parse(lmeTimeLayout, strings.TrimSpace(rec.QuestionDate))
+			if err != nil {
+				badDates++
+			}
+			q.Time = t
+		}
 		seen := map[string]bool{}
 		for si, sess := range rec.HaystackSessions {
 			sid := rec.HaystackSessionIDs[si]
@@ -93,7 +103,7 @@ func ReadLongMemEval(r io.Reader, opts Options) (*Dataset, error) {
 			}
 			for ti, turn := range sess {
 				key := fmt.Sprintf("%s_%d", sid, ti+1)
-				if strings.TrimSpace(turn.Content) == "" || seen[key] {
+				if driver.ValidateContent(turn.Content) != nil || seen[key] {
 					continue
 				}
 				seen[key] = true
