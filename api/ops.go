@@ -168,6 +168,8 @@ type Filters struct {
 	AsOf      string      `json:"as_of,omitempty" jsonschema_description:"What the store believed at this time: each memory at its version current then."`
 	MMR       bool        `json:"mmr,omitempty" jsonschema_description:"Re-rank so that paraphrases do not take every slot."`
 	MMRLambda float64     `json:"mmr_lambda,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_description:"MMR's balance of relevance against novelty."`
+	// ReferenceTime is not a clock: it is when the question was asked.
+	ReferenceTime string `json:"reference_time,omitempty" jsonschema_description:"When the question was asked (RFC3339 or YYYY-MM-DD; default now): what its time words, such as yesterday, last weekend or in May, are read against."`
 }
 
 func (f *Filters) clocks() (validAt, asOf time.Time, err error) {
@@ -176,6 +178,10 @@ func (f *Filters) clocks() (validAt, asOf time.Time, err error) {
 	}
 	asOf, err = ParseTime("as_of", f.AsOf)
 	return
+}
+
+func (f *Filters) referenceTime() (time.Time, error) {
+	return ParseTime("reference_time", f.ReferenceTime)
 }
 
 // SearchIn is a query and its filters.
@@ -195,7 +201,10 @@ func (in *SearchIn) request() (core.SearchRequest, error) {
 	}
 	req := core.SearchRequest{Query: in.Query, Mode: m, Limit: in.Limit, Pools: in.Pools, Types: in.Types,
 		MMR: in.MMR, MMRLambda: in.MMRLambda, NoExpand: in.NoExpand}
-	req.ValidAt, req.AsOf, err = in.clocks()
+	if req.ValidAt, req.AsOf, err = in.clocks(); err != nil {
+		return req, err
+	}
+	req.ReferenceTime, err = in.referenceTime()
 	return req, err
 }
 
@@ -216,7 +225,10 @@ func (in *PackIn) Request() (core.PackRequest, error) {
 	req := core.PackRequest{Query: in.Query, Bootstrap: in.Bootstrap, Budget: in.Budget, Limit: in.Limit,
 		Lessons: in.Lessons, Neighbours: in.Neighbours, Pools: in.Pools, Types: in.Types, MMR: in.MMR, MMRLambda: in.MMRLambda}
 	var err error
-	req.ValidAt, req.AsOf, err = in.clocks()
+	if req.ValidAt, req.AsOf, err = in.clocks(); err != nil {
+		return req, err
+	}
+	req.ReferenceTime, err = in.referenceTime()
 	return req, err
 }
 
@@ -442,7 +454,7 @@ var table = []*Op{
 	op(Op{Name: "search", Tool: "memos_search", Title: "Search memories", ReadOnly: true,
 		Description: "Find stored memories relevant to a question, ranked best first, each with its id, content and score. Use it to look something up about the user or a past conversation; " +
 			"to put memories into your prompt prefer memos_context_pack, which fits them to a token budget with citations. " +
-			"valid_at asks what was true at a time, as_of what was believed then."},
+			"valid_at asks what was true at a time, as_of what was believed then; reference_time is when the question was asked (default now), which time words such as \"last weekend\" are read against."},
 		func(ctx context.Context, e *core.Engine, in *SearchIn) (*core.SearchResult, error) {
 			req, err := in.request()
 			if err != nil {

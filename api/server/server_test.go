@@ -260,6 +260,12 @@ func TestHTTPOperations(t *testing.T) {
 	if len(res.Hits) != 0 {
 		t.Errorf("as_of before the store existed found %+v", res.Hits)
 	}
+	// The question's reference time: what "last weekend" is read against.
+	l.must(t, "search", obj{"query": "proxmox last weekend", "mode": "keyword", "reference_time": "2024-03-21"}, &res)
+	if res.Time == nil || len(res.Time.Expressions) != 1 || !res.Time.Expressions[0].From.Equal(time.Date(2024, 3, 16, 0, 0, 0, 0, time.UTC)) ||
+		res.Keyword != `"proxmox"` {
+		t.Errorf("reference_time: keyword %q, time %+v", res.Keyword, res.Time)
+	}
 	l.must(t, "search", obj{"query": "caddy", "mode": "keyword", "namespace": "project:web"}, &res)
 	if len(res.Hits) != 1 || res.Hits[0].Memory.ID != m3.ID {
 		t.Errorf("namespace search: %+v", res.Hits)
@@ -271,6 +277,10 @@ func TestHTTPOperations(t *testing.T) {
 	}
 
 	var pk core.Pack
+	l.must(t, "context-pack", obj{"query": "what did alice prefer in May 2023", "reference_time": "2024-01-01T00:00:00Z"}, &pk)
+	if pk.Time == nil || !pk.Time.ReferenceTime.Equal(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)) || len(pk.Time.Expressions) != 1 {
+		t.Errorf("context-pack reference_time: %+v", pk.Time)
+	}
 	l.must(t, "context-pack", obj{"query": "what does alice prefer", "budget": 300}, &pk)
 	if len(pk.Memories) == 0 || pk.Memories[0].ID != m1.ID || pk.Tokens > 300 {
 		t.Errorf("context-pack: %+v", pk)

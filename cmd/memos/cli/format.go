@@ -57,11 +57,17 @@ func printSearch(w io.Writer, res *core.SearchResult, ns string) {
 		fmt.Fprintf(w, "no memories match (searched %s)\n", scope)
 		return
 	}
+	printQueryTime(w, res.Time)
 	showNS := ns != core.DefaultNamespace
+	// A question about time shows when each memory happened.
+	showWhen := res.Time != nil
 	tw := table(w)
 	head := "#\tID\tSCORE\tTYPE\t"
 	if showNS {
 		head += "NAMESPACE\t"
+	}
+	if showWhen {
+		head += "WHEN\t"
 	}
 	fmt.Fprintln(tw, head+"CONTENT")
 	for i, h := range res.Hits {
@@ -70,9 +76,55 @@ func printSearch(w io.Writer, res *core.SearchResult, ns string) {
 		if showNS {
 			line += m.Namespace + "\t"
 		}
-		fmt.Fprintln(tw, line+snippet(m.Content, 72))
+		if showWhen {
+			line += eventDay(core.EventTime(m)) + "\t"
+		}
+		content := snippet(m.Content, 72)
+		for _, mn := range h.Mentions {
+			content += fmt.Sprintf(" [%s = %s]", mn.Text, dayRange(mn.From, mn.To))
+		}
+		fmt.Fprintln(tw, line+content)
 	}
 	tw.Flush()
+}
+
+// printQueryTime says how the query's time words were read.
+func printQueryTime(w io.Writer, qt *core.QueryTime) {
+	if qt == nil || len(qt.Expressions) == 0 {
+		return
+	}
+	var parts []string
+	for _, e := range qt.Expressions {
+		parts = append(parts, fmt.Sprintf("%q = %s", e.Text, dayRange(e.From, e.To)))
+	}
+	fmt.Fprintf(w, "time: %s (asked %s)\n", strings.Join(parts, ", "), qt.ReferenceTime.Format(time.RFC3339))
+}
+
+// eventDay renders an event time as a date (with the time of day when it has one).
+func eventDay(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	t = t.UTC()
+	if t.Hour() == 0 && t.Minute() == 0 {
+		return t.Format("2006-01-02")
+	}
+	return t.Format("2006-01-02 15:04")
+}
+
+// dayRange renders the interval [from, to) by its first and last day.
+func dayRange(from, to time.Time) string {
+	switch {
+	case from.IsZero():
+		return "before " + eventDay(to)
+	case to.IsZero():
+		return "from " + eventDay(from)
+	}
+	last := to.Add(-time.Nanosecond)
+	if last.Sub(from) < 24*time.Hour && last.Day() == from.Day() {
+		return eventDay(from)
+	}
+	return eventDay(from) + " to " + last.UTC().Format("2006-01-02")
 }
 
 func printMemory(w io.Writer, m *core.Memory) {

@@ -23,6 +23,7 @@ import (
 type rankFlags struct {
 	fs                 *pflag.FlagSet
 	validAt, asOf      string
+	refTime            string
 	temporal           string
 	mmr                bool
 	mmrLambda          float64
@@ -37,6 +38,7 @@ func addRankFlags(cmd *cobra.Command, expand bool) *rankFlags {
 	fs.StringVar(&f.temporal, "temporal", "", "the same as --valid-at (the seed's name for it)")
 	fs.BoolVar(&f.includeQuarantined, "include-quarantined", false, "also show memories waiting in the review queue")
 	fs.StringVar(&f.asOf, "as-of", "", "what the store believed at this time: each memory's version current then")
+	fs.StringVar(&f.refTime, "ref-time", "", "when the question was asked (RFC3339 or YYYY-MM-DD; default now): what its time words, such as \"yesterday\", \"last weekend\" or \"in May\", are read against")
 	fs.BoolVar(&f.mmr, "mmr", false, "re-rank by maximal marginal relevance so that paraphrases do not take every slot")
 	fs.Float64Var(&f.mmrLambda, "mmr-lambda", 0, "MMR's balance of relevance against novelty, 0–1 (default search.mmr_lambda)")
 	if expand {
@@ -60,6 +62,9 @@ func (f *rankFlags) apply(req *core.SearchRequest) error {
 	}
 	req.IncludeQuarantined = f.includeQuarantined
 	if req.AsOf, err = parseTime("as-of", f.asOf); err != nil {
+		return err
+	}
+	if req.ReferenceTime, err = parseTime("ref-time", f.refTime); err != nil {
 		return err
 	}
 	req.MMR, req.MMRLambda, req.NoExpand = f.mmr, f.mmrLambda, f.noExpand
@@ -156,6 +161,7 @@ func printExplain(w io.Writer, x *core.Explanation) {
 		fmt.Fprintf(w, ", as of %s", x.AsOf.Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "; %d candidates, %d returned\n", len(x.Candidates), len(x.Result.Hits))
+	printQueryTime(w, x.Result.Time)
 	if x.Rerank != "" {
 		fmt.Fprintf(w, "reranker: %s\n", x.Rerank)
 	}
@@ -177,6 +183,9 @@ func printExplain(w io.Writer, x *core.Explanation) {
 		}
 		if c.RerankScore != nil {
 			verdict += fmt.Sprintf("; rerank %.4g", *c.RerankScore)
+		}
+		if c.TimeFactor != 0 && c.TimeFactor != 1 {
+			verdict += fmt.Sprintf("; time ×%.2f (%s)", c.TimeFactor, eventDay(c.EventTime))
 		}
 		if c.MMR != "" {
 			verdict += "; mmr " + c.MMR
@@ -247,7 +256,7 @@ json (or --json) the pack with its token accounting.`,
 				return err
 			}
 			req.ValidAt, req.AsOf, req.MMR, req.MMRLambda = sr.ValidAt, sr.AsOf, sr.MMR, sr.MMRLambda
-			req.IncludeQuarantined = sr.IncludeQuarantined
+			req.IncludeQuarantined, req.ReferenceTime = sr.IncludeQuarantined, sr.ReferenceTime
 			if req.Budget <= 0 {
 				return core.Invalidf("--budget %d must be at least 1", req.Budget)
 			}

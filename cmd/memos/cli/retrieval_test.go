@@ -185,3 +185,36 @@ func TestHTTPReranker(t *testing.T) {
 		t.Fatalf("an unknown reranker: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+func TestSearchRefTime(t *testing.T) {
+	e := newEnv(t)
+	e.add("went hiking on the ridge trail", "--valid-from", "2023-03-18T10:00:00Z")
+	old := e.add("went hiking at the lake", "--valid-from", "2023-02-04T10:00:00Z")
+	e.add("Caroline: I went hiking yesterday", "--valid-from", "2023-05-08T13:00:00Z")
+	out := e.ok("search", "where did I go hiking last weekend", "--ref-time", "2023-03-21")
+	for _, want := range []string{`time: "last weekend" = 2023-03-18 to 2023-03-19 (asked 2023-03-21T00:00:00Z)`, "WHEN", "2023-03-18 10:00"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("search --ref-time output lacks %q:\n%s", want, out)
+		}
+	}
+	var res core.SearchResult
+	e.json(&res, "search", "where did I go hiking last weekend", "--ref-time", "2023-02-07")
+	if len(res.Hits) == 0 || res.Hits[0].Memory.ID != old.ID {
+		t.Fatalf("asked on 7 February: %+v", res.Hits)
+	}
+	out = e.ok("search", "when did Caroline go hiking")
+	if !strings.Contains(out, "[yesterday = 2023-05-07]") {
+		t.Fatalf("a when question does not show the resolved date:\n%s", out)
+	}
+	out = e.ok("explain", "where did I go hiking last weekend", "--ref-time", "2023-03-21")
+	if !strings.Contains(out, "time ×1.50 (2023-03-18 10:00)") {
+		t.Fatalf("explain does not show the time factor:\n%s", out)
+	}
+	md := e.ok("pack", "where did I go hiking last weekend", "--ref-time", "2023-03-21")
+	if !strings.Contains(md, `Time: "last weekend" = 2023-03-18 to 2023-03-19 (asked 2023-03-21)`) {
+		t.Fatalf("pack header:\n%s", md)
+	}
+	if r := e.run("search", "x", "--ref-time", "last week"); r.code != 2 || !strings.Contains(r.stderr, "--ref-time") {
+		t.Fatalf("bad --ref-time: %d %s", r.code, r.stderr)
+	}
+}
