@@ -165,6 +165,33 @@ func BenchmarkSearchHybridExpand100k(b *testing.B) {
 	reportPercentiles(b, lat)
 }
 
+// BenchmarkSearchTime100k is BenchmarkSearchHybridExpand100k with time in
+// the question: half the queries name a time ("this week", which holds the
+// whole synthetic store: the worst case for the deeper retrieval, all of
+// whose candidates stay), half ask for one ("when did …", which parses the
+// content of every candidate).
+func BenchmarkSearchTime100k(b *testing.B) {
+	e := benchEngine(b)
+	ctx := context.Background()
+	qs := benchStore.queries
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		q := qs[(i*7+0)%len(qs)]
+		if i%2 == 0 {
+			q += " this week"
+		} else {
+			q = "when did " + q
+		}
+		t0 := time.Now()
+		if _, err := e.Search(ctx, core.SearchRequest{Query: q}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	reportPercentiles(b, lat)
+}
+
 func BenchmarkContextPack100k(b *testing.B) {
 	e := benchEngine(b)
 	ctx := context.Background()

@@ -87,6 +87,10 @@ func Parse(s string, ref time.Time) []Expr {
 	p := newParser(s, ref)
 	var out []Expr
 	for i := 0; i < len(p.toks); {
+		if !p.canStart(i) {
+			i++
+			continue
+		}
 		if e, next, ok := p.phrase(i); ok {
 			out = append(out, e)
 			i = next
@@ -215,6 +219,39 @@ func makeToken(w string, start, end int) token {
 	return t
 }
 
+// starters are the words an expression can begin with, besides numbers,
+// months, weekdays and seasons.
+var starters = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`between from before until till prior after since in on during at of around
+		over within for back the this last next past previous coming today tonight yesterday tomorrow recently
+		lately earlier early mid late christmas xmas new halloween valentine's valentines independence
+		thanksgiving easter a an couple few several`) {
+		starters[w] = true
+	}
+	for w := range numberWords {
+		starters[w] = true
+	}
+}
+
+// canStart reports whether an expression may begin at token i: a cheap
+// test that spares the rules most words of a text.
+func (p *parser) canStart(i int) bool {
+	t := p.toks[i]
+	if t.isNum || starters[t.w] {
+		return true
+	}
+	if _, ok := months[t.w]; ok {
+		return true
+	}
+	if _, ok := weekdays[t.w]; ok {
+		return true
+	}
+	_, ok := seasons[t.w]
+	return ok
+}
+
 // word returns token i's lower-case text, or "" past the end.
 func (p *parser) word(i int) string {
 	if i < 0 || i >= len(p.toks) {
@@ -315,14 +352,18 @@ func (p *parser) date(i int, ctx bool) (Expr, int, bool) {
 	if i >= len(p.toks) {
 		return Expr{}, 0, false
 	}
-	for _, rule := range []func(int, bool) (Expr, int, bool){
-		p.numeric, p.relative, p.ago, p.partOf, p.dayMonth, p.monthFirst, p.season, p.holiday, p.weekday, p.year,
-	} {
-		if e, j, ok := rule(i, ctx); ok {
+	for _, rule := range rules {
+		if e, j, ok := rule(p, i, ctx); ok {
 			return e, j, true
 		}
 	}
 	return Expr{}, 0, false
+}
+
+// rules are tried in this order at every token that can start an expression.
+var rules = []func(*parser, int, bool) (Expr, int, bool){
+	(*parser).numeric, (*parser).relative, (*parser).ago, (*parser).partOf, (*parser).dayMonth,
+	(*parser).monthFirst, (*parser).season, (*parser).holiday, (*parser).weekday, (*parser).year,
 }
 
 // --- calendar helpers ---

@@ -221,3 +221,10 @@ func FuzzParse(f *testing.F) {
 		_ = strings.TrimSpace(out)
 	})
 }
+
+func BenchmarkParse(b *testing.B) {
+	s := "Caroline: I went to the LGBTQ support group yesterday and it was so powerful, see you next week"
+	for b.Loop() {
+		Parse(s, ref)
+	}
+}
