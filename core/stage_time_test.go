@@ -103,8 +103,8 @@ func TestSearchTimeBringsDeepCandidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range x.Candidates {
-		if c.ID == last.ID && (c.TimeFactor != 1.5 || !c.EventTime.Equal(day(2023, 3, 19))) {
-			t.Errorf("explain: time factor %v, event time %v; want 1.5 and 19 March", c.TimeFactor, c.EventTime)
+		if c.ID == last.ID && (c.TimeFactor != 2 || !c.EventTime.Equal(day(2023, 3, 19))) {
+			t.Errorf("explain: time factor %v, event time %v; want 2 and 19 March", c.TimeFactor, c.EventTime)
 		}
 		// Deep candidates outside the time are not candidates at all.
 		if c.KeywordRank > 1 && c.VectorRank == 0 && c.ID != last.ID {

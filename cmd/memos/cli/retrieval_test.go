@@ -207,7 +207,7 @@ func TestSearchRefTime(t *testing.T) {
 		t.Fatalf("a when question does not show the resolved date:\n%s", out)
 	}
 	out = e.ok("explain", "where did I go hiking last weekend", "--ref-time", "2023-03-21")
-	if !strings.Contains(out, "time ×1.50 (2023-03-18 10:00)") {
+	if !strings.Contains(out, "time ×2.00 (2023-03-18 10:00)") {
 		t.Fatalf("explain does not show the time factor:\n%s", out)
 	}
 	md := e.ok("pack", "where did I go hiking last weekend", "--ref-time", "2023-03-21")
