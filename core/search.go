@@ -179,14 +179,11 @@ type pipeline struct {
 	hits    []*candidate // the returned candidates, in order
 	// rerankNote says what the rerank stage did ("" when it did not run).
 	rerankNote string
-	// tq and qt are what the query says about time (nil: nothing);
-	// embedText is the text embedded for the vector search (the query
-	// without its time words); head is how many hits of each retriever
-	// are candidates whatever their time.
-	tq        *timeexpr.Question
-	qt        *QueryTime
-	embedText string
-	head      int
+	// tq and qt are what the query says about time (nil: nothing); head
+	// is how many hits of each retriever are candidates whatever their time.
+	tq   *timeexpr.Question
+	qt   *QueryTime
+	head int
 }
 
 func (e *Engine) runPipeline(ctx context.Context, req SearchRequest) (*pipeline, error) {
@@ -336,7 +333,7 @@ func (p *pipeline) vectorHits(ctx context.Context, n int) ([]float32, []Hit, err
 	if err := e.syncVectors(ctx); err != nil {
 		return nil, nil, err
 	}
-	vs, err := e.embed(ctx, []string{p.embedText})
+	vs, err := e.embed(ctx, []string{p.req.Query})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,10 +15,11 @@ import (
 // request's ReferenceTime (default: the search's clock) and recognises
 // questions that ask for a time ("when…", "how long ago…", "which … first").
 //
-//   - The time words leave the query: the keyword query (and the text that
-//     is embedded) is built from the rest, so "last week" does not match
-//     every memory that says "week". The words asking for a time go too
-//     ("how many days ago").
+//   - The time words leave the keyword query: it is built from the rest, so
+//     "last week" does not match every memory that says "week". The words
+//     asking for a time go too ("how many days ago"). The vector search
+//     embeds the whole question: measured, embedding the rest instead cost
+//     LoCoMo recall@10 0.705 → 0.698 and LongMemEval-S 0.813 → 0.805.
 //   - A memory whose event time (valid_from, else created_at) falls in a
 //     named interval scores ×(1 + TimeBoost), one near it less: the boost
 //     halves with every "tolerance" of distance (a quarter of the
@@ -71,10 +72,9 @@ func EventTime(m *Memory) time.Time {
 }
 
 // readTime parses the query for time and, when it names or asks for one,
-// sets p.tq and the keyword query and embedded text without the time words.
-// FTS queries are exact: they are left alone.
+// sets p.tq and the keyword query without the time words. FTS queries are
+// exact: they are left alone.
 func (p *pipeline) readTime() {
-	p.embedText = p.req.Query
 	if p.mode == ModeFTS || p.cfg.TimeBoost < 0 {
 		return
 	}
@@ -93,7 +93,6 @@ func (p *pipeline) readTime() {
 	if kwq == nil || !hasContentWord(rest) {
 		return // nothing but time words: search for them as written
 	}
-	p.embedText = rest
 	if p.mode != ModeVector {
 		p.kwq = kwq
 	}
