@@ -65,7 +65,9 @@ func (pk *Pack) header() string {
 		for _, e := range t.Expressions {
 			parts = append(parts, fmt.Sprintf("%q = %s", oneLine(e.Text), span(e.From, e.To)))
 		}
-		h += fmt.Sprintf("Time: %s (asked %s)\n", strings.Join(parts, ", "), day(t.ReferenceTime))
+		// The day only: a pack without a reference time reads "last week"
+		// against now, and stays the same bytes for the whole day.
+		h += fmt.Sprintf("Time: %s (asked %s)\n", strings.Join(parts, ", "), t.ReferenceTime.UTC().Format("2006-01-02"))
 	}
 	return h
 }
