@@ -107,6 +107,9 @@ type Result struct {
 	// the memory's content mentions, resolved against its event time
 	// ("yesterday" in a turn of 8 May 2023 is 7 May 2023).
 	Mentions []TimeMention `json:"time_mentions,omitempty"`
+	// EventTime is, when the query names or asks for a time, when what the
+	// memory records happened: its valid_from, else its created_at.
+	EventTime time.Time `json:"event_time,omitzero"`
 }
 
 // Search runs the retrieval pipeline: keyword and vector candidates,
@@ -390,8 +393,12 @@ func (p *pipeline) result() *SearchResult {
 		res.Keyword = p.kwq.String()
 	}
 	for _, c := range p.hits {
-		res.Hits = append(res.Hits, Result{Memory: c.mem, Score: c.score, KeywordRank: c.kwRank,
-			VectorRank: c.vecRank, Similarity: c.similarity, Origin: c.origin, Mentions: p.timeMentions(c.mem)})
+		r := Result{Memory: c.mem, Score: c.score, KeywordRank: c.kwRank,
+			VectorRank: c.vecRank, Similarity: c.similarity, Origin: c.origin, Mentions: p.timeMentions(c.mem)}
+		if p.qt != nil {
+			r.EventTime = EventTime(c.mem)
+		}
+		res.Hits = append(res.Hits, r)
 	}
 	return res
 }

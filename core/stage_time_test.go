@@ -134,6 +134,9 @@ func TestWhenQuestionShowsDates(t *testing.T) {
 	if len(res.Hits) == 0 || res.Hits[0].Memory.ID != went.ID {
 		t.Fatalf("hits %v, want the dated turn %d first", ids(res), went.ID)
 	}
+	if !res.Hits[0].EventTime.Equal(day(2023, 5, 8).Add(13 * time.Hour)) {
+		t.Errorf("event time %v, want the turn's valid_from", res.Hits[0].EventTime)
+	}
 	m := res.Hits[0].Mentions
 	if len(m) != 1 || m[0].Text != "yesterday" || !m[0].From.Equal(day(2023, 5, 7)) {
 		t.Fatalf("mentions %+v, want yesterday = 7 May 2023", m)
