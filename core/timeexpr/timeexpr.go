@@ -21,9 +21,10 @@
 // The grammar is deliberately conservative, so that it rarely reads a date
 // where none is meant: a month name counts only next to a day, a year, a
 // preposition ("in May") or a modifier ("last March") — "May I ask" and
-// "march on" are not dates; a bare year counts only after a preposition
-// ("in 2022", "since 2016"); plural weekdays ("on Tuesdays") are habits,
-// not dates. Expressions without a year resolve to the most recent such
+// "march on" are not dates; so does a weekday ("on Sunday", "last
+// Sunday", not "the Sunday mass"); a bare year counts only after a
+// preposition ("in 2022", "since 2016"); plural weekdays ("on Tuesdays")
+// are habits, not dates. Expressions without a year resolve to the most recent such
 // time at or before the reference ("in May" asked in April 2024 is May
 // 2023), as questions to a memory are mostly about the past; "next" and
 // "this" reach forward. Everything is deterministic and allocation-light;
@@ -800,16 +801,18 @@ func easter(y int) (time.Month, int) {
 	return time.Month(month), day
 }
 
-// weekday reads "Saturday", "last Saturday", "this Friday", "next
-// Monday", "Saturday night" (singular only: "on Tuesdays" is a habit).
-func (p *parser) weekday(i int, _ bool) (Expr, int, bool) {
+// weekday reads "on Saturday", "last Saturday", "this Friday", "next
+// Monday", "on Saturday night" (singular only: "on Tuesdays" is a habit).
+// A bare weekday needs a preposition or a modifier: "the Sunday mass" is
+// not a date.
+func (p *parser) weekday(i int, ctx bool) (Expr, int, bool) {
 	k, mod := i, ""
 	if p.is(k, "last", "this", "next", "past", "previous", "coming") {
 		mod = p.word(k)
 		k++
 	}
 	wd, ok := weekdays[p.word(k)]
-	if !ok {
+	if !ok || (mod == "" && !ctx) {
 		return Expr{}, 0, false
 	}
 	k++

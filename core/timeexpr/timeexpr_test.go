@@ -96,6 +96,7 @@ func TestParse(t *testing.T) {
 		{"a few people came", "", z, z},
 		{"last but not least", "", z, z},
 		{"before the move", "", z, z},
+		{"between the Sunday mass and the Ash Wednesday service", "", z, z},
 	} {
 		got := Parse(tc.in, ref)
 		if tc.text == "" {
