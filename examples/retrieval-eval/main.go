@@ -19,7 +19,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,8 +34,7 @@ import (
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench/dataset"
 	_ "github.com/memos-go/memos/core/vector"
-	"github.com/memos-go/memos/embedders/hash"
-	"github.com/memos-go/memos/embedders/wordvec"
+	"github.com/memos-go/memos/examples/internal/evaldata"
 )
 
 // corpus is one store's worth of turns and the questions over it.
@@ -52,9 +50,11 @@ type doc struct {
 }
 
 type question struct {
+	id       string
 	text     string
-	turns    []string // evidence turn keys
-	sessions []string // evidence session ids (LongMemEval)
+	turns    []string           // evidence turn keys
+	relevant map[string]float64 // evidence keys with their graded relevance (nDCG)
+	sessions []string           // evidence session ids (LongMemEval)
 }
 
 type cfgList []string
@@ -71,7 +71,20 @@ func main() {
 	base := flag.String("base", "", "a search config as JSON applied to every variant")
 	var cfgs cfgList
 	flag.Var(&cfgs, "cfg", "a search config as JSON (keys as in the config file); repeatable; each adds a row")
+	cv := flag.Bool("cv", false, "cross-validate: tune a grid of settings (the -cfg ones, or a built-in grid) on some folds, report on the held-out one; -set and -embedder take comma-separated lists (locomo,longmemeval,scifact)")
 	flag.Parse()
+	if *cv {
+		err := runCV(context.Background(), *data, strings.Split(*set, ","), strings.Split(*embName, ","), cfgs, *maxCorpora)
+		if errors.Is(err, fs.ErrNotExist) {
+			fmt.Printf("skipped: %v (the evaluation data lives in ../shared/data; see its README)\n", err)
+			return
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "retrieval-eval:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background(), *data, *set, *embName, *maxCorpora, *only, *base, cfgs); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			fmt.Printf("skipped: %v (the evaluation data lives in ../shared/data; see its README)\n", err)
@@ -102,15 +115,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 	if maxCorpora > 0 && len(corpora) > maxCorpora {
 		corpora = corpora[:maxCorpora]
 	}
-	var emb core.Embedder
-	switch embName {
-	case "hash":
-		emb, err = hash.Open(ctx, hash.Config{})
-	case "wordvec":
-		emb, err = wordvec.Open(ctx, wordvec.Config{Path: filepath.Join(data, "glove", "glove-6b-100d-top100k.txt.gz")})
-	default:
-		err = fmt.Errorf("unknown embedder %q", embName)
-	}
+	emb, err := evaldata.Embedder(ctx, data, embName)
 	if err != nil {
 		return err
 	}
@@ -120,18 +125,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 		exp  bool
 		cfg  core.SearchConfig
 	}
-	decode := func(s string) (core.SearchConfig, error) {
-		var sc core.SearchConfig
-		if s == "" {
-			return sc, nil
-		}
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&sc); err != nil {
-			return sc, fmt.Errorf("config %s: %w", s, err)
-		}
-		return sc, nil
-	}
+	decode := decodeConfig
 	bc, err := decode(base)
 	if err != nil {
 		return err
@@ -273,6 +267,8 @@ func load(kind, path string) ([]corpus, error) {
 		d, err = dataset.LoadLoCoMo(path, dataset.Options{})
 	case "longmemeval":
 		d, err = dataset.LoadLongMemEval(path, dataset.Options{})
+	case "scifact":
+		d, err = dataset.LoadBEIR(path, dataset.Options{Split: "train"})
 	default:
 		return nil, fmt.Errorf("unknown set %q", kind)
 	}
@@ -291,7 +287,7 @@ func load(kind, path string) ([]corpus, error) {
 			if !q.Labelled() {
 				continue
 			}
-			qq := question{text: q.Text}
+			qq := question{id: q.ID, text: q.Text, relevant: q.Relevant}
 			for _, k := range slices.Sorted(maps.Keys(q.Relevant)) {
 				qq.turns = append(qq.turns, k)
 				if s := session[k]; kind == "longmemeval" && !slices.Contains(qq.sessions, s) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // lmeTimeLayout is how LongMemEval writes dates: "2023/05/20 (Sat) 16:16".
@@ -93,11 +94,13 @@ func ReadLongMemEval(r io.Reader, opts Options) (*Dataset, error) {
 			}
 			for ti, turn := range sess {
 				key := fmt.Sprintf("%s_%d", sid, ti+1)
-				if strings.TrimSpace(turn.Content) == "" || seen[key] {
+				content, _ := clip(turn.Content)
+				// A turn memos would refuse (only whitespace or invisible
+				// characters, such as a lone zero-width space) is no memory.
+				if driver.ValidateContent(content) != nil || seen[key] {
 					continue
 				}
 				seen[key] = true
-				content, _ := clip(turn.Content)
 				in := core.Input{
 					Content:   content,
 					Type:      core.TypeTurn,
