@@ -30,6 +30,10 @@ type SearchConfig struct {
 	// 0.644 / 0.645 / 0.648 / 0.604 at k 5 / 10 / 20 / the customary 60;
 	// with equal weights 0.605 at 20, 0.555 at 120).
 	RRFK float64 `koanf:"rrf_k" json:"rrf_k"`
+	// Fusion is how the ranked lists are merged: "rrf" (weighted
+	// reciprocal rank fusion, the default) or "score" (score-aware: each
+	// hit adds weight × its normalised score; see FusionScore).
+	Fusion string `koanf:"fusion" json:"fusion"`
 	// KeywordWeight and VectorWeight weight the two retrievers in fusion:
 	// score = Σ weight/(k + rank) (defaults 1 and 0.4: with equal weights
 	// hybrid recall fell below keyword alone, 0.560 against 0.606; at k 20,
@@ -122,6 +126,22 @@ type SearchConfig struct {
 	// the search keeps the fused order.
 	RerankTimeout time.Duration `koanf:"rerank_timeout" json:"rerank_timeout"`
 
+	// FeedbackTerms is how many terms query feedback adds to a short
+	// query's keyword search (pseudo-relevance feedback over the first
+	// pass's best hits; see stage_feedback.go); 0 or negative: off (the
+	// default).
+	FeedbackTerms int `koanf:"feedback_terms" json:"feedback_terms"`
+	// FeedbackDocs is how many of the first pass's best keyword hits
+	// feedback reads (default 5); a first pass with fewer hits is weak, and
+	// feedback runs whatever the length of the query.
+	FeedbackDocs int `koanf:"feedback_docs" json:"feedback_docs"`
+	// FeedbackMaxQueryTerms: feedback runs for queries of at most this many
+	// content terms (default 4).
+	FeedbackMaxQueryTerms int `koanf:"feedback_max_query_terms" json:"feedback_max_query_terms"`
+	// FeedbackWeight weights the extended query's hits in fusion, like
+	// KeywordWeight (default 0.5).
+	FeedbackWeight float64 `koanf:"feedback_weight" json:"feedback_weight"`
+
 	// DisableAccessTracking turns off the access statistics (last access,
 	// count) that searches and packs record for returned memories.
 	DisableAccessTracking bool `koanf:"disable_access_tracking" json:"disable_access_tracking"`
@@ -155,6 +175,9 @@ func (c SearchConfig) withDefaults() SearchConfig {
 		}
 	}
 	defInt(&c.Candidates, 30)
+	if c.Fusion == "" {
+		c.Fusion = FusionRRF
+	}
 	def(&c.RRFK, 20)
 	def(&c.KeywordWeight, 1)
 	def(&c.VectorWeight, 0.4)
@@ -173,6 +196,9 @@ func (c SearchConfig) withDefaults() SearchConfig {
 	def(&c.GraphFactor, 0.5)
 	def(&c.MMRLambda, 0.7)
 	defInt(&c.RerankTop, 30)
+	defInt(&c.FeedbackDocs, 5)
+	defInt(&c.FeedbackMaxQueryTerms, 4)
+	def(&c.FeedbackWeight, 0.5)
 	if c.RerankTimeout == 0 {
 		c.RerankTimeout = 5 * time.Second
 	}
@@ -197,8 +223,10 @@ func (c SearchConfig) validate() error {
 	switch {
 	case !finite(c.RRFK, c.KeywordWeight, c.VectorWeight, c.SignificanceBoost, c.TrustWeight, c.RecencyWeight,
 		c.DistilledBoost, c.MinSimilarity, c.RelativeSimilarity, c.RelativeKeyword, c.TrustGate,
-		c.SessionFactor, c.GraphFactor, c.MMRLambda):
+		c.SessionFactor, c.GraphFactor, c.MMRLambda, c.FeedbackWeight):
 		return invalidf("search weights must be finite numbers")
+	case c.Fusion != FusionRRF && c.Fusion != FusionScore:
+		return invalidf("search.fusion %q is not rrf or score", c.Fusion)
 	case c.Candidates < 1 || c.Candidates > 10000:
 		return invalidf("search.candidates %d is outside 1–10000", c.Candidates)
 	case c.RRFK <= 0:
@@ -221,6 +249,8 @@ func (c SearchConfig) validate() error {
 		return invalidf("search.session_factor and search.graph_factor must be at most 1 (session_factor within [0,1])")
 	case c.MMRLambda < 0 || c.MMRLambda > 1:
 		return invalidf("search.mmr_lambda must be within [0,1]")
+	case c.FeedbackTerms > 50 || c.FeedbackDocs < 1 || c.FeedbackDocs > 100 || c.FeedbackWeight < 0:
+		return invalidf("search.feedback_terms must be at most 50, search.feedback_docs within 1–100 and search.feedback_weight not negative")
 	case c.RerankTop > 1000:
 		return invalidf("search.rerank_top %d is over 1000", c.RerankTop)
 	case c.RerankTimeout < 0:
