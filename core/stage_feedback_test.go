@@ -35,12 +35,15 @@ func TestScoreFusionNormalisesEachList(t *testing.T) {
 	for _, c := range fuse(kw, vec, nil, &cfg) {
 		by[c.id] = c
 	}
-	// keyword: share of the best; vector: place between lowest and best.
-	if !near(by[1].fused, 1+0) || !near(by[2].fused, 0.25+0.5) || !near(by[3].fused, 0.5*0.5) {
+	// keyword: share of the best; vector: place between the lowest and 1.
+	if !near(by[1].fused, 1+0) || !near(by[2].fused, 0.25+0.5*0.8) || !near(by[3].fused, 0.5*0.4) {
 		t.Fatalf("fused 1 = %v, 2 = %v, 3 = %v", by[1].fused, by[2].fused, by[3].fused)
 	}
-	// A list of equal scores counts each hit fully.
-	if got := cfg.contributions([]Hit{{ID: 1, Score: 0.4}, {ID: 2, Score: 0.4}}, 0.5, true); got[0] != 0.5 || got[1] != 0.5 {
-		t.Fatalf("flat list: %v", got)
+	// A flat vector list adds nothing; a flat keyword list counts fully.
+	if got := cfg.contributions([]Hit{{ID: 1, Score: 0.4}, {ID: 2, Score: 0.4}}, 0.5, true); got[0] != 0 || got[1] != 0 {
+		t.Fatalf("flat vector list: %v", got)
+	}
+	if got := cfg.contributions([]Hit{{ID: 1, Score: 3}, {ID: 2, Score: 3}}, 1, false); got[0] != 1 || got[1] != 1 {
+		t.Fatalf("flat keyword list: %v", got)
 	}
 }

@@ -44,15 +44,16 @@ const (
 	FusionRRF = "rrf"
 	// FusionScore is score-aware (convex) fusion: a hit adds weight × its
 	// score normalised within its list — a keyword score as a share of the
-	// list's best, a similarity as its place between the list's lowest and
-	// best — so that a retriever whose scores are flat for this query (a
-	// vector list of near-equal similarities) moves the ranking little.
+	// list's best; a similarity as its place between the list's lowest and
+	// a perfect match, 1 — so that a vector list whose similarities are flat
+	// or low for this query (the hash embedder's, typically) moves the
+	// ranking little, and one whose best hits stand out moves it more.
 	FusionScore = "score"
 )
 
 // contributions returns what each hit of a ranked list adds to its
 // candidate's fused score. minMax normalises scores between the list's
-// lowest and best (similarities, whose floor is not 0) rather than as a
+// lowest and 1 (cosine similarities, whose floor is not 0) rather than as a
 // share of the best (keyword scores).
 func (c *SearchConfig) contributions(hits []Hit, w float64, minMax bool) []float64 {
 	out := make([]float64, len(hits))
@@ -72,12 +73,16 @@ func (c *SearchConfig) contributions(hits []Hit, w float64, minMax bool) []float
 	if !minMax {
 		low = 0
 	}
+	top := best
+	if minMax {
+		top = 1
+	}
 	for i, h := range hits {
 		switch {
-		case best > low:
-			out[i] = w * (h.Score - low) / (best - low)
-		case best > 0 || minMax:
-			out[i] = w // one score for the whole list
+		case top > low:
+			out[i] = w * (h.Score - low) / (top - low)
+		case best > 0:
+			out[i] = w
 		}
 	}
 	return out

@@ -30,16 +30,19 @@ import (
 // k, the gate's relative thresholds, session expansion and query feedback.
 // Every setting is hybrid search with expansion; keys as in the config file.
 var defaultGrid = []string{
-	`{}`,
-	`{"vector_weight":0.25}`,
-	`{"vector_weight":0.6}`,
-	`{"rrf_k":60}`,
-	`{"relative_keyword":0.4}`,
-	`{"relative_keyword":-1}`,
-	`{"relative_similarity":0.6}`,
-	`{"session_factor":0.6}`,
-	`{"session_factor":1}`,
-	`{"expand_seeds":3}`,
+	`{"fusion":"rrf"}`,
+	`{"fusion":"rrf","vector_weight":0.25}`,
+	`{"fusion":"score","vector_weight":0.25}`,
+	`{"fusion":"score","vector_weight":0.4}`,
+	`{"fusion":"score","vector_weight":0.6}`,
+	`{"fusion":"score","vector_weight":1}`,
+	`{"fusion":"score","session_factor":0.6}`,
+	`{"fusion":"score","session_window":2}`,
+	`{"fusion":"score","session_window":2,"session_factor":0.6}`,
+	`{"fusion":"score","feedback_terms":5}`,
+	`{"fusion":"score","feedback_terms":5,"feedback_max_query_terms":50}`,
+	`{"fusion":"score","session_window":2,"session_factor":0.6,"feedback_terms":5,"feedback_max_query_terms":50}`,
+	`{"fusion":"score","relative_keyword":0.4}`,
 }
 
 // setting is one way of searching: a mode, expansion on or off, a config.
