@@ -39,6 +39,8 @@ var defaultGrid = []string{
 	`{"fusion":"score","session_factor":0.6}`,
 	`{"fusion":"score","session_window":2}`,
 	`{"fusion":"score","session_window":2,"session_factor":0.6}`,
+	`{"fusion":"score","session_window":2,"session_factor":0.5}`,
+	`{"fusion":"score","session_window":3,"session_factor":0.6}`,
 	`{"fusion":"score","feedback_terms":5}`,
 	`{"fusion":"score","feedback_terms":5,"feedback_max_query_terms":50}`,
 	`{"fusion":"score","session_window":2,"session_factor":0.6,"feedback_terms":5,"feedback_max_query_terms":50}`,
