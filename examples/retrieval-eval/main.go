@@ -8,6 +8,12 @@
 //	go run ./examples/retrieval-eval -data ../shared/data -embedder wordvec
 //	go run ./examples/retrieval-eval -set longmemeval -embedder hash
 //	go run ./examples/retrieval-eval -cfg '{"session_factor":0.3}' -cfg '{"session_window":2}'
+//	go run ./examples/retrieval-eval -cv -set locomo,longmemeval,scifact -embedder wordvec,hash
+//
+// -cv cross-validates a grid of search settings (the -cfg ones, or the
+// built-in grid in cv.go): each is tuned on some folds and reported on the
+// held-out one, with in-fold numbers beside (see cv.go); it also measures
+// nDCG@10 and SciFact (BEIR layout, train qrels).
 //
 // The data sets are read with core/bench/dataset's loaders (LoCoMo: one raw
 // memory per turn, "Speaker: text", with its session and the session's
