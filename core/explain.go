@@ -18,6 +18,9 @@ type Explanation struct {
 	// Rerank says what the rerank stage did: how many candidates it
 	// reordered, or why the fused order was kept ("": no reranker).
 	Rerank string `json:"rerank,omitempty"`
+	// Feedback lists the terms query feedback added to the keyword query
+	// (empty: feedback did not run).
+	Feedback []string `json:"feedback,omitempty"`
 	// Candidates lists every memory a retriever or an expansion proposed:
 	// the returned ones first, in rank order, then the rest by score, then
 	// those left out before weighting.
@@ -40,6 +43,10 @@ type CandidateExplanation struct {
 	// HistoryRank: rank among old versions that matched the keyword query
 	// in memory (AsOf searches).
 	HistoryRank int `json:"history_rank,omitempty"`
+	// FeedbackRank and FeedbackScore: rank and keyword score among the hits
+	// of the query extended by query feedback (0: not found by it).
+	FeedbackRank  int     `json:"feedback_rank,omitempty"`
+	FeedbackScore float64 `json:"feedback_score,omitempty"`
 	// VectorRank and Similarity: rank and cosine similarity in the vector index.
 	VectorRank int     `json:"vector_rank,omitempty"`
 	Similarity float64 `json:"similarity,omitempty"`
@@ -96,7 +103,7 @@ func (e *Engine) Explain(ctx context.Context, req SearchRequest) (*Explanation, 
 		return nil, &Error{Op: op, Err: err}
 	}
 	x := &Explanation{Query: req.Query, Mode: p.mode, ValidAt: p.validAt, AsOf: p.asOf,
-		MMR: req.MMR, Config: *p.cfg, Rerank: p.rerankNote, Result: p.result()}
+		MMR: req.MMR, Config: *p.cfg, Rerank: p.rerankNote, Feedback: p.feedback, Result: p.result()}
 	x.Keyword = x.Result.Keyword
 	x.Candidates = make([]CandidateExplanation, 0, len(p.cands))
 	for _, c := range p.hits {
@@ -142,7 +149,7 @@ func (e *Engine) Explain(ctx context.Context, req SearchRequest) (*Explanation, 
 // explainOne describes one candidate.
 func explainOne(p *pipeline, c *candidate) CandidateExplanation {
 	ce := CandidateExplanation{ID: c.id, KeywordRank: c.kwRank, KeywordScore: c.kwScore,
-		HistoryRank: c.histRank, VectorRank: c.vecRank, Similarity: c.similarity, Fused: c.fused,
+		HistoryRank: c.histRank, FeedbackRank: c.fbRank, FeedbackScore: c.fbScore, VectorRank: c.vecRank, Similarity: c.similarity, Fused: c.fused,
 		Filtered: c.filtered, Origin: c.origin, MMR: c.mmr, Rank: c.rank}
 	m := c.mem
 	if m == nil {
@@ -156,7 +163,7 @@ func explainOne(p *pipeline, c *candidate) CandidateExplanation {
 	}
 	switch {
 	case p.mode == ModeFTS:
-	case c.kwRank == 0 && c.vecRank == 0 && c.histRank == 0: // an expansion: not gated
+	case !c.retrieved(): // an expansion: not gated
 	case c.dropped != "":
 		ce.Gate = "dropped: " + c.dropped
 	default:

@@ -230,20 +230,15 @@ func splitLessons(p *pipeline) (mems, lessons []packCand) {
 		}
 	}
 	var ls []*candidate
-	bestSim, bestKw := 0.0, 0.0
+	var best gateBest
 	for _, c := range p.cands {
-		if c.mem != nil && c.mem.Type == TypeLesson && (c.kwRank > 0 || c.vecRank > 0 || c.histRank > 0 || c.expanded) {
+		if c.mem != nil && c.mem.Type == TypeLesson && (c.retrieved() || c.expanded) {
 			ls = append(ls, c)
-			if c.vecRank > 0 {
-				bestSim = max(bestSim, c.similarity)
-			}
-			if c.kwRank > 0 {
-				bestKw = max(bestKw, c.kwScore)
-			}
+			best.add(c)
 		}
 	}
 	for _, c := range ls {
-		if c.expanded || gateVerdict(c, bestSim, bestKw, p.cfg, p.mode == ModeHybrid) == "" {
+		if c.expanded || gateVerdict(c, best, p.cfg, p.mode == ModeHybrid) == "" {
 			lessons = append(lessons, packCand{m: c.mem, via: c.origin})
 		}
 	}

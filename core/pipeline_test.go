@@ -40,7 +40,8 @@ func TestSessionExpansionAddsNeighbouringTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := hitIDs(res)
-	want := []int64{ms[1].ID, ms[0].ID, ms[2].ID} // the hit, then its neighbours, earlier first
+	// The hit, then its neighbours, nearer and earlier first (session_window 2).
+	want := []int64{ms[1].ID, ms[0].ID, ms[2].ID, ms[3].ID}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("expanded search = %v, want %v", got, want)
 	}

@@ -139,6 +139,8 @@ type candidate struct {
 	kwRank     int
 	kwScore    float64
 	histRank   int // rank among old versions matched in memory (AsOf searches)
+	fbRank     int // rank in the keyword hits of the query extended by feedback
+	fbScore    float64
 	vecRank    int
 	similarity float64
 	fused      float64
@@ -154,6 +156,11 @@ type candidate struct {
 	reranked                           bool
 	rank                               int     // 1-based final rank, 0 if not returned
 	timeFactor                         float64 // the time stage's factor (see stage_time.go)
+}
+
+// retrieved reports whether a retriever found c (rather than expansion).
+func (c *candidate) retrieved() bool {
+	return c.kwRank > 0 || c.vecRank > 0 || c.histRank > 0 || c.fbRank > 0
 }
 
 // live reports whether c is loaded and passed the gate (or was added by
@@ -187,6 +194,8 @@ type pipeline struct {
 	tq   *timeexpr.Question
 	qt   *QueryTime
 	head int
+	// feedback lists the terms query feedback added (nil: it did not run).
+	feedback []string
 }
 
 func (e *Engine) runPipeline(ctx context.Context, req SearchRequest) (*pipeline, error) {
@@ -298,14 +307,17 @@ func (p *pipeline) retrieve(ctx context.Context) error {
 	n = p.timeDepth(n)
 	// The two retrievers run side by side: the keyword index waits on the
 	// store, the vector index on the CPU.
-	var kw, vec []Hit
+	var kw, vec, fb []Hit
 	var kwErr error
 	var wg sync.WaitGroup
 	if p.kwq != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			kw, kwErr = e.b.SearchKeyword(ctx, p.kwq, p.filter, n)
+			if kw, kwErr = e.b.SearchKeyword(ctx, p.kwq, p.filter, n); kwErr == nil {
+				// Feedback waits on the first pass, alongside the vector search.
+				fb, p.feedback, kwErr = p.feedbackHits(ctx, kw, n)
+			}
 		}()
 	}
 	qvec, vec, err := p.vectorHits(ctx, n)
@@ -323,6 +335,7 @@ func (p *pipeline) retrieve(ctx context.Context) error {
 	for _, c := range p.cands {
 		p.byID[c.id] = c
 	}
+	p.cands = fuseFeedback(p.cands, p.byID, fb, p.cfg)
 	return nil
 }
 

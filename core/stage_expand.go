@@ -120,7 +120,7 @@ func (p *pipeline) expand(ctx context.Context) error {
 			own, fused := c.score, c.fused
 			c.fused = pr.score
 			weigh(c, p.ref, cfg)
-			if c.kwRank > 0 || c.vecRank > 0 || c.histRank > 0 {
+			if c.retrieved() {
 				c.fused, c.score = fused, max(c.score, own)
 			}
 			c.expanded, c.origin = true, pr.origin

@@ -20,29 +20,43 @@ import (
 // match. Old versions matched in memory (AsOf searches) have no keyword
 // score and pass. Candidates not loaded are left alone.
 func gate(cands []*candidate, cfg *SearchConfig, hybrid bool) {
-	bestSim, bestKw := 0.0, 0.0
+	var best gateBest
 	for _, c := range cands {
-		if c.mem == nil {
-			continue
-		}
-		if c.vecRank > 0 {
-			bestSim = math.Max(bestSim, c.similarity)
-		}
-		if c.kwRank > 0 {
-			bestKw = math.Max(bestKw, c.kwScore)
+		if c.mem != nil {
+			best.add(c)
 		}
 	}
 	for _, c := range cands {
 		if c.mem == nil {
 			continue
 		}
-		c.dropped = gateVerdict(c, bestSim, bestKw, cfg, hybrid)
+		c.dropped = gateVerdict(c, best, cfg, hybrid)
+	}
+}
+
+// gateBest holds the best match of each retriever among the candidates,
+// which the relative thresholds are shares of. For the query extended by
+// feedback it is the best of the memories the first pass did not find:
+// they match the added terms only, and the memories that also match the
+// question's own terms would set a bar they could never reach.
+type gateBest struct{ sim, kw, fb float64 }
+
+func (b *gateBest) add(c *candidate) {
+	if c.vecRank > 0 {
+		b.sim = math.Max(b.sim, c.similarity)
+	}
+	if c.kwRank > 0 {
+		b.kw = math.Max(b.kw, c.kwScore)
+	}
+	if c.fbRank > 0 && c.kwRank == 0 {
+		b.fb = math.Max(b.fb, c.fbScore)
 	}
 }
 
 // gateVerdict returns why c is dropped, or "" when it passes: when at
 // least one retriever found it with a strong enough match.
-func gateVerdict(c *candidate, bestSim, bestKw float64, cfg *SearchConfig, hybrid bool) string {
+func gateVerdict(c *candidate, best gateBest, cfg *SearchConfig, hybrid bool) string {
+	bestSim, bestKw := best.sim, best.kw
 	raise := 1.0
 	if cfg.TrustGate > 0 {
 		raise += cfg.TrustGate * (1 - c.mem.Trust.Score)
@@ -66,6 +80,14 @@ func gateVerdict(c *candidate, bestSim, bestKw float64, cfg *SearchConfig, hybri
 		need := cfg.RelativeKeyword * raise * bestKw
 		if hybrid && cfg.RelativeKeyword > 0 && bestKw > 0 && c.kwScore < need {
 			why = append(why, fmt.Sprintf("keyword score %.3g below %.0f%% of the best (%.3g)", c.kwScore, cfg.RelativeKeyword*raise*100, bestKw))
+		} else {
+			strong = true
+		}
+	case c.fbRank > 0:
+		// Found only by the query extended by feedback: judged against the
+		// best such hit, like a keyword match.
+		if need := cfg.RelativeKeyword * raise * best.fb; cfg.RelativeKeyword > 0 && c.fbScore < need {
+			why = append(why, fmt.Sprintf("feedback keyword score %.3g below %.0f%% of the best found by feedback alone (%.3g)", c.fbScore, cfg.RelativeKeyword*raise*100, best.fb))
 		} else {
 			strong = true
 		}

@@ -13,6 +13,12 @@
 //	go run ./examples/retrieval-eval -data ../shared/data -embedder wordvec
 //	go run ./examples/retrieval-eval -set longmemeval -embedder hash
 //	go run ./examples/retrieval-eval -cfg '{"session_factor":0.3}' -cfg '{"session_window":2}'
+//	go run ./examples/retrieval-eval -cv -set locomo,longmemeval,scifact -embedder wordvec,hash
+//
+// -cv cross-validates a grid of search settings (the -cfg ones, or the
+// built-in grid in cv.go): each is tuned on some folds and reported on the
+// held-out one, with in-fold numbers beside (see cv.go); it also measures
+// nDCG@10 and SciFact (BEIR layout, train qrels).
 //
 // The data sets are read with core/bench/dataset's loaders (LoCoMo: one raw
 // memory per turn, "Speaker: text", with its session and the session's
@@ -24,7 +30,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,8 +45,7 @@ import (
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench/dataset"
 	_ "github.com/memos-go/memos/core/vector"
-	"github.com/memos-go/memos/embedders/hash"
-	"github.com/memos-go/memos/embedders/wordvec"
+	"github.com/memos-go/memos/examples/internal/evaldata"
 )
 
 // corpus is one store's worth of turns and the questions over it.
@@ -57,9 +61,11 @@ type doc struct {
 }
 
 type question struct {
+	id       string
 	text     string
-	turns    []string // evidence turn keys
-	sessions []string // evidence session ids (LongMemEval)
+	turns    []string           // evidence turn keys
+	relevant map[string]float64 // evidence keys with their graded relevance (nDCG)
+	sessions []string           // evidence session ids (LongMemEval)
 	category string
 	// ref is when the question was asked: LongMemEval's question_date,
 	// else the latest event time in its corpus (LoCoMo's last session).
@@ -83,7 +89,20 @@ func main() {
 	noRef := flag.Bool("no-ref-time", false, "search without the questions' reference time (the time words are then read against now)")
 	var cfgs cfgList
 	flag.Var(&cfgs, "cfg", "a search config as JSON (keys as in the config file); repeatable; each adds a row")
+	cv := flag.Bool("cv", false, "cross-validate: tune a grid of settings (the -cfg ones, or a built-in grid) on some folds, report on the held-out one; -set and -embedder take comma-separated lists (locomo,longmemeval,scifact)")
 	flag.Parse()
+	if *cv {
+		err := runCV(context.Background(), *data, strings.Split(*set, ","), strings.Split(*embName, ","), cfgs, *maxCorpora)
+		if errors.Is(err, fs.ErrNotExist) {
+			fmt.Printf("skipped: %v (the evaluation data lives in ../shared/data; see its README)\n", err)
+			return
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "retrieval-eval:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	opts := options{category: *category, corpora: *corpora, noRef: *noRef}
 	if err := run(context.Background(), *data, *set, *embName, *maxCorpora, *only, *base, cfgs, opts); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -132,15 +151,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 		}
 		corpora = sel
 	}
-	var emb core.Embedder
-	switch embName {
-	case "hash":
-		emb, err = hash.Open(ctx, hash.Config{})
-	case "wordvec":
-		emb, err = wordvec.Open(ctx, wordvec.Config{Path: filepath.Join(data, "glove", "glove-6b-100d-top100k.txt.gz")})
-	default:
-		err = fmt.Errorf("unknown embedder %q", embName)
-	}
+	emb, err := evaldata.Embedder(ctx, data, embName)
 	if err != nil {
 		return err
 	}
@@ -150,18 +161,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 		exp  bool
 		cfg  core.SearchConfig
 	}
-	decode := func(s string) (core.SearchConfig, error) {
-		var sc core.SearchConfig
-		if s == "" {
-			return sc, nil
-		}
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&sc); err != nil {
-			return sc, fmt.Errorf("config %s: %w", s, err)
-		}
-		return sc, nil
-	}
+	decode := decodeConfig
 	bc, err := decode(base)
 	if err != nil {
 		return err
@@ -337,6 +337,8 @@ func load(kind, path string) ([]corpus, error) {
 		d, err = dataset.LoadLoCoMo(path, dataset.Options{})
 	case "longmemeval":
 		d, err = dataset.LoadLongMemEval(path, dataset.Options{})
+	case "scifact":
+		d, err = dataset.LoadBEIR(path, dataset.Options{Split: "train"})
 	default:
 		return nil, fmt.Errorf("unknown set %q", kind)
 	}
@@ -359,7 +361,7 @@ func load(kind, path string) ([]corpus, error) {
 			if !q.Labelled() {
 				continue
 			}
-			qq := question{text: q.Text, category: q.Category, ref: q.Time}
+			qq := question{id: q.ID, text: q.Text, relevant: q.Relevant, category: q.Category, ref: q.Time}
 			if qq.ref.IsZero() {
 				qq.ref = latest
 			}

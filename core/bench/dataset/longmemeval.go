@@ -103,11 +103,13 @@ func ReadLongMemEval(r io.Reader, opts Options) (*Dataset, error) {
 			}
 			for ti, turn := range sess {
 				key := fmt.Sprintf("%s_%d", sid, ti+1)
-				if driver.ValidateContent(turn.Content) != nil || seen[key] {
+				content, _ := clip(turn.Content)
+				// A turn memos would refuse (only whitespace or invisible
+				// characters, such as a lone zero-width space) is no memory.
+				if driver.ValidateContent(content) != nil || seen[key] {
 					continue
 				}
 				seen[key] = true
-				content, _ := clip(turn.Content)
 				in := core.Input{
 					Content:   content,
 					Type:      core.TypeTurn,
