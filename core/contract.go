@@ -85,6 +85,8 @@ type (
 	Remover               = driver.Remover
 	BackendStater         = driver.BackendStater
 	Eraser                = driver.Eraser
+	SessionReader         = driver.SessionReader
+	SessionMember         = driver.SessionMember
 	Embedder              = driver.Embedder
 	ModelInfo             = driver.ModelInfo
 	VectorIndex           = driver.VectorIndex

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"time"
 )
 
 // expand adds the neighbours of the best results, bounded by
@@ -49,20 +48,20 @@ func (p *pipeline) expand(ctx context.Context) error {
 	for _, s := range seeds {
 		inSession = inSession || (s.mem != nil && s.mem.Session != "")
 	}
-	// The session index costs a scan of the store to build: only a search
-	// whose seeds belong to a session needs it.
-	if inSession && cfg.SessionWindow > 0 && cfg.SessionFactor > 0 {
-		if err := p.e.sess.sync(ctx, p.e.b); err != nil {
-			return err
-		}
-		for _, s := range seeds {
-			for _, nb := range p.e.sess.around(s.id, cfg.SessionWindow) {
-				props = append(props, proposal{nb.id, s.score * cfg.SessionFactor / float64(nb.dist),
-					fmt.Sprintf("session neighbour of %d (%+d)", s.id, nb.offset)})
+	return p.e.b.View(ctx, func(tx ReadTx) error {
+		// Only a search whose seeds belong to a session reads sessions.
+		if inSession && cfg.SessionWindow > 0 && cfg.SessionFactor > 0 {
+			for _, s := range seeds {
+				nbs, err := p.e.sessionAround(ctx, tx, s.mem, cfg.SessionWindow)
+				if err != nil {
+					return err
+				}
+				for _, nb := range nbs {
+					props = append(props, proposal{nb.id, s.score * cfg.SessionFactor / float64(nb.dist),
+						fmt.Sprintf("session neighbour of %d (%+d)", s.id, nb.offset)})
+				}
 			}
 		}
-	}
-	return p.e.b.View(ctx, func(tx ReadTx) error {
 		if cfg.GraphFactor > 0 {
 			for _, s := range seeds {
 				edges, err := tx.Edges(s.id)
@@ -130,26 +129,82 @@ func (p *pipeline) expand(ctx context.Context) error {
 	})
 }
 
+// sessionAround returns the members of m's session within w places of m
+// (see sessionIndex.around), as tx sees them. A backend that indexes
+// sessions (SessionReader) answers from its index; for any other, the
+// engine keeps a sessionIndex.
+func (e *Engine) sessionAround(ctx context.Context, tx ReadTx, m *Memory, w int) ([]sessionNeighbour, error) {
+	if m == nil || m.Session == "" {
+		return nil, nil
+	}
+	if sr, ok := tx.(SessionReader); ok {
+		ms, err := sr.Session(m.Namespace, m.Session)
+		if err != nil {
+			return nil, fmt.Errorf("session of memory %d: %w", m.ID, err)
+		}
+		sortSession(ms)
+		return neighbours(ms, m.ID, w), nil
+	}
+	if err := e.sess.sync(ctx, tx); err != nil {
+		return nil, err
+	}
+	return e.sess.around(m.ID, w), nil
+}
+
+// sortSession puts a session's members in session order: event time
+// (valid_from), then ingest time (created_at), then id.
+func sortSession(ms []SessionMember) {
+	sort.Slice(ms, func(i, j int) bool {
+		a, b := ms[i], ms[j]
+		if !a.ValidFrom.Equal(b.ValidFrom) {
+			return a.ValidFrom.Before(b.ValidFrom)
+		}
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.Before(b.CreatedAt)
+		}
+		return a.ID < b.ID
+	})
+}
+
+// neighbours returns the members of ms (in session order) within w places
+// of id, nearest first, earlier before later at equal distance.
+func neighbours(ms []SessionMember, id int64, w int) []sessionNeighbour {
+	at := -1
+	for i := range ms {
+		if ms[i].ID == id {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	var out []sessionNeighbour
+	for d := 1; d <= w; d++ {
+		for _, off := range []int{-d, d} {
+			if j := at + off; j >= 0 && j < len(ms) {
+				out = append(out, sessionNeighbour{ms[j].ID, off, d})
+			}
+		}
+	}
+	return out
+}
+
 // sessionIndex orders the memories of each session so that expansion can
-// find a turn's neighbours. No backend interface answers "the memories of
-// session S" without a scan, so the engine keeps this index in memory, built
-// by one Scan on first use and then kept in step with the change log, like
-// the vector index. It is safe for concurrent use.
+// find a turn's neighbours in a backend that does not index sessions (no
+// SessionReader). The engine keeps it in memory, built by one Scan on first
+// use and then kept in step with the change log, like the vector index. It
+// is safe for concurrent use.
 type sessionIndex struct {
 	mu      sync.Mutex
 	built   bool
 	seq     uint64
 	of      map[int64]sessionKey
-	members map[sessionKey][]sessionMember
+	members map[sessionKey][]SessionMember
 	dirty   map[sessionKey]bool // members to sort again
 }
 
 type sessionKey struct{ ns, session string }
-
-type sessionMember struct {
-	id            int64
-	from, created time.Time
-}
 
 type sessionNeighbour struct {
 	id     int64
@@ -157,67 +212,58 @@ type sessionNeighbour struct {
 	dist   int // |offset|
 }
 
-// sync brings the index up to date with b's change log.
-func (x *sessionIndex) sync(ctx context.Context, b Backend) error {
+// sync brings the index up to date with the change log as tx sees it.
+func (x *sessionIndex) sync(ctx context.Context, tx ReadTx) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	err := b.View(ctx, func(tx ReadTx) error {
-		seq, err := tx.Seq()
-		if err != nil || (x.built && seq == x.seq) {
-			return err
-		}
-		if !x.built {
-			x.of, x.members, x.dirty = map[int64]sessionKey{}, map[sessionKey][]sessionMember{}, map[sessionKey]bool{}
-			err := tx.Scan(ScanOptions{}, func(m *Memory) error {
-				x.put(m)
-				return ctx.Err()
-			})
-			if err != nil {
-				return err
-			}
-		} else {
-			var ids []int64
-			err := tx.Changes(x.seq, func(c Change) error {
-				x.remove(c.ID)
-				if !c.Deleted {
-					ids = append(ids, c.ID)
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			for _, id := range ids {
-				m, err := tx.Get(id, 0)
-				if errors.Is(err, ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				x.put(m)
-			}
-		}
-		x.built, x.seq = true, seq
-		return nil
-	})
-	if err != nil {
+	if err := x.update(ctx, tx); err != nil {
 		return fmt.Errorf("sync session index: %w", err)
 	}
 	for k := range x.dirty {
-		ms := x.members[k]
-		sort.Slice(ms, func(i, j int) bool {
-			a, b := ms[i], ms[j]
-			if !a.from.Equal(b.from) {
-				return a.from.Before(b.from)
-			}
-			if !a.created.Equal(b.created) {
-				return a.created.Before(b.created)
-			}
-			return a.id < b.id
-		})
+		sortSession(x.members[k])
 		delete(x.dirty, k)
 	}
+	return nil
+}
+
+func (x *sessionIndex) update(ctx context.Context, tx ReadTx) error {
+	seq, err := tx.Seq()
+	if err != nil || (x.built && seq == x.seq) {
+		return err
+	}
+	if !x.built {
+		x.of, x.members, x.dirty = map[int64]sessionKey{}, map[sessionKey][]SessionMember{}, map[sessionKey]bool{}
+		err := tx.Scan(ScanOptions{}, func(m *Memory) error {
+			x.put(m)
+			return ctx.Err()
+		})
+		if err != nil {
+			return err
+		}
+	} else {
+		var ids []int64
+		err := tx.Changes(x.seq, func(c Change) error {
+			x.remove(c.ID)
+			if !c.Deleted {
+				ids = append(ids, c.ID)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			m, err := tx.Get(id, 0)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			x.put(m)
+		}
+	}
+	x.built, x.seq = true, seq
 	return nil
 }
 
@@ -227,7 +273,7 @@ func (x *sessionIndex) put(m *Memory) {
 	}
 	k := sessionKey{m.Namespace, m.Session}
 	x.of[m.ID] = k
-	x.members[k] = append(x.members[k], sessionMember{m.ID, m.ValidFrom, m.CreatedAt})
+	x.members[k] = append(x.members[k], SessionMember{ID: m.ID, ValidFrom: m.ValidFrom, CreatedAt: m.CreatedAt})
 	x.dirty[k] = true
 }
 
@@ -239,7 +285,7 @@ func (x *sessionIndex) remove(id int64) {
 	delete(x.of, id)
 	ms := x.members[k]
 	for i := range ms {
-		if ms[i].id == id {
+		if ms[i].ID == id {
 			x.members[k] = append(ms[:i], ms[i+1:]...)
 			break
 		}
@@ -258,21 +304,5 @@ func (x *sessionIndex) around(id int64, w int) []sessionNeighbour {
 	if !ok {
 		return nil
 	}
-	ms := x.members[k]
-	at := -1
-	for i := range ms {
-		if ms[i].id == id {
-			at = i
-			break
-		}
-	}
-	var out []sessionNeighbour
-	for d := 1; d <= w; d++ {
-		for _, off := range []int{-d, d} {
-			if j := at + off; at >= 0 && j >= 0 && j < len(ms) {
-				out = append(out, sessionNeighbour{ms[j].id, off, d})
-			}
-		}
-	}
-	return out
+	return neighbours(x.members[k], id, w)
 }

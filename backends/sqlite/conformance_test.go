@@ -26,3 +26,16 @@ func BenchmarkBackend(b *testing.B) {
 		},
 	})
 }
+
+// BenchmarkNatural measures natural-language keyword search over 100,000
+// real dev turns (backendtest.RunNaturalBenchmarks); it skips without the
+// shared data (../shared/data next to the repository).
+func BenchmarkNatural(b *testing.B) {
+	h := backendtest.Harness{
+		Name: sqlite.Name,
+		Open: func(_ testing.TB, path string) (driver.Backend, error) {
+			return sqlite.Open(context.Background(), sqlite.Config{Path: path})
+		},
+	}
+	backendtest.RunNaturalBenchmarks(b, h, "../../../shared/data", 100_000)
+}

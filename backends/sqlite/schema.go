@@ -183,6 +183,16 @@ var schemaV1 = []string{
 	`INSERT INTO meta (key, value) VALUES ('` + keySeq + `', '0')`,
 }
 
+// Indexes that Open creates when missing, outside the numbered migrations:
+// they change no data and no reader depends on their absence, so a store
+// opened by an older memos keeps working (it maintains them like any index)
+// and one opened by a newer memos gets them on its first open.
+var openIndexes = []string{
+	// Session expansion reads a session's members (driver.SessionReader)
+	// instead of scanning the store; turns without a session are left out.
+	`CREATE INDEX IF NOT EXISTS memories_session ON memories (namespace, session) WHERE session != ''`,
+}
+
 func execAll(stmts ...string) migration {
 	return func(ctx context.Context, tx *sql.Tx) error {
 		for _, s := range stmts {

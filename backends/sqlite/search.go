@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -47,6 +48,22 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 	}
 	expr := q.String()
 	where, fargs := filterSQL(f)
+	if where != "" && d.tryUnfiltered(where) {
+		hits, ok, err := d.searchThenFilter(ctx, expr, where, fargs, limit)
+		if err != nil {
+			return nil, searchError(ctx, expr, err)
+		}
+		d.unfilteredResult(where, ok)
+		if ok {
+			return hits, nil
+		}
+	}
+	return d.searchPlain(ctx, expr, where, fargs, limit)
+}
+
+// searchPlain runs the FTS5 query expr (with the filter clause where and
+// its arguments): FTS5 scores every match and keeps the best limit.
+func (d *DB) searchPlain(ctx context.Context, expr, where string, fargs []any, limit int) ([]driver.Hit, error) {
 	text := qSearch
 	if where != "" {
 		text = fmt.Sprintf(qSearchFiltered, where)
@@ -79,6 +96,143 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 		return nil, searchError(ctx, expr, err)
 	}
 	return hits, nil
+}
+
+// Filtering after ranking.
+//
+// A filtered search joins every match to its record, which at 100k memories
+// doubles the cost of a query that matches many rows. But the engine's
+// filter (the scope's namespaces, active memories) usually passes most
+// rows, and a filter does not change a row's bm25 (FTS5 computes it over
+// the whole index). So a filtered search first ranks without the filter,
+// keeping unfilteredRows(limit) rows, and checks only those against the
+// filter, in the same read transaction: when at least limit of them pass,
+// or the query matched no more rows than that, the first limit that pass
+// are exactly the filtered query's result (the same order by score, then
+// id; the same scores). Otherwise the filtered query runs. A filter shape
+// that needed the filtered query is not tried unfiltered again for its
+// next unfilteredBackoff searches.
+
+// unfilteredRows is how many rows a filtered search ranks without the
+// filter before it checks them.
+func unfilteredRows(limit int) int { return 2*limit + 16 }
+
+const unfilteredBackoff = 32
+
+// qPass selects, of the ids in a JSON array, those whose record passes a
+// filter clause (%s).
+const qPass = `SELECT m.id FROM memories AS m INDEXED BY memories_scope
+	WHERE m.id IN (SELECT value FROM json_each(?))%s`
+
+// tryUnfiltered reports whether a search with filter clause where should
+// rank unfiltered first.
+func (d *DB) tryUnfiltered(where string) bool {
+	d.searchMu.Lock()
+	defer d.searchMu.Unlock()
+	if n := d.unfilteredSkip[where]; n > 0 {
+		d.unfilteredSkip[where] = n - 1
+		return false
+	}
+	return true
+}
+
+// unfilteredResult records whether ranking unfiltered first answered a
+// search with filter clause where.
+func (d *DB) unfilteredResult(where string, ok bool) {
+	d.searchMu.Lock()
+	defer d.searchMu.Unlock()
+	if ok {
+		delete(d.unfilteredSkip, where)
+		return
+	}
+	if len(d.unfilteredSkip) >= maxSearchStmts {
+		clear(d.unfilteredSkip)
+	}
+	d.unfilteredSkip[where] = unfilteredBackoff
+}
+
+// searchThenFilter answers a filtered search by ranking without the filter
+// (see above); ok is false when the filtered query must run instead.
+func (d *DB) searchThenFilter(ctx context.Context, expr, where string, fargs []any, limit int) (hits []driver.Hit, ok bool, err error) {
+	rank, temporary, err := d.searchStmt(ctx, qSearch)
+	if err != nil {
+		return nil, false, err
+	}
+	if temporary {
+		defer rank.Close()
+	}
+	pass, temporary, err := d.searchStmt(ctx, fmt.Sprintf(qPass, where))
+	if err != nil {
+		return nil, false, err
+	}
+	if temporary {
+		defer pass.Close()
+	}
+	tx, err := d.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, false, err
+	}
+	defer tx.Rollback()
+
+	n := unfilteredRows(limit)
+	rows, err := tx.StmtContext(ctx, rank).QueryContext(ctx, expr, n)
+	if err != nil {
+		return nil, false, err
+	}
+	ranked := make([]driver.Hit, 0, n)
+	for rows.Next() {
+		var h driver.Hit
+		var r float64
+		if err := rows.Scan(&h.ID, &r); err != nil {
+			rows.Close()
+			return nil, false, err
+		}
+		h.Score = -r
+		ranked = append(ranked, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	if len(ranked) == 0 {
+		return []driver.Hit{}, true, nil
+	}
+	ids := make([]byte, 0, 12*len(ranked))
+	ids = append(ids, '[')
+	for i, h := range ranked {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, h.ID, 10)
+	}
+	ids = append(ids, ']')
+	args := append([]any{string(ids)}, fargs...)
+	prows, err := tx.StmtContext(ctx, pass).QueryContext(ctx, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer prows.Close()
+	passed := make(map[int64]bool, len(ranked))
+	for prows.Next() {
+		var id int64
+		if err := prows.Scan(&id); err != nil {
+			return nil, false, err
+		}
+		passed[id] = true
+	}
+	if err := prows.Err(); err != nil {
+		return nil, false, err
+	}
+	if len(passed) < limit && len(ranked) == n {
+		return nil, false, nil // rows beyond the n ranked may pass
+	}
+	hits = make([]driver.Hit, 0, min(limit, len(passed)))
+	for _, h := range ranked {
+		if passed[h.ID] && len(hits) < limit {
+			hits = append(hits, h)
+		}
+	}
+	return hits, true, nil
 }
 
 // maxSearchStmts bounds the statements kept prepared for keyword search:

@@ -66,6 +66,9 @@ type DB struct {
 
 	searchMu    sync.Mutex
 	searchStmts map[string]*sql.Stmt // on r, by filter shape
+	// unfilteredSkip counts, by filter clause, the searches left before
+	// ranking unfiltered first is tried again (see search.go).
+	unfilteredSkip map[string]int
 
 	// scrub is set while erasure may be pending: a delete committed (here,
 	// or in another process before Open) and the checkpoint that clears its
@@ -77,12 +80,13 @@ type DB struct {
 }
 
 var (
-	_ driver.Backend     = (*DB)(nil)
-	_ driver.Eraser      = (*DB)(nil)
-	_ driver.Tx          = (*writeTx)(nil)
-	_ driver.AuditReader = (*readTx)(nil)
-	_ driver.AuditReader = (*writeTx)(nil)
-	_ driver.Importer    = (*writeTx)(nil)
+	_ driver.Backend       = (*DB)(nil)
+	_ driver.Eraser        = (*DB)(nil)
+	_ driver.Tx            = (*writeTx)(nil)
+	_ driver.AuditReader   = (*readTx)(nil)
+	_ driver.SessionReader = (*readTx)(nil)
+	_ driver.AuditReader   = (*writeTx)(nil)
+	_ driver.Importer      = (*writeTx)(nil)
 )
 
 // sqliteMagic starts every SQLite database file.
@@ -247,6 +251,10 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 		tx.Rollback()
 		return fmt.Errorf("sqlite: %w", err)
 	}
+	if err := execAll(openIndexes...)(ctx, tx); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "create the indexes of "+d.path, err))
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "initialise "+d.path, err))
 	}
@@ -266,6 +274,7 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 		return err
 	}
 	d.searchStmts = make(map[string]*sql.Stmt)
+	d.unfilteredSkip = make(map[string]int)
 	return nil
 }
 

@@ -53,7 +53,11 @@ var (
 	qAudit = `SELECT seq, time, action, memory_id, detail, prev_hash, hash FROM audit
 		WHERE seq > ? ORDER BY seq LIMIT ?`
 
-	readQueries = []string{qGet, qGetVersion, qHistory, qVersion, qEdges, qMeta, qChanges, qAudit}
+	// qSession reads a session's members through memories_session.
+	qSession = `SELECT id, valid_from, created_at FROM memories
+		WHERE namespace = ? AND session = ? AND session != ''`
+
+	readQueries = []string{qGet, qGetVersion, qHistory, qVersion, qEdges, qMeta, qChanges, qAudit, qSession}
 )
 
 // Statements used only by write transactions, prepared at Open on the
@@ -322,6 +326,36 @@ func (t *readTx) Edges(id int64) ([]driver.Edge, error) {
 			return nil, fmt.Errorf("%s: edge %d→%d: %w", op, e.From, e.To, err)
 		}
 		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.fail(op, err)
+	}
+	return out, nil
+}
+
+// Session returns the members of session in namespace (see
+// driver.SessionReader), from the index memories_session.
+func (t *readTx) Session(namespace, session string) ([]driver.SessionMember, error) {
+	op := fmt.Sprintf("members of session %q", session)
+	rows, err := t.query(qSession, namespace, session)
+	if err != nil {
+		return nil, t.fail(op, err)
+	}
+	defer rows.Close()
+	var out []driver.SessionMember
+	for rows.Next() {
+		var m driver.SessionMember
+		var from, created sql.NullString
+		if err := rows.Scan(&m.ID, &from, &created); err != nil {
+			return nil, t.fail(op, err)
+		}
+		if m.ValidFrom, err = decodeTime("valid_from", from); err != nil {
+			return nil, fmt.Errorf("%s: memory %d: %w", op, m.ID, err)
+		}
+		if m.CreatedAt, err = decodeTime("created_at", created); err != nil {
+			return nil, fmt.Errorf("%s: memory %d: %w", op, m.ID, err)
+		}
+		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, t.fail(op, err)

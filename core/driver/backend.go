@@ -197,3 +197,22 @@ type Eraser interface {
 	// pending and the backend completes it later by itself.
 	Erase(ctx context.Context, wait time.Duration) (bool, error)
 }
+
+// SessionReader is an optional interface of ReadTx for backends that index
+// memories by session. Session expansion uses it to find a result's
+// neighbours in its conversation; without it the engine keeps its own
+// session index, built by scanning the store on the first search that
+// expands.
+type SessionReader interface {
+	// Session returns the current version of every memory of session in
+	// namespace, whatever its status, in any order. session is not empty.
+	Session(namespace, session string) ([]SessionMember, error)
+}
+
+// SessionMember is a memory of a session, with what orders it in the
+// session: event time, then ingest time, then id.
+type SessionMember struct {
+	ID        int64
+	ValidFrom time.Time
+	CreatedAt time.Time
+}

@@ -1,0 +1,181 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
+)
+
+// TestFilterAfterRanking checks that a filtered search that ranks without
+// the filter first (searchThenFilter) returns what the filtered FTS5 query
+// returns — the same ids, order and scores — for random ORs and ANDs of
+// common and rare words, under filters that pass most rows, few rows and
+// none, at several limits; that a filter passing every row never needs the
+// filtered query; and that both ways of answering were taken.
+func TestFilterAfterRanking(t *testing.T) {
+	ctx := context.Background()
+	ms, _, err := backendtest.BenchWorkload(3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memory.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for batch := range slices.Chunk(ms, 1000) {
+		err := d.Update(ctx, func(tx driver.Tx) error {
+			for _, m := range batch {
+				if err := tx.Insert(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Forget some, so that deleted rows are in neither result.
+	err = d.Update(ctx, func(tx driver.Tx) error {
+		for id := int64(1); id <= 3000; id += 37 {
+			if err := tx.Delete(id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	counts := map[string]int{}
+	namespaces := map[string]bool{}
+	for _, m := range ms {
+		namespaces[m.Namespace] = true
+		for _, w := range text.Tokenize(m.Content) {
+			counts[w]++
+		}
+	}
+	vocab := make([]string, 0, len(counts))
+	for w := range counts {
+		vocab = append(vocab, w)
+	}
+	slices.SortFunc(vocab, func(a, b string) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return strings.Compare(a, b)
+	})
+	var nsList []string
+	for ns := range namespaces {
+		nsList = append(nsList, ns)
+	}
+	slices.Sort(nsList)
+	if len(nsList) < 2 {
+		t.Fatalf("the workload has %d namespaces; the test needs several", len(nsList))
+	}
+	filters := []driver.Filter{
+		{Namespaces: nsList, Statuses: []driver.Status{driver.StatusActive}},     // passes all
+		{Namespaces: nsList[:1], Statuses: []driver.Status{driver.StatusActive}}, // passes some
+		{Types: []driver.Type{driver.TypeLesson}},                                // passes few
+		{Namespaces: []string{"nobody"}},                                         // passes none
+		{Pools: []driver.Pool{}},                                                 // matches nothing
+	}
+	r := rand.New(rand.NewPCG(17, 0))
+	pick := func() string {
+		if r.IntN(2) == 0 {
+			return vocab[r.IntN(min(40, len(vocab)))]
+		}
+		return vocab[r.IntN(len(vocab))]
+	}
+	var fellBack, answered int
+	for i := range 400 {
+		var kids []query.Node
+		for range 1 + r.IntN(6) {
+			kids = append(kids, &query.Term{Text: pick()})
+		}
+		var q query.Node = &query.Or{Children: kids}
+		switch {
+		case len(kids) == 1:
+			q = kids[0]
+		case i%5 == 0:
+			q = &query.And{Children: kids[:2]}
+		}
+		f := filters[i%len(filters)]
+		limit := []int{1, 5, 30, 100}[i/len(filters)%4]
+		where, fargs := filterSQL(f)
+		want, err := d.searchPlain(ctx, q.String(), where, fargs, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := d.searchThenFilter(ctx, q.String(), where, fargs, limit)
+		if err != nil {
+			t.Fatalf("searchThenFilter(%s): %v", q, err)
+		}
+		if !ok && i%len(filters) == 0 {
+			t.Errorf("%s (limit %d): a filter that passes every row fell back to the filtered query", q, limit)
+		}
+		if !ok {
+			fellBack++
+		} else {
+			answered++
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s (limit %d, filter %+v):\n got %s\nwant %s", q, limit, f, fmtHits(got), fmtHits(want))
+			}
+		}
+		pub, err := d.SearchKeyword(ctx, q, f, limit)
+		if err != nil || !slices.Equal(pub, want) {
+			t.Fatalf("SearchKeyword(%s, %+v, %d) = %s, %v; want %s", q, f, limit, fmtHits(pub), err, fmtHits(want))
+		}
+	}
+	if fellBack == 0 || answered == 0 {
+		t.Fatalf("ranking unfiltered answered %d searches and fell back on %d; want both", answered, fellBack)
+	}
+	t.Logf("answered %d, fell back %d", answered, fellBack)
+}
+
+func fmtHits(hs []driver.Hit) string {
+	var b strings.Builder
+	for _, h := range hs {
+		fmt.Fprintf(&b, " %d:%.17g", h.ID, h.Score)
+	}
+	return b.String()
+}
+
+// TestSessionUsesIndex checks that reading a session's members goes through
+// the index Open creates, not a scan of the store.
+func TestSessionUsesIndex(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memory.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rows, err := d.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+qSession, "default", "chat-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "\n")
+	}
+	if !strings.Contains(plan.String(), "memories_session") {
+		t.Fatalf("the session query does not use memories_session:\n%s", plan.String())
+	}
+}
