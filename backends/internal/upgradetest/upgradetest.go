@@ -108,7 +108,7 @@ func Build(ctx context.Context, e *core.Engine) error {
 		i int
 		p core.Patch
 	}{
-		{0, core.Patch{Content: str("Alice prefers jasmine tea in the morning")}},             // content and embedding change
+		{0, core.Patch{Content: str("Alice prefers jasmine tea in the morning")}},              // content and embedding change
 		{0, core.Patch{Significance: num(8)}},                                                  // neither changes
 		{0, core.Patch{Metadata: md(map[string]any{"checked": true})}},                         // neither changes
 		{0, core.Patch{Content: str("Alice prefers green tea in the morning, without sugar")}}, // changes again
