@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -243,12 +245,16 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "open "+d.path, err))
 	}
-	if err := migrate(ctx, tx, d.path); err != nil {
+	from, err := migrate(ctx, tx, d.path)
+	if err != nil {
 		tx.Rollback()
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "initialise "+d.path, err))
+	}
+	if from > 0 && from < 2 {
+		d.compactAfterUpgrade(ctx, from)
 	}
 
 	if d.r, err = sql.Open("sqlite", dsn(d.path, cfg.BusyTimeout, false)); err != nil {
@@ -267,6 +273,35 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 	}
 	d.searchStmts = make(map[string]*sql.Stmt)
 	return nil
+}
+
+// compactAfterUpgrade returns to the file system the pages that the
+// upgrade from schema version from freed (from 1, the second copy of every
+// current version: about half the file), so that an upgraded store is as
+// small as one written by this version. It rewrites the file with VACUUM,
+// which needs free disk space of about the new size, and then checkpoints
+// the WAL. It is best effort: the store is already upgraded and correct, and
+// freed pages are reused by later writes, so a failure (a full disk,
+// another process's reader holding the old pages) is a warning.
+func (d *DB) compactAfterUpgrade(ctx context.Context, from int) {
+	var free, total int64
+	if err := d.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+		return
+	}
+	if err := d.w.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&total); err != nil || free*4 < total {
+		return // less than a quarter is free: not worth rewriting the file
+	}
+	start := time.Now()
+	slog.Info("memos: upgraded the store to schema version "+strconv.Itoa(schemaVersion)+"; compacting its file once (VACUUM)",
+		"store", d.path, "from", from, "free_pages", free, "pages", total)
+	if _, err := d.w.ExecContext(ctx, `VACUUM`); err != nil {
+		slog.Warn("memos: the store is upgraded, but compacting its file failed; the free space inside it is reused by later writes", "store", d.path, "err", err)
+		return
+	}
+	if err := d.checkpoint(ctx, checkpointWait); err != nil {
+		slog.Warn("memos: the store is upgraded and compacted, but its WAL could not be checkpointed yet; it will be at a later write or close", "store", d.path, "err", err)
+	}
+	slog.Info("memos: compacted the store", "store", d.path, "took", time.Since(start).Round(time.Millisecond))
 }
 
 func prepare(ctx context.Context, db *sql.DB, queries []string) (map[string]*sql.Stmt, error) {

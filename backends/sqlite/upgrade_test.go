@@ -1,22 +1,136 @@
-package sqlite_test
+package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/memos-go/memos/backends/internal/upgradetest"
-	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core/driver"
 )
 
 // A store written by memos with schema version 1 (two copies of the
 // current version) opens, is upgraded in place, and answers every read,
-// history, as-of search and revert as it did before.
+// history, as-of search and revert as it did before; afterwards it holds
+// each version once and passes the consistency checks.
 func TestUpgradeFromV1(t *testing.T) {
+	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "memory.db")
 	upgradetest.Gunzip(t, "sqlite-v1.db.gz", path)
 	upgradetest.Check(t, "sqlite-v1", func() (driver.Backend, error) {
-		return sqlite.Open(context.Background(), sqlite.Config{Path: path})
+		return Open(ctx, Config{Path: path})
 	})
+	d, err := Open(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	checkConsistent(t, d, -1)
+	var version string
+	var rows, noContent, noVector int
+	if err := d.w.QueryRow(`SELECT value FROM meta WHERE key = ?`, keySchemaVersion).Scan(&version); err != nil || version != "2" {
+		t.Errorf("schema version %q (%v), want 2", version, err)
+	}
+	err = d.w.QueryRow(`SELECT count(*), count(*) FILTER (WHERE content IS NULL),
+		count(*) FILTER (WHERE embedding IS NULL AND embedding_dim > 0) FROM memory_versions`).Scan(&rows, &noContent, &noVector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's edits that kept the content (metadata, significance,
+	// status, validity, entities) store neither content nor vector again.
+	if noContent == 0 || noVector == 0 || noContent == rows {
+		t.Errorf("%d version rows, %d without content, %d without vector: want some of each kind", rows, noContent, noVector)
+	}
+}
+
+// An upgrade that frees much of the file compacts it. The version 1 store
+// is built from the released version 1 schema, and filled the way a MemU
+// importer does (plain SQL: version 1's trigger then copies every row into
+// memory_versions).
+func TestUpgradeCompacts(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	raw, err := sql.Open("sqlite", dsn(path, time.Second, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrations[0](ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 400
+	vec := encodeVector(make([]float32, 256))
+	for i := range n {
+		if _, err := tx.Exec(`INSERT INTO memories (content, embedding) VALUES (?, ?)`,
+			fmt.Sprintf("imported memory number %d about %s", i, strings.Repeat("words ", i%50)), vec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		fmt.Sprintf(`PRAGMA application_id = %d`, applicationID),
+		`INSERT INTO meta (key, value) VALUES ('` + keySchemaVersion + `', '1')`,
+	} {
+		if _, err := tx.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var copies int
+	if err := raw.QueryRow(`SELECT count(*) FROM memory_versions`).Scan(&copies); err != nil || copies != n {
+		t.Fatalf("the version 1 store has %d version rows (%v), want %d", copies, err, n)
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := fileSize(t, path)
+
+	d, err := Open(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, d, n)
+	if err := d.View(ctx, func(tx driver.ReadTx) error {
+		for id := int64(1); id <= n; id++ {
+			h, err := tx.History(id)
+			if err != nil {
+				return err
+			}
+			if len(h) != 1 || h[0].Version != 1 || len(h[0].Embedding.Vector) != 256 || !strings.HasPrefix(h[0].Content, "imported memory number") {
+				return fmt.Errorf("history of %d after the upgrade: %+v", id, h)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := fileSize(t, path) + fileSize(t, path+"-wal")
+	if after > before*2/3 {
+		t.Errorf("the upgraded store takes %d bytes, the version 1 store took %d: want it compacted to at most two thirds", after, before)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }
