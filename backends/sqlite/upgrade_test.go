@@ -134,3 +134,75 @@ func fileSize(t *testing.T, path string) int64 {
 	}
 	return fi.Size()
 }
+
+// A version row leaves out the content and the embedding that the next
+// version has too, and reads resolve them: an edit of the metadata stores
+// neither again, an edit of the content stores the old content only.
+func TestVersionRowsShareWithNext(t *testing.T) {
+	d, _ := tempDB(t)
+	ctx := context.Background()
+	m := newMem("the first content")
+	m.Embedding = driver.Embedding{Model: "m", Vector: []float32{1, 2, 3, 4}}
+	insert(t, d, m)
+	next := func(change func(*driver.Memory)) *driver.Memory {
+		n := m.Clone()
+		n.Version++
+		change(n)
+		update(t, d, func(tx driver.Tx) error { return tx.Put(n) })
+		m = n
+		return n
+	}
+	next(func(n *driver.Memory) { n.Significance = 7 })                         // v2: same content and vector
+	next(func(n *driver.Memory) { n.Content = "the second content" })           // v3: same vector
+	next(func(n *driver.Memory) { n.Embedding.Vector = []float32{4, 3, 2, 1} }) // v4: same content
+	next(func(n *driver.Memory) { n.Embedding = driver.Embedding{} })           // v5: no vector
+	next(func(n *driver.Memory) { n.Metadata = map[string]any{"k": "v"} })      // v6: current
+
+	type row struct {
+		content, vec bool
+		dim          int
+	}
+	want := []row{{false, false, 4}, {true, false, 4}, {false, true, 4}, {false, true, 4}, {false, false, 0}}
+	rows, err := d.w.Query(`SELECT content IS NOT NULL, embedding IS NOT NULL, embedding_dim FROM memory_versions WHERE id = ? ORDER BY version`, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.content, &r.vec, &r.dim); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	rows.Close()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("version rows (content stored, vector stored, dim) = %v, want %v", got, want)
+	}
+	wantContent := []string{"the first content", "the first content", "the second content", "the second content", "the second content", "the second content"}
+	wantVec := [][]float32{{1, 2, 3, 4}, {1, 2, 3, 4}, {1, 2, 3, 4}, {4, 3, 2, 1}, nil, nil}
+	err = d.View(ctx, func(tx driver.ReadTx) error {
+		hist, err := tx.History(m.ID)
+		if err != nil {
+			return err
+		}
+		if len(hist) != 6 {
+			return fmt.Errorf("%d versions, want 6", len(hist))
+		}
+		for i, h := range hist {
+			g, err := tx.Get(m.ID, i+1)
+			if err != nil {
+				return err
+			}
+			for _, v := range []*driver.Memory{h, g} {
+				if v.Version != i+1 || v.Content != wantContent[i] || fmt.Sprint(v.Embedding.Vector) != fmt.Sprint(wantVec[i]) {
+					t.Errorf("version %d reads as version %d, %q, %v; want %q, %v", i+1, v.Version, v.Content, v.Embedding.Vector, wantContent[i], wantVec[i])
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
