@@ -157,7 +157,7 @@ func TestOpenCreatesFileAndReopens(t *testing.T) {
 		{"synchronous", "1"}, // NORMAL
 		{"foreign_keys", "1"},
 		{"secure_delete", "1"},
-		{"page_size", "8192"},
+		{"page_size", fmt.Sprint(pageBytes)},
 		{"application_id", fmt.Sprint(applicationID)},
 	} {
 		var got string

@@ -54,9 +54,16 @@ func TestUpgradeFromV1(t *testing.T) {
 // importer does (plain SQL: version 1's trigger then copies every row into
 // memory_versions).
 func TestUpgradeCompacts(t *testing.T) {
+	t.Run("alone", func(t *testing.T) { testUpgradeCompacts(t, false) })
+	// Another connection keeps the store in WAL mode: the file keeps its
+	// page size, and is compacted all the same.
+	t.Run("shared", func(t *testing.T) { testUpgradeCompacts(t, true) })
+}
+
+func testUpgradeCompacts(t *testing.T, shared bool) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "memory.db")
-	raw, err := sql.Open("sqlite", dsn(path, time.Second, true))
+	raw, err := sql.Open("sqlite", strings.Replace(dsn(path, time.Second, true), fmt.Sprintf("page_size%%28%d%%29", pageBytes), "page_size%288192%29", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +97,15 @@ func TestUpgradeCompacts(t *testing.T) {
 	if err := raw.QueryRow(`SELECT count(*) FROM memory_versions`).Scan(&copies); err != nil || copies != n {
 		t.Fatalf("the version 1 store has %d version rows (%v), want %d", copies, err, n)
 	}
-	if err := raw.Close(); err != nil {
-		t.Fatal(err)
+	if !shared {
+		if err := raw.Close(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		defer raw.Close()
+		if _, err := raw.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			t.Fatal(err)
+		}
 	}
 	before := fileSize(t, path)
 
@@ -120,6 +134,20 @@ func TestUpgradeCompacts(t *testing.T) {
 	after := fileSize(t, path) + fileSize(t, path+"-wal")
 	if after > before*2/3 {
 		t.Errorf("the upgraded store takes %d bytes, the version 1 store took %d: want it compacted to at most two thirds", after, before)
+	}
+	// When no other connection had it open, it moved to the current page
+	// size; it is in WAL mode again.
+	d = openDB(t, path)
+	defer d.Close()
+	size := fmt.Sprint(pageBytes)
+	if shared {
+		size = "8192"
+	}
+	for _, p := range []struct{ pragma, want string }{{"page_size", size}, {"journal_mode", "wal"}} {
+		var got string
+		if err := d.w.QueryRow(`PRAGMA ` + p.pragma).Scan(&got); err != nil || got != p.want {
+			t.Errorf("after the upgrade, PRAGMA %s = %q (%v), want %s", p.pragma, got, err, p.want)
+		}
 	}
 }
 
