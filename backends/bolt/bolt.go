@@ -196,7 +196,8 @@ func ensureFile(file string) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("bolt: create %s: %w", file, err)
 	}
-	bdb, err := bbolt.Open(name, 0o600, nil) // writes bbolt's meta pages into the empty file
+	// Writes bbolt's meta pages, with the page size, into the empty file.
+	bdb, err := bbolt.Open(name, 0o600, &bbolt.Options{PageSize: pageSize})
 	if err == nil {
 		err = bdb.Close()
 	}
@@ -241,6 +242,27 @@ var (
 // those for corrupt records, so the format number keeps it away. Open
 // upgrades a format 1 store in place (upgradeRecords).
 const storeFormat = 2
+
+// pageSize is the page size of a new store file. A memory's record with a
+// 256-dimensional embedding and a conversation turn is about 2 KiB: on 4 KiB
+// pages, one fits per page and bbolt's default fill (half a page) leaves
+// the rest empty. 16 KiB pages, filled to appendFill, hold about seven.
+const pageSize = 16384
+
+// appendFill is how full a page of the buckets whose keys only grow (ids,
+// change and audit sequence numbers) is left when it splits: new keys go to
+// the last page, so the pages before it stay as they are.
+const appendFill = 0.95
+
+// fillPages sets the fill of the append-only buckets for a write
+// transaction (bbolt keeps it per transaction).
+func fillPages(tx *bbolt.Tx) {
+	for _, name := range [][]byte{bktMem, bktChg, bktAudit} {
+		if b := tx.Bucket(name); b != nil {
+			b.FillPercent = appendFill
+		}
+	}
+}
 
 // initStore creates the buckets of a new store, checks the format of an
 // existing one, and returns its id and keyword statistics.
@@ -426,6 +448,7 @@ func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("bolt: begin write transaction: %w", err)
 	}
+	fillPages(btx)
 	t := &writeTx{readTx: readTx{ctx: ctx, tx: btx}, docs: map[int64]*indexDoc{}}
 	committed := false
 	defer func() {
