@@ -14,10 +14,12 @@
 package upgradetest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -308,6 +310,9 @@ func Answers(ctx context.Context, b driver.Backend, e *core.Engine, maxID int64)
 			for _, h := range res.Hits {
 				s.Hits = append(s.Hits, hit{h.Memory.ID, h.Memory.Version, h.Memory.Content})
 			}
+			// Which versions a search sees as of a time is the store's
+			// answer; their order is the ranking's, which releases tune.
+			slices.SortFunc(s.Hits, func(a, b hit) int { return cmp.Compare(a.ID, b.ID) })
 			out.Searches = append(out.Searches, s)
 		}
 	}
