@@ -1,8 +1,10 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -194,7 +196,8 @@ func ensureFile(file string) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("bolt: create %s: %w", file, err)
 	}
-	bdb, err := bbolt.Open(name, 0o600, nil) // writes bbolt's meta pages into the empty file
+	// Writes bbolt's meta pages, with the page size, into the empty file.
+	bdb, err := bbolt.Open(name, 0o600, &bbolt.Options{PageSize: pageSize})
 	if err == nil {
 		err = bdb.Close()
 	}
@@ -233,7 +236,33 @@ var (
 	keyErase  = []byte("erase")  // present while a delete's scrub is pending: the seq of the delete
 )
 
-const storeFormat = 1
+// storeFormat is the format of the bbolt file. 1: every record in
+// recordFormat. 2: earlier versions in versionFormat, without what they
+// share with the next version; a memos that reads format 1 only would take
+// those for corrupt records, so the format number keeps it away. Open
+// upgrades a format 1 store in place (upgradeRecords).
+const storeFormat = 2
+
+// pageSize is the page size of a new store file. A memory's record with a
+// 256-dimensional embedding and a conversation turn is about 2 KiB: on 4 KiB
+// pages, one fits per page and bbolt's default fill (half a page) leaves
+// the rest empty. 16 KiB pages, filled to appendFill, hold about seven.
+const pageSize = 16384
+
+// appendFill is how full a page of the buckets whose keys only grow (ids,
+// change and audit sequence numbers) is left when it splits: new keys go to
+// the last page, so the pages before it stay as they are.
+const appendFill = 0.95
+
+// fillPages sets the fill of the append-only buckets for a write
+// transaction (bbolt keeps it per transaction).
+func fillPages(tx *bbolt.Tx) {
+	for _, name := range [][]byte{bktMem, bktChg, bktAudit} {
+		if b := tx.Bucket(name); b != nil {
+			b.FillPercent = appendFill
+		}
+	}
+}
 
 // initStore creates the buckets of a new store, checks the format of an
 // existing one, and returns its id and keyword statistics.
@@ -262,7 +291,15 @@ func (d *DB) initStore() (string, error) {
 				return err
 			}
 		}
-		if f := getU64(sys, keyFormat); f != storeFormat {
+		switch f := getU64(sys, keyFormat); {
+		case f == 1:
+			if err := upgradeRecords(tx); err != nil {
+				return fmt.Errorf("upgrade from store format 1: %w", err)
+			}
+			if err := sys.Put(keyFormat, u64(storeFormat)); err != nil {
+				return err
+			}
+		case f != storeFormat:
 			return driver.Invalidf("bolt: %s has store format %d, this memos understands %d; upgrade memos", d.dir, f, storeFormat)
 		}
 		for _, b := range buckets {
@@ -278,6 +315,64 @@ func (d *DB) initStore() (string, error) {
 		return "", fmt.Errorf("bolt: open %s: %w", d.dir, err)
 	}
 	return id, nil
+}
+
+// upgradeRecords rewrites the earlier versions of a format 1 store in
+// versionFormat, leaving out what each shares with the version after it.
+// It runs in the transaction that opens the store. The file keeps its size
+// (bbolt does not shrink it); later writes reuse the freed pages.
+func upgradeRecords(tx *bbolt.Tx) error {
+	ver, mem := tx.Bucket(bktVer), tx.Bucket(bktMem)
+	if ver == nil || mem == nil {
+		return nil // checked by the caller
+	}
+	type kv struct{ k, v []byte }
+	var out []kv
+	c := ver.Cursor()
+	k, v := c.First()
+	for k != nil {
+		if len(k) != 12 {
+			return errCorrupt
+		}
+		id := int64(binary.BigEndian.Uint64(k))
+		prefix := k[:8:8]
+		// This memory's earlier versions, then its current one.
+		var keys [][]byte
+		var ms []*driver.Memory
+		var ntoks []int
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			m, h, err := decodeRecord(id, v)
+			if err != nil {
+				return err
+			}
+			if h.Flags != 0 {
+				return fmt.Errorf("memory %d: a format 1 store holds a record in format %d: %w", id, v[0], errCorrupt)
+			}
+			keys, ms, ntoks = append(keys, bytes.Clone(k)), append(ms, m), append(ntoks, h.NTok)
+		}
+		cur := mem.Get(prefix)
+		if cur == nil {
+			return fmt.Errorf("memory %d has earlier versions but no current one: %w", id, errCorrupt)
+		}
+		m, _, err := decodeRecord(id, cur)
+		if err != nil {
+			return err
+		}
+		ms = append(ms, m)
+		for i, key := range keys {
+			rec, err := encodeVersion(ms[i], ms[i+1], ntoks[i])
+			if err != nil {
+				return err
+			}
+			out = append(out, kv{key, rec})
+		}
+	}
+	for _, e := range out {
+		if err := ver.Put(e.k, e.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func rootBuckets(tx *bbolt.Tx) [][]byte {
@@ -353,6 +448,7 @@ func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("bolt: begin write transaction: %w", err)
 	}
+	fillPages(btx)
 	t := &writeTx{readTx: readTx{ctx: ctx, tx: btx}, docs: map[int64]*indexDoc{}}
 	committed := false
 	defer func() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
@@ -29,7 +30,24 @@ import (
 // Strings are a uvarint length and the bytes; times a presence byte, then
 // varint seconds and uvarint nanoseconds, always read back in UTC; floats
 // their IEEE-754 bits, so every value round-trips exactly. Metadata is JSON.
-const recordFormat = 1
+//
+// An earlier version (in bktVer) is written in format versionFormat: the
+// same, with a flags byte after the access statistics that says what the
+// record leaves out because the next version has the same: its content
+// (then stored as "") and its embedding's floats (then only the dimension
+// is stored). A reader takes them from the first later version that has
+// them (see resolveVersions). Most edits keep both, so an edit costs a few
+// hundred bytes instead of a copy of the content and the vector.
+const (
+	recordFormat  = 1
+	versionFormat = 2
+)
+
+// Flags of a versionFormat record.
+const (
+	sameContent = 1 << iota // the content is the next version's
+	sameVector              // the embedding's floats are the next version's
+)
 
 const accessLen = 1 + 8 + 4 + 8 // format byte + access statistics
 
@@ -56,9 +74,39 @@ func (e *encoder) time(t time.Time) {
 	e.uvarint(uint64(t.Nanosecond()))
 }
 
-// encodeRecord encodes m, the current or an old version, with its change-log
-// sequence number (0 for an old version) and token count.
+// encodeRecord encodes m, the current version, with its change-log
+// sequence number and token count.
 func encodeRecord(m *driver.Memory, seq uint64, ntok int) ([]byte, error) {
+	return encode(m, seq, ntok, recordFormat, 0)
+}
+
+// encodeVersion encodes m, an earlier version whose successor is next, with
+// its token count, leaving out what next has too.
+func encodeVersion(m, next *driver.Memory, ntok int) ([]byte, error) {
+	var flags byte
+	if m.Content == next.Content {
+		flags |= sameContent
+	}
+	if len(m.Embedding.Vector) > 0 && sameBits(m.Embedding.Vector, next.Embedding.Vector) {
+		flags |= sameVector
+	}
+	return encode(m, 0, ntok, versionFormat, flags)
+}
+
+// sameBits reports whether a and b hold the same float32 bit patterns.
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func encode(m *driver.Memory, seq uint64, ntok int, format, flags byte) ([]byte, error) {
 	var meta []byte
 	if len(m.Metadata) > 0 {
 		var err error
@@ -67,8 +115,11 @@ func encodeRecord(m *driver.Memory, seq uint64, ntok int) ([]byte, error) {
 		}
 	}
 	e := encoder{b: make([]byte, 0, 128+len(m.Content)+4*len(m.Embedding.Vector)+len(meta))}
-	e.b = append(e.b, recordFormat)
+	e.b = append(e.b, format)
 	e.b = appendAccess(e.b, m.LastAccessedAt, m.AccessCount)
+	if format == versionFormat {
+		e.b = append(e.b, flags)
+	}
 	e.uvarint(seq)
 	e.uvarint(uint64(m.Version))
 	e.uvarint(uint64(ntok))
@@ -78,10 +129,16 @@ func encodeRecord(m *driver.Memory, seq uint64, ntok int) ([]byte, error) {
 	e.str(string(m.Status))
 	e.str(m.Embedding.Model)
 	e.uvarint(uint64(len(m.Embedding.Vector)))
-	for _, f := range m.Embedding.Vector {
-		e.b = binary.LittleEndian.AppendUint32(e.b, math.Float32bits(f))
+	if flags&sameVector == 0 {
+		for _, f := range m.Embedding.Vector {
+			e.b = binary.LittleEndian.AppendUint32(e.b, math.Float32bits(f))
+		}
 	}
-	e.str(m.Content)
+	if flags&sameContent == 0 {
+		e.str(m.Content)
+	} else {
+		e.str("")
+	}
 	e.varint(int64(m.Significance))
 	e.uvarint(uint64(len(m.Entities)))
 	for _, s := range m.Entities {
@@ -200,17 +257,26 @@ type recordHead struct {
 	Type      driver.Type
 	Status    driver.Status
 	Embedding driver.Embedding
+	// Flags say what an earlier version's record leaves out (versionFormat);
+	// with sameVector, Dim is the embedding's dimension.
+	Flags byte
+	Dim   int
 }
 
 // decodeHead decodes the head of v; d is left at the tail.
 func decodeHead(v []byte) (recordHead, *decoder) {
 	d := &decoder{b: v}
 	var h recordHead
-	if len(v) < accessLen || v[0] != recordFormat {
+	if len(v) < accessLen || (v[0] != recordFormat && v[0] != versionFormat) {
 		d.fail()
 		return h, d
 	}
 	d.b = v[accessLen:]
+	if v[0] == versionFormat {
+		if p := d.raw(1); len(p) == 1 {
+			h.Flags = p[0]
+		}
+	}
 	h.Seq = d.uvarint()
 	h.Version = int(d.uvarint())
 	h.NTok = int(d.uvarint())
@@ -219,7 +285,9 @@ func decodeHead(v []byte) (recordHead, *decoder) {
 	h.Type = driver.Type(d.str())
 	h.Status = driver.Status(d.str())
 	h.Embedding.Model = d.str()
-	if dim := d.uvarint(); dim > 0 {
+	if dim := d.uvarint(); dim > 0 && h.Flags&sameVector != 0 {
+		h.Dim = int(min(dim, 1<<20))
+	} else if dim > 0 {
 		p := d.raw(4 * dim)
 		if p != nil {
 			h.Embedding.Vector = make([]float32, dim)
@@ -232,6 +300,8 @@ func decodeHead(v []byte) (recordHead, *decoder) {
 }
 
 // decodeRecord decodes a whole record for memory id into a fresh Memory.
+// What an earlier version's record leaves out (h.Flags) is missing from it:
+// see resolveVersions.
 func decodeRecord(id int64, v []byte) (*driver.Memory, recordHead, error) {
 	h, d := decodeHead(v)
 	m := &driver.Memory{
@@ -273,4 +343,30 @@ func decodeRecord(id int64, v []byte) (*driver.Memory, recordHead, error) {
 		return nil, h, fmt.Errorf("%w of memory %d; restore the store from a backup", d.err, id)
 	}
 	return m, h, nil
+}
+
+// resolveVersions fills in what the records of earlier versions left out
+// (see versionFormat): ms are consecutive versions of one memory, oldest
+// first, with their heads; the last has everything unless ms ends before
+// the current version. It reports whether all of ms is complete.
+func resolveVersions(ms []*driver.Memory, hs []recordHead) bool {
+	for i := len(ms) - 2; i >= 0; i-- {
+		if hs[i].Flags&sameContent != 0 && hs[i+1].Flags&sameContent == 0 {
+			ms[i].Content = ms[i+1].Content
+			hs[i].Flags &^= sameContent
+		}
+		if hs[i].Flags&sameVector != 0 && hs[i+1].Flags&sameVector == 0 {
+			if len(ms[i+1].Embedding.Vector) != hs[i].Dim {
+				return false
+			}
+			ms[i].Embedding.Vector = slices.Clone(ms[i+1].Embedding.Vector)
+			hs[i].Flags &^= sameVector
+		}
+	}
+	for _, h := range hs {
+		if h.Flags&(sameContent|sameVector) != 0 {
+			return false
+		}
+	}
+	return true
 }

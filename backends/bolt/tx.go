@@ -67,12 +67,37 @@ func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
 	if err != nil || v == 0 || v == m.Version {
 		return m, err
 	}
-	old := t.tx.Bucket(bktVer).Get(verKey(id, v))
-	if old == nil {
+	c := t.tx.Bucket(bktVer).Cursor()
+	k, old := c.Seek(verKey(id, v))
+	if k == nil || !bytes.Equal(k, verKey(id, v)) {
 		return nil, fmt.Errorf("bolt: get %d version %d: %w", id, v, driver.ErrNotFound)
 	}
-	m, _, err = decodeRecord(id, old)
-	return m, err
+	// Read later versions until they supply what this one left out.
+	var ms []*driver.Memory
+	var hs []recordHead
+	prefix := idKey(id)
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, old = c.Next() {
+		om, h, err := decodeRecord(id, old)
+		if err != nil {
+			return nil, err
+		}
+		if ms, hs = append(ms, om), append(hs, h); resolveVersions(ms, hs) {
+			return ms[0], nil
+		}
+	}
+	if err := t.resolve(id, append(ms, m), append(hs, recordHead{})); err != nil {
+		return nil, err
+	}
+	return ms[0], nil
+}
+
+// resolve fills in what earlier versions' records left out from later
+// ones (see versionFormat); ms ends with the current version.
+func (t *readTx) resolve(id int64, ms []*driver.Memory, hs []recordHead) error {
+	if !resolveVersions(ms, hs) {
+		return fmt.Errorf("bolt: memory %d: %w: an earlier version refers to a later one that does not match; restore the store from a backup", id, errCorrupt)
+	}
+	return nil
 }
 
 // History returns every version of id, oldest first.
@@ -85,20 +110,25 @@ func (t *readTx) History(id int64) ([]*driver.Memory, error) {
 		return nil, notFound("history", id)
 	}
 	var hist []*driver.Memory
+	var hs []recordHead
 	prefix := idKey(id)
 	c := t.tx.Bucket(bktVer).Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		m, _, err := decodeRecord(id, v)
+		m, h, err := decodeRecord(id, v)
 		if err != nil {
 			return nil, err
 		}
-		hist = append(hist, m)
+		hist, hs = append(hist, m), append(hs, h)
 	}
-	m, _, err := decodeRecord(id, cur)
+	m, h, err := decodeRecord(id, cur)
 	if err != nil {
 		return nil, err
 	}
-	return append(hist, m), nil
+	hist, hs = append(hist, m), append(hs, h)
+	if err := t.resolve(id, hist, hs); err != nil {
+		return nil, err
+	}
+	return hist, nil
 }
 
 // matchFilter reports whether a memory with these attributes passes f.
@@ -456,8 +486,8 @@ func (t *writeTx) Put(m *driver.Memory) error {
 		return fmt.Errorf("bolt: put %d: %w", m.ID, err)
 	}
 	// The superseded version moves to the version bucket without its
-	// sequence number.
-	prev, err := encodeRecord(old, 0, h.NTok)
+	// sequence number, and without what the new version has too.
+	prev, err := encodeVersion(old, m, h.NTok)
 	if err != nil {
 		return err
 	}

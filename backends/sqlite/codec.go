@@ -152,12 +152,14 @@ func decodeMetadata(s sql.NullString) (map[string]any, error) {
 // memoryCols are the columns of a memory's versioned state, in the order
 // memoryArgs binds and scanMemory reads them (followed, when reading, by the
 // access statistics, which are not versioned). Both memories and
-// memory_versions have them.
+// memory_versions have them (in memory_versions, content and embedding may
+// be NULL: see schemaV2).
 const memoryCols = `id, version, namespace, pool, type, content, significance, entities,
 	emotional_context, source, session, trust_level, trust_score, valid_from, valid_to,
 	created_at, updated_at, status, metadata, embedding_model, embedding_dim, embedding`
 
-// memoryArgs returns the values for memoryCols.
+// memoryArgs returns the values for memoryCols: args[5] is the content and
+// the last one the encoded embedding.
 func memoryArgs(m *driver.Memory) ([]any, error) {
 	entities, err := encodeEntities(m.Entities)
 	if err != nil {

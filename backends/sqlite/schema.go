@@ -35,6 +35,7 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 
 var migrations = []migration{
 	execAll(schemaV1...),
+	execAll(schemaV2...),
 }
 
 // schemaVersion is the version a store has after every migration.
@@ -193,6 +194,77 @@ var openIndexes = []string{
 	`CREATE INDEX IF NOT EXISTS memories_session ON memories (namespace, session) WHERE session != ''`,
 }
 
+// schemaV2 stores each version once. In version 1, memory_versions held
+// every version, the current one included, as a full copy, so the current
+// content and embedding were stored twice (in memories and in
+// memory_versions). From version 2, memories holds the current version (it
+// has to: the FTS5 index reads memories.content, and a MemU importer writes
+// memories) and memory_versions only the versions before it. A version row
+// also leaves out what it shares with the version after it: its content is
+// NULL when it equals the next version's, and its embedding is NULL (with
+// embedding_dim > 0) when its bytes equal the next version's. Edits that
+// change metadata, status, validity or significance, the usual kind, so add
+// a row of a few hundred bytes rather than a copy of the content and a
+// kilobyte-sized embedding. A reader resolves a NULL from the first later
+// version that has the value (memories, at the latest); see versionCols.
+//
+// The upgrade rebuilds memory_versions from the old one in the opening
+// transaction: the current versions' rows are left out, and the content and
+// embedding of each remaining row are dropped where they equal its
+// successor's. The import trigger no longer writes a version row. The pages
+// the old table freed are then returned to the file system by a VACUUM after
+// the transaction commits (see compactAfterUpgrade).
+var schemaV2 = []string{
+	`DROP TRIGGER memories_import`,
+	`CREATE TABLE memory_versions_v2 (
+		id                INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+		version           INTEGER NOT NULL,
+		namespace         TEXT    NOT NULL,
+		pool              TEXT    NOT NULL,
+		type              TEXT    NOT NULL,
+		content           TEXT,
+		significance      INTEGER NOT NULL,
+		entities          TEXT    NOT NULL,
+		emotional_context TEXT    NOT NULL,
+		source            TEXT    NOT NULL,
+		session           TEXT    NOT NULL,
+		trust_level       TEXT    NOT NULL,
+		trust_score       REAL    NOT NULL,
+		valid_from        TEXT,
+		valid_to          TEXT,
+		created_at        TEXT    NOT NULL,
+		updated_at        TEXT    NOT NULL,
+		status            TEXT    NOT NULL,
+		metadata          TEXT,
+		embedding_model   TEXT    NOT NULL,
+		embedding_dim     INTEGER NOT NULL,
+		embedding         BLOB,
+		PRIMARY KEY (id, version)
+	)`,
+	// w is the version after v (in version 1 every version has its row,
+	// the current one included); a version without one keeps everything.
+	`INSERT INTO memory_versions_v2 (` + memoryCols + `)
+		SELECT v.id, v.version, v.namespace, v.pool, v.type,
+			CASE WHEN v.content IS w.content THEN NULL ELSE v.content END,
+			v.significance, v.entities, v.emotional_context, v.source, v.session, v.trust_level, v.trust_score,
+			v.valid_from, v.valid_to, v.created_at, v.updated_at, v.status, v.metadata, v.embedding_model, v.embedding_dim,
+			CASE WHEN v.embedding_dim > 0 AND v.embedding IS w.embedding THEN NULL ELSE v.embedding END
+		FROM memory_versions AS v
+		JOIN memories AS m ON m.id = v.id AND v.version < m.version
+		LEFT JOIN memory_versions AS w ON w.id = v.id AND w.version = v.version + 1
+		ORDER BY v.id, v.version`,
+	`DROP TABLE memory_versions`,
+	`ALTER TABLE memory_versions_v2 RENAME TO memory_versions`,
+	`CREATE TRIGGER memories_import AFTER INSERT ON memories WHEN new.seq = 0 BEGIN
+		UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '` + keySeq + `';
+		UPDATE memories SET
+			seq = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = '` + keySeq + `'),
+			version = 1,
+			embedding_dim = CASE WHEN embedding IS NULL THEN 0 ELSE length(embedding) / 4 END
+		WHERE id = new.id;
+	END`,
+}
+
 func execAll(stmts ...string) migration {
 	return func(ctx context.Context, tx *sql.Tx) error {
 		for _, s := range stmts {
@@ -206,11 +278,35 @@ func execAll(stmts ...string) migration {
 
 // migrate brings the store in tx to schemaVersion: it creates the schema in
 // an empty database, migrates an older memos store, and refuses anything
-// else. path is for messages only.
-func migrate(ctx context.Context, tx *sql.Tx, path string) error {
+// else. It returns the schema version the store had (0 for a new one).
+// path is for messages only.
+func migrate(ctx context.Context, tx *sql.Tx, path string) (from int, err error) {
+	from, err = readSchemaVersion(ctx, tx, path)
+	if err != nil || from == schemaVersion {
+		return from, err
+	}
+	if from > schemaVersion {
+		return from, fmt.Errorf("%w: %s has schema version %d, newer than this memos understands (%d); upgrade memos", driver.ErrInvalid, path, from, schemaVersion)
+	}
+	for v := from; v < schemaVersion; v++ {
+		if err := migrations[v](ctx, tx); err != nil {
+			return from, dbError(ctx, fmt.Sprintf("migrate %s from schema version %d to %d", path, v, v+1), err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
+		return from, dbError(ctx, "mark the store", err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, keySchemaVersion, strconv.Itoa(schemaVersion))
+	return from, dbError(ctx, "record the schema version", err)
+}
+
+// readSchemaVersion returns the schema version of the store in tx: 0 for an
+// empty database, an error for anything that is not a memos store.
+func readSchemaVersion(ctx context.Context, tx *sql.Tx, path string) (int, error) {
 	var appID int64
 	if err := tx.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
-		return dbError(ctx, "read the store header", err)
+		return 0, dbError(ctx, "read the store header", err)
 	}
 	version := 0
 	switch appID {
@@ -221,38 +317,22 @@ func migrate(ctx context.Context, tx *sql.Tx, path string) error {
 			if errors.Is(err, sql.ErrNoRows) {
 				err = errors.New("no schema version")
 			}
-			return fmt.Errorf("%s is marked as a memos store but its meta table is unreadable (%v); restore it from a backup", path, dbError(ctx, "read schema version", err))
+			return 0, fmt.Errorf("%s is marked as a memos store but its meta table is unreadable (%v); restore it from a backup", path, dbError(ctx, "read schema version", err))
 		}
 		if version, err = strconv.Atoi(s); err != nil || version < 1 {
-			return fmt.Errorf("%s has a malformed schema version %q; restore it from a backup", path, s)
+			return 0, fmt.Errorf("%s has a malformed schema version %q; restore it from a backup", path, s)
 		}
 	case 0:
 		var tables int
 		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\_%' ESCAPE '\'`).Scan(&tables)
 		if err != nil {
-			return dbError(ctx, "read the schema", err)
+			return 0, dbError(ctx, "read the schema", err)
 		}
 		if tables > 0 {
-			return fmt.Errorf("%w: %s is an SQLite database but not a memos store (it has %d tables and no memos marker); choose another path, or import it with the import command", driver.ErrInvalid, path, tables)
+			return 0, fmt.Errorf("%w: %s is an SQLite database but not a memos store (it has %d tables and no memos marker); choose another path, or import it with the import command", driver.ErrInvalid, path, tables)
 		}
 	default:
-		return fmt.Errorf("%w: %s is an SQLite database of another application (application_id %#x), not a memos store; choose another path", driver.ErrInvalid, path, appID)
+		return 0, fmt.Errorf("%w: %s is an SQLite database of another application (application_id %#x), not a memos store; choose another path", driver.ErrInvalid, path, appID)
 	}
-	if version > schemaVersion {
-		return fmt.Errorf("%w: %s has schema version %d, newer than this memos understands (%d); upgrade memos", driver.ErrInvalid, path, version, schemaVersion)
-	}
-	if version == schemaVersion {
-		return nil
-	}
-	for v := version; v < schemaVersion; v++ {
-		if err := migrations[v](ctx, tx); err != nil {
-			return dbError(ctx, fmt.Sprintf("migrate %s from schema version %d to %d", path, v, v+1), err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
-		return dbError(ctx, "mark the store", err)
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, keySchemaVersion, strconv.Itoa(schemaVersion))
-	return dbError(ctx, "record the schema version", err)
+	return version, nil
 }

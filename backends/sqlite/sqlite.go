@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,6 +206,9 @@ func checkFile(path string) error {
 	return nil
 }
 
+// pageBytes is the page size of a new store (see dsn).
+const pageBytes = 16384
+
 // dsn builds the driver's connection string for path. Every connection
 // waits busy for cfg.BusyTimeout and overwrites deleted content with zeros
 // (secure_delete); the writer also puts the file in WAL mode and begins its
@@ -219,10 +224,15 @@ func dsn(path string, busy time.Duration, write bool) string {
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "secure_delete(1)")
 	if write {
-		// 8 KiB pages hold five rows with a 256-dimensional embedding where
-		// 4 KiB pages hold two. page_size only takes effect on a new file,
-		// before WAL mode, which the driver applies after the _pragma list.
-		q.Add("_pragma", "page_size(8192)")
+		// A memory row with a 256-dimensional embedding and a conversation
+		// turn is about 2 KiB: B-tree pages leave unused the tail that the
+		// next row does not fit in, about a fifth of 8 KiB pages and a
+		// twentieth of 16 KiB ones. Measured on 100k real turns: 4 KiB pages
+		// 359 MiB, 8 KiB 328, 16 KiB 293, 32 KiB 283; 16 KiB keeps a page
+		// small enough for point reads and the WAL. page_size only takes
+		// effect on a new file (and in compactAfterUpgrade), before WAL
+		// mode, which the driver applies after the _pragma list.
+		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageBytes))
 		q.Set("_journal_mode", "WAL")
 		q.Set("_synchronous", "NORMAL")
 		q.Set("_txlock", "immediate")
@@ -247,7 +257,8 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "open "+d.path, err))
 	}
-	if err := migrate(ctx, tx, d.path); err != nil {
+	from, err := migrate(ctx, tx, d.path)
+	if err != nil {
 		tx.Rollback()
 		return fmt.Errorf("sqlite: %w", err)
 	}
@@ -257,6 +268,9 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "initialise "+d.path, err))
+	}
+	if from > 0 && from < 2 {
+		d.compactAfterUpgrade(ctx, from)
 	}
 
 	if d.r, err = sql.Open("sqlite", dsn(d.path, cfg.BusyTimeout, false)); err != nil {
@@ -276,6 +290,72 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 	d.searchStmts = make(map[string]*sql.Stmt)
 	d.unfilteredSkip = make(map[string]int)
 	return nil
+}
+
+// compactAfterUpgrade returns to the file system the pages that the
+// upgrade from schema version from freed (from 1, the second copy of every
+// current version: about half the file), so that an upgraded store is as
+// small as one written by this version. It rewrites the file with VACUUM,
+// which needs free disk space of about the new size, and then checkpoints
+// the WAL. It is best effort: the store is already upgraded and correct, and
+// freed pages are reused by later writes, so a failure (a full disk,
+// another process's reader holding the old pages) is a warning.
+func (d *DB) compactAfterUpgrade(ctx context.Context, from int) {
+	var free, total int64
+	if err := d.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+		return
+	}
+	if err := d.w.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&total); err != nil || free*4 < total {
+		return // less than a quarter is free: not worth rewriting the file
+	}
+	start := time.Now()
+	slog.Info("memos: upgraded the store to schema version "+strconv.Itoa(schemaVersion)+"; compacting its file once (VACUUM)",
+		"store", d.path, "from", from, "free_pages", free, "pages", total)
+	wal, err := d.vacuum(ctx)
+	if err != nil {
+		slog.Warn("memos: the store is upgraded, but compacting its file failed; the free space inside it is reused by later writes", "store", d.path, "err", err)
+		return
+	}
+	if err := d.checkpoint(ctx, checkpointWait); wal && err != nil {
+		slog.Warn("memos: the store is upgraded and compacted, but its WAL could not be checkpointed yet; it will be at a later write or close", "store", d.path, "err", err)
+	}
+	slog.Info("memos: compacted the store", "store", d.path, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// vacuum rewrites the file without its free pages. When no other
+// connection has the store open, it also moves it to pageBytes pages: that
+// takes a rollback journal for the VACUUM (in WAL mode the page size is
+// fixed), so it leaves WAL mode and returns to it, and the switch, which
+// needs exclusive access, is tried without waiting. It reports whether the
+// VACUUM went through the WAL (which then needs a checkpoint).
+func (d *DB) vacuum(ctx context.Context) (wal bool, err error) {
+	conn, err := d.w.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	var size int
+	if err := conn.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
+		return false, err
+	}
+	if size != pageBytes {
+		var mode string
+		conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`)
+		err := conn.QueryRowContext(ctx, `PRAGMA journal_mode = DELETE`).Scan(&mode)
+		conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", d.busyTimeout.Milliseconds()))
+		if err == nil && mode == "delete" {
+			_, err = conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA page_size = %d`, pageBytes))
+			if err == nil {
+				_, err = conn.ExecContext(ctx, `VACUUM`)
+			}
+			if err2 := conn.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err2 != nil || mode != "wal" {
+				return false, errors.Join(err, fmt.Errorf("return to WAL mode: %q, %v", mode, err2))
+			}
+			return false, err
+		}
+	}
+	_, err = conn.ExecContext(ctx, `VACUUM`)
+	return true, err
 }
 
 func prepare(ctx context.Context, db *sql.DB, queries []string) (map[string]*sql.Stmt, error) {

@@ -29,18 +29,49 @@ func prefixed(alias string) string {
 	return strings.Join(cols, ", ")
 }
 
+// versionCols returns memoryCols for the version row aliased v of the
+// memory aliased m, with the content and embedding a row leaves out (NULL:
+// the same as the next version's, see schemaV2) taken from the first later
+// version that has them, or from the current row.
+func versionCols() string {
+	cols := strings.Split(prefixed("v"), ", ")
+	later := func(col string) string {
+		return `coalesce((SELECT n.` + col + ` FROM memory_versions AS n
+			WHERE n.id = v.id AND n.version > v.version AND n.` + col + ` IS NOT NULL
+			ORDER BY n.version LIMIT 1), m.` + col + `)`
+	}
+	for i, c := range cols {
+		switch c {
+		case "v.content":
+			cols[i] = `coalesce(v.content, ` + later("content") + `)`
+		case "v.embedding":
+			cols[i] = `CASE WHEN v.embedding IS NULL AND v.embedding_dim > 0 THEN ` + later("embedding") + ` ELSE v.embedding END`
+		}
+	}
+	return strings.Join(cols, ", ")
+}
+
 // Statements used by read transactions; they are prepared at Open on both
 // connection pools.
 var (
 	qGet = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ?`
 	// Versions carry the memory's live access statistics: they belong to the
-	// memory, not to a version (updating them writes no version).
-	qGetVersion = `SELECT ` + prefixed("v") + `, m.last_accessed_at, m.access_count
-		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
-		WHERE v.id = ? AND v.version = ?`
-	qHistory = `SELECT ` + prefixed("v") + `, m.last_accessed_at, m.access_count
-		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
-		WHERE v.id = ? ORDER BY v.version`
+	// memory, not to a version (updating them writes no version). The
+	// current version is the memories row; memory_versions holds the ones
+	// before it (a row at or after the current version, which only a memos
+	// older than schema version 2 writing to the store could leave, is
+	// ignored).
+	qGetVersion = `SELECT ` + versionCols() + `, m.last_accessed_at, m.access_count
+			FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
+			WHERE v.id = ?1 AND v.version = ?2 AND v.version < m.version
+		UNION ALL
+		SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ?1 AND version = ?2`
+	qHistory = `SELECT ` + versionCols() + `, m.last_accessed_at, m.access_count
+			FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
+			WHERE v.id = ?1 AND v.version < m.version
+		UNION ALL
+		SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ?1
+		ORDER BY 2`
 	qVersion = `SELECT version FROM memories WHERE id = ?`
 	qEdges   = `SELECT from_id, to_id, type, weight, created_at, source FROM edges
 		WHERE from_id = ?1 OR to_id = ?1 ORDER BY from_id, to_id, type`
@@ -65,7 +96,15 @@ var (
 var (
 	qInsert = `INSERT INTO memories (` + memoryCols + `, last_accessed_at, access_count, seq)
 		VALUES (` + placeholders(nMemoryCols+3) + `)`
-	qInsertVersion = `INSERT INTO memory_versions (` + memoryCols + `) VALUES (` + placeholders(nMemoryCols) + `)`
+	// qKeepVersion copies the current version of memory ?1 into
+	// memory_versions before Put replaces it, without the content when it
+	// equals the new version's (?2) and without the embedding when its
+	// bytes do (?3); see schemaV2.
+	qKeepVersion = `INSERT OR REPLACE INTO memory_versions (` + memoryCols + `)
+		SELECT ` + strings.NewReplacer(
+		"content,", "CASE WHEN content = ?2 THEN NULL ELSE content END,",
+		"embedding_dim, embedding", "embedding_dim, CASE WHEN embedding_dim > 0 AND embedding = ?3 THEN NULL ELSE embedding END",
+	).Replace(memoryCols) + ` FROM memories WHERE id = ?1`
 	// Every column but id (the first), then seq.
 	qPut = `UPDATE memories SET (` + strings.TrimPrefix(memoryCols, "id, ") + `, seq) =
 		(` + placeholders(nMemoryCols-1+1) + `) WHERE id = ?`
@@ -86,7 +125,7 @@ var (
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 	qAppendAudit = `INSERT INTO audit (time, action, memory_id, detail, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)`
 
-	writeQueries = []string{qInsert, qInsertVersion, qPut, qBumpSeq, qDelEdgesOf, qDelVersions,
+	writeQueries = []string{qInsert, qKeepVersion, qPut, qBumpSeq, qDelEdgesOf, qDelVersions,
 		qDelMemory, qTombstone, qTouch, qLink, qUnlink, qSetMeta, qAppendAudit}
 )
 
@@ -565,10 +604,6 @@ func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
 	if err != nil {
 		return t.fail("insert memory", err)
 	}
-	args[0] = id
-	if _, err := t.exec(qInsertVersion, args...); err != nil {
-		return t.fail(fmt.Sprintf("insert memory %d version 1", id), err)
-	}
 	m.ID = id
 	return nil
 }
@@ -585,8 +620,9 @@ func (t *writeTx) ReserveIDs(id int64) error {
 	return nil
 }
 
-// Put stores m as version m.Version of memory m.ID and makes it current.
-// The memory's access statistics are kept as stored: they are not versioned.
+// Put stores m as version m.Version of memory m.ID and makes it current;
+// the version it replaces moves to memory_versions. The memory's access
+// statistics are kept as stored: they are not versioned.
 func (t *writeTx) Put(m *driver.Memory) error {
 	if m == nil {
 		return driver.Invalidf("put: nil memory")
@@ -611,10 +647,11 @@ func (t *writeTx) Put(m *driver.Memory) error {
 	if err != nil {
 		return t.fail(op, err)
 	}
-	if _, err := t.exec(qPut, append(append(args[1:len(args):len(args)], seq), m.ID)...); err != nil {
+	content, vec := args[5], args[len(args)-1]
+	if _, err := t.exec(qKeepVersion, m.ID, content, vec); err != nil {
 		return t.fail(op, err)
 	}
-	if _, err := t.exec(qInsertVersion, args...); err != nil {
+	if _, err := t.exec(qPut, append(append(args[1:len(args):len(args)], seq), m.ID)...); err != nil {
 		return t.fail(op, err)
 	}
 	return nil

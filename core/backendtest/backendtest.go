@@ -93,6 +93,7 @@ type testCase struct {
 var cases = []testCase{
 	{"CRUD", []string{"Backend.Update", "Backend.View", "Tx.Insert", "ReadTx.Get"}, testCRUD},
 	{"Versions", []string{"Tx.Put", "ReadTx.History", "ReadTx.Get"}, testVersions},
+	{"VersionsShareUnchanged", []string{"Tx.Put", "ReadTx.History", "ReadTx.Get", "Backend.Close"}, testVersionsShareUnchanged},
 	{"IDsNeverReused", []string{"Tx.Insert", "Tx.Delete"}, testIDsNeverReused},
 	{"Delete", []string{"Tx.Delete", "GraphWriter.Link", "ReadTx.Edges", "ChangeLog.Changes", "KeywordIndex.SearchKeyword"}, testDelete},
 	{"DeleteScrubsFiles", []string{"Tx.Delete", "Backend.Close"}, testDeleteScrubsFiles},

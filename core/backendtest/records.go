@@ -122,6 +122,66 @@ func nextVersion(m *driver.Memory, content string) *driver.Memory {
 	return n
 }
 
+// testVersionsShareUnchanged edits a memory so that each field a backend
+// may store once for several versions (the content, the embedding) stays,
+// changes, disappears and comes back, in every combination, and checks that
+// every version reads back as written, also after a reopen and after a
+// delete of another memory with a similar history.
+func testVersionsShareUnchanged(t *testing.T, f *fixture) {
+	a, b := []float32{0.5, -1, 2}, []float32{2, -1, 0.5}
+	v := newMemory("first words", withEmbedding("m", a...))
+	twin := newMemory("first words", withEmbedding("m", a...))
+	f.insert(t, v, twin)
+	want := []*driver.Memory{v.Clone()}
+	edits := []func(n *driver.Memory){
+		func(n *driver.Memory) { n.Significance = 8 },                                          // neither changes
+		func(n *driver.Memory) { n.Status = driver.StatusArchived },                            // neither, again
+		func(n *driver.Memory) { n.Content = "second words" },                                  // content only
+		func(n *driver.Memory) { n.Embedding.Vector = b },                                      // vector only
+		func(n *driver.Memory) { n.Embedding.Model = "m2" },                                    // model only
+		func(n *driver.Memory) { n.Embedding = driver.Embedding{} },                            // vector removed
+		func(n *driver.Memory) { n.Metadata = map[string]any{"k": "v"} },                       // nothing, no vector
+		func(n *driver.Memory) { n.Embedding = driver.Embedding{Model: "m", Vector: a} },       // vector back
+		func(n *driver.Memory) { n.Content = "first words"; n.Embedding.Vector = b },           // both
+		func(n *driver.Memory) { n.Content, n.Embedding = want[0].Content, want[0].Embedding }, // like version 1
+	}
+	for i, edit := range edits {
+		n := nextVersion(want[len(want)-1], want[len(want)-1].Content)
+		edit(n)
+		f.put(t, n)
+		want = append(want, n.Clone())
+		if i == 4 {
+			tw := nextVersion(twin, "twin words")
+			f.put(t, tw)
+			f.forget(t, twin.ID)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, w := range want {
+			if d := diffMemory(w, f.get(t, v.ID, w.Version)); len(d) > 0 {
+				t.Errorf("%s: Get(%d, %d):\n  %s", when, v.ID, w.Version, strings.Join(d, "\n  "))
+			}
+		}
+		f.view(t, func(tx driver.ReadTx) error {
+			hist, err := tx.History(v.ID)
+			if err != nil || len(hist) != len(want) {
+				t.Errorf("%s: History: %d versions (%v), want %d", when, len(hist), err, len(want))
+				return nil
+			}
+			for i := range want {
+				if d := diffMemory(want[i], hist[i]); len(d) > 0 {
+					t.Errorf("%s: History[%d]:\n  %s", when, i, strings.Join(d, "\n  "))
+				}
+			}
+			return nil
+		})
+	}
+	check("after the edits")
+	f.reopen(t)
+	check("after a reopen")
+}
+
 func testVersions(t *testing.T, f *fixture) {
 	v1 := newMemory("the deploy target is staging", withEmbedding("m", 1, 0, 0),
 		func(m *driver.Memory) { m.Entities = []string{"deploy"}; m.Metadata = map[string]any{"rev": 1.0} })
