@@ -6,6 +6,7 @@ import (
 
 	"github.com/memos-go/memos/backends/postgres"
 	"github.com/memos-go/memos/core/bench/dataset"
+	"github.com/memos-go/memos/core/corpus"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
@@ -21,7 +22,7 @@ import (
 // and read candidates/query and matches/query.
 func BenchmarkKeywordCandidates(b *testing.B) {
 	for _, size := range []int{1_000, 10_000, 100_000} {
-		b.Run(dataset.FormatSize(size), func(b *testing.B) {
+		b.Run(corpus.FormatSize(size), func(b *testing.B) {
 			ds, err := dataset.Synthetic(dataset.SyntheticOptions{Docs: size, Seed: 1})
 			if err != nil {
 				b.Fatal(err)

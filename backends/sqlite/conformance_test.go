@@ -2,10 +2,13 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"testing"
 
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -37,5 +40,16 @@ func BenchmarkNatural(b *testing.B) {
 			return sqlite.Open(context.Background(), sqlite.Config{Path: path})
 		},
 	}
-	backendtest.RunNaturalBenchmarks(b, h, "../../../shared/data", 100_000)
+	turns, qs, err := dataset.DevTurns("../../../shared/data")
+	if errors.Is(err, fs.ErrNotExist) {
+		b.Skipf("the shared dev data is absent (%v); place it in ../shared/data next to the repository", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := backendtest.NaturalWorkload{Questions: qs}
+	for _, t := range turns {
+		w.Turns = append(w.Turns, backendtest.NaturalTurn(t))
+	}
+	backendtest.RunNaturalBenchmarks(b, h, w, 100_000)
 }

@@ -2,9 +2,7 @@ package backendtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,65 +10,52 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core/bench/dataset"
+	"github.com/memos-go/memos/core/corpus"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
-// NaturalWorkload returns a store of n real conversation turns and the
-// questions asked about them, rewritten as the engine rewrites a question
-// (query.Natural: stop words dropped, the rest OR-ed): the distinct turns of
-// the LoCoMo and LongMemEval-S dev sets in dataDir (see the data README),
-// repeated in order until there are n, each with its session, and every dev
-// question. Long questions full of common words are what makes a keyword
-// index score many matches; this is the workload that measures it. A
-// missing data file is an error that wraps fs.ErrNotExist.
-func NaturalWorkload(dataDir string, n int) ([]*driver.Memory, []query.Node, error) {
-	lm, err := dataset.LoadLoCoMo(filepath.Join(dataDir, "locomo", "locomo-dev.json"), dataset.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	lme, err := dataset.LoadLongMemEval(filepath.Join(dataDir, "longmemeval", "longmemeval-s-dev100.json.gz"), dataset.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	var turns []*driver.Memory
+// A NaturalWorkload is real conversation text for RunNaturalBenchmarks:
+// turns (each with its session) and the questions asked about them (e.g.
+// dataset.DevTurns over the LoCoMo and LongMemEval-S dev sets). Long
+// questions full of common words are what makes a keyword index score many
+// matches; this is the workload that measures it.
+type NaturalWorkload struct {
+	Turns     []NaturalTurn
+	Questions []string
+}
+
+// A NaturalTurn is one turn of a NaturalWorkload.
+type NaturalTurn struct{ Session, Content string }
+
+// build returns n memories, w's turns repeated in order (a repeat's session
+// gets a "#<copy>" suffix), and w's questions rewritten as the engine
+// rewrites a question (query.Natural: stop words dropped, the rest OR-ed).
+func (w NaturalWorkload) build(n int) ([]*driver.Memory, []query.Node, error) {
 	var qs []query.Node
-	seen := map[string]bool{}
-	for _, d := range []*dataset.Dataset{lm, lme} {
-		for _, c := range d.Corpora {
-			for _, doc := range c.Docs {
-				in := doc.Input
-				if k := in.Session + "\x00" + in.Content; !seen[k] {
-					seen[k] = true
-					m := newMemory(in.Content, withType(driver.TypeTurn), withPool(driver.PoolRaw))
-					m.Session = in.Session
-					turns = append(turns, m)
-				}
-			}
-			for _, q := range c.Queries {
-				if nq := query.Natural(q.Text); nq != nil {
-					qs = append(qs, nq)
-				}
-			}
+	for _, q := range w.Questions {
+		if nq := query.Natural(q); nq != nil {
+			qs = append(qs, nq)
 		}
 	}
-	if len(turns) == 0 || len(qs) == 0 {
-		return nil, nil, fmt.Errorf("natural workload: no turns or no questions in %s", dataDir)
+	if len(w.Turns) == 0 || len(qs) == 0 {
+		return nil, nil, fmt.Errorf("natural workload: %d turns and %d usable questions; need at least one of each", len(w.Turns), len(qs))
 	}
 	mems := make([]*driver.Memory, n)
 	for i := range mems {
-		m := *turns[i%len(turns)]
-		if copy := i / len(turns); copy > 0 {
+		t := w.Turns[i%len(w.Turns)]
+		m := newMemory(t.Content, withType(driver.TypeTurn), withPool(driver.PoolRaw))
+		m.Session = t.Session
+		if copy := i / len(w.Turns); copy > 0 {
 			m.Session = fmt.Sprintf("%s#%d", m.Session, copy)
 		}
-		mems[i] = &m
+		mems[i] = m
 	}
 	return mems, qs, nil
 }
 
 // RunNaturalBenchmarks runs the natural-language keyword benchmarks against
-// the backend h opens, over NaturalWorkload(dataDir, n):
+// the backend h opens, over n memories built from w (see NaturalWorkload):
 //
 //	SearchNatural/n=<n>/all     top-30 keyword searches of the dev questions,
 //	SearchNatural/n=<n>/scoped  without a filter and with the engine's
@@ -78,18 +63,14 @@ func NaturalWorkload(dataDir string, n int) ([]*driver.Memory, []query.Node, err
 //
 // The store is built once per call (several minutes at 100k), in a
 // directory that b's cleanup removes, or kept in $MEMOS_BENCH_DIR for later
-// runs when that is set. A backend's benchmark skips when the
-// data is missing (errors.Is(err, fs.ErrNotExist) from NaturalWorkload).
-func RunNaturalBenchmarks(b *testing.B, h Harness, dataDir string, n int) {
+// runs when that is set.
+func RunNaturalBenchmarks(b *testing.B, h Harness, w NaturalWorkload, n int) {
 	b.Helper()
-	mems, qs, err := NaturalWorkload(dataDir, n)
-	if errors.Is(err, fs.ErrNotExist) {
-		b.Skipf("the shared dev data is absent (%v); place it in ../shared/data next to the repository", err)
-	}
+	mems, qs, err := w.build(n)
 	if err != nil {
 		b.Fatal(err)
 	}
-	size := dataset.FormatSize(n)
+	size := corpus.FormatSize(n)
 	var once sync.Once
 	path := filepath.Join(b.TempDir(), "store")
 	keep := false

@@ -24,6 +24,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/memos-go/memos/core/driver"
@@ -307,4 +308,16 @@ func zipfCDF(n int, s float64) []float64 {
 		cdf[i] /= sum
 	}
 	return cdf
+}
+
+// FormatSize writes a corpus size the way benchmarks name it (the inverse
+// of dataset.ParseSize for round numbers): 10000 → "10k".
+func FormatSize(n int) string {
+	switch {
+	case n >= 1e6 && n%1e6 == 0:
+		return strconv.Itoa(n/1e6) + "m"
+	case n >= 1e3 && n%1e3 == 0:
+		return strconv.Itoa(n/1e3) + "k"
+	}
+	return strconv.Itoa(n)
 }

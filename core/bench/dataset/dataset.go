@@ -170,17 +170,6 @@ func ParseSize(s string) (int, error) {
 	return int(v), nil
 }
 
-// FormatSize is the inverse of ParseSize for round numbers: 10000 → "10k".
-func FormatSize(n int) string {
-	switch {
-	case n >= 1e6 && n%1e6 == 0:
-		return strconv.Itoa(n/1e6) + "m"
-	case n >= 1e3 && n%1e3 == 0:
-		return strconv.Itoa(n/1e3) + "k"
-	}
-	return strconv.Itoa(n)
-}
-
 // openData opens path, transparently gunzipping it when it starts with the
 // gzip magic bytes.
 func openData(path string) (io.ReadCloser, error) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/corpus"
 )
 
 // locomoFixture is a two-conversation LoCoMo file in the real layout, with
@@ -342,7 +343,7 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 	for n, want := range map[int]string{200: "200", 10000: "10k", 1500: "1500", 2000000: "2m"} {
-		if got := FormatSize(n); got != want {
+		if got := corpus.FormatSize(n); got != want {
 			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
 		}
 	}

@@ -33,7 +33,7 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("synthetic data set: %w", err)
 	}
-	c := Corpus{Name: fmt.Sprintf("synthetic-%s", FormatSize(o.Docs)), Docs: make([]Doc, len(gen.Docs))}
+	c := Corpus{Name: fmt.Sprintf("synthetic-%s", corpus.FormatSize(o.Docs)), Docs: make([]Doc, len(gen.Docs))}
 	for i, d := range gen.Docs {
 		c.Docs[i] = Doc{Key: d.Key, Input: core.Input{
 			Content:      d.Content,
