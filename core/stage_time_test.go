@@ -123,7 +123,7 @@ func TestWhenQuestionShowsDates(t *testing.T) {
 	ctx := context.Background()
 	e := openEngine(t)
 	went := remember(t, e, core.Input{Content: "Caroline: I went to the LGBTQ support group yesterday", ValidFrom: day(2023, 5, 8).Add(13 * time.Hour)})
-	remember(t, e, core.Input{Content: "Caroline: the LGBTQ support group, the support group for LGBTQ people, is a great place to go", ValidFrom: day(2023, 5, 8).Add(14 * time.Hour)})
+	remember(t, e, core.Input{Content: "Caroline: I went to the LGBTQ support group", ValidFrom: day(2023, 5, 8).Add(14 * time.Hour)})
 	res, err := e.Search(ctx, core.SearchRequest{Query: "When did Caroline go to the LGBTQ support group?"})
 	if err != nil {
 		t.Fatal(err)
