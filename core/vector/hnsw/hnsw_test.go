@@ -409,7 +409,7 @@ func TestDeterministicBuild(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	es := entries(randomUnit(rng, 900, 24), 5)
 	build := func(seed uint64) []byte {
-		ix := newIndex(t, 24, Config{Seed: seed, M: 8, EfConstruction: 64, RepairFraction: 0.004})
+		ix := newIndex(t, 24, Config{Seed: seed, M: 8, EfConstruction: 64, RepairFraction: 0.004, Workers: 1})
 		mustAdd(t, ix, es[:600]...)
 		if err := ix.Remove(context.Background(), 5, 50, 500); err != nil {
 			t.Fatal(err)
