@@ -37,9 +37,13 @@ func (l *liveIndex) index() VectorIndex { return l.cur.Load().idx }
 // kind is the registered name of the current index's kind.
 func (l *liveIndex) kind() string { return l.cur.Load().name }
 
-func (l *liveIndex) Add(ctx context.Context, es ...VectorEntry) error { return l.index().Add(ctx, es...) }
-func (l *liveIndex) Remove(ctx context.Context, ids ...int64) error  { return l.index().Remove(ctx, ids...) }
-func (l *liveIndex) Len() int                                        { return l.index().Len() }
+func (l *liveIndex) Add(ctx context.Context, es ...VectorEntry) error {
+	return l.index().Add(ctx, es...)
+}
+func (l *liveIndex) Remove(ctx context.Context, ids ...int64) error {
+	return l.index().Remove(ctx, ids...)
+}
+func (l *liveIndex) Len() int { return l.index().Len() }
 func (l *liveIndex) Search(ctx context.Context, q []float32, k int, f VectorFilter) ([]Hit, error) {
 	return l.index().Search(ctx, q, k, f)
 }
