@@ -24,13 +24,15 @@ type Options struct {
 	// read returns this namespace and the shared default one, nothing else.
 	Namespace string
 	// VectorIndex names a registered vector index ("exact", "hnsw"), or
-	// "auto": exact for a store with fewer than HNSWThreshold vectors when it
-	// is opened, hnsw from there on. "" means "exact".
+	// "auto": exact while the store holds fewer than HNSWThreshold vectors,
+	// hnsw from there on. The switch happens while the engine is open, when
+	// a store grows past the threshold or is opened past it with no graph
+	// saved: the graph is built in the background and searches use the
+	// exact index until it replaces it. "" means "exact".
 	VectorIndex string
 	// HNSWThreshold is where "auto" switches to hnsw (0: DefaultHNSWThreshold).
-	// Building an HNSW graph is slow (about 900 vectors/s on 2 cores), so the
-	// first open past the threshold takes a while; with VectorSnapshot set,
-	// later opens load the graph instead.
+	// With VectorSnapshot set the graph is saved on Close and later opens
+	// load it instead of building it again.
 	HNSWThreshold int
 	// Search holds ranking weights and thresholds; zero fields take defaults.
 	Search SearchConfig

@@ -67,6 +67,38 @@ func BenchmarkWordvec(b *testing.B) {
 			}
 			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "cores")
 		})
+		b.Run(fmt.Sprintf("load/M=%d/efc=%d", mc[0], mc[1]), func(b *testing.B) {
+			// Loading the saved graph and a first search: the index's part
+			// of opening a store.
+			path := filepath.Join(b.TempDir(), "hnsw.idx")
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := ix.Save(f); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+			st, _ := os.Stat(path)
+			b.ResetTimer()
+			for range b.N {
+				f, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				got, err := hnsw.Load(f)
+				f.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := got.Search(ctx, w.queries[0], 10, driver.VectorFilter{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(st.Size())/(1<<20), "MB")
+		})
 		for _, ef := range efs(b) {
 			b.Run(fmt.Sprintf("search/M=%d/efc=%d/ef=%d", mc[0], mc[1], ef), func(b *testing.B) {
 				var tune, held []float64
@@ -286,4 +318,89 @@ func efs(b *testing.B) []int {
 		out = append(out, v)
 	}
 	return out
+}
+
+// BenchmarkWordvecCrossover finds, for each store size of MEMOS_HNSW_SIZES
+// (default 5k, 10k, 25k, 50k; the first vectors of the wordvec corpus), the
+// smallest ef of MEMOS_HNSW_EF at which the graph (default parameters)
+// reaches recall@10 0.97 against the exact index, and reports the CPU time
+// per query of both (CPU time, since the exact index scans on every core and
+// the machine is shared): where hnsw-cpu-us falls below exact-cpu-us, HNSW
+// answers faster at the same recall. It also reports the cost and recall at
+// the default EfSearch, which is what "auto" runs. Run it with -benchtime 1x.
+func BenchmarkWordvecCrossover(b *testing.B) {
+	w := wordvecSet(b)
+	ctx := context.Background()
+	sizes := []int{5000, 10_000, 25_000, 50_000}
+	if s := os.Getenv("MEMOS_HNSW_SIZES"); s != "" {
+		sizes = nil
+		for _, p := range strings.Split(s, ",") {
+			v, err := strconv.Atoi(p)
+			if err != nil {
+				b.Fatalf("MEMOS_HNSW_SIZES %q: %v", s, err)
+			}
+			sizes = append(sizes, v)
+		}
+	}
+	qs := w.queries[:min(400, len(w.queries))]
+	perQuery := func(search func(q []float32) error) float64 {
+		cpu := hnsw.CPUTime()
+		for _, q := range qs {
+			if err := search(q); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return float64((hnsw.CPUTime() - cpu).Microseconds()) / float64(len(qs))
+	}
+	for _, n := range sizes {
+		n = min(n, len(w.entries))
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			es := w.entries[:n]
+			exact := vector.NewExact(w.dim)
+			if err := exact.Add(ctx, es...); err != nil {
+				b.Fatal(err)
+			}
+			var truth [][]driver.Hit
+			exactUs := perQuery(func(q []float32) error {
+				hits, err := exact.Search(ctx, q, 10, driver.VectorFilter{})
+				truth = append(truth, hits)
+				return err
+			})
+			ix, err := hnsw.New(w.dim, hnsw.Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := ix.Add(ctx, es...); err != nil {
+				b.Fatal(err)
+			}
+			for _, ef := range efs(b) {
+				var rs []float64
+				for i, q := range qs {
+					got, err := ix.SearchEf(ctx, q, 10, ef, driver.VectorFilter{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					rs = append(rs, tieRecall(got, truth[i]))
+				}
+				if r := avg(rs); r >= 0.97 || ef == efs(b)[len(efs(b))-1] {
+					us := perQuery(func(q []float32) error {
+						_, err := ix.SearchEf(ctx, q, 10, ef, driver.VectorFilter{})
+						return err
+					})
+					b.ReportMetric(float64(ef), "ef")
+					b.ReportMetric(r, "recall@10")
+					b.ReportMetric(us, "hnsw-cpu-us")
+					b.ReportMetric(exactUs, "exact-cpu-us")
+					var rs []float64
+					b.ReportMetric(perQuery(func(q []float32) error {
+						got, err := ix.Search(ctx, q, 10, driver.VectorFilter{})
+						rs = append(rs, tieRecall(got, truth[len(rs)]))
+						return err
+					}), "default-ef-cpu-us")
+					b.ReportMetric(avg(rs), "default-ef-recall")
+					break
+				}
+			}
+		})
+	}
 }
