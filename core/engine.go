@@ -24,13 +24,15 @@ type Options struct {
 	// read returns this namespace and the shared default one, nothing else.
 	Namespace string
 	// VectorIndex names a registered vector index ("exact", "hnsw"), or
-	// "auto": exact for a store with fewer than HNSWThreshold vectors when it
-	// is opened, hnsw from there on. "" means "exact".
+	// "auto": exact while the store holds fewer than HNSWThreshold vectors,
+	// hnsw from there on. The switch happens while the engine is open, when
+	// a store grows past the threshold or is opened past it with no graph
+	// saved: the graph is built in the background and searches use the
+	// exact index until it replaces it. "" means "exact".
 	VectorIndex string
 	// HNSWThreshold is where "auto" switches to hnsw (0: DefaultHNSWThreshold).
-	// Building an HNSW graph is slow (about 900 vectors/s on 2 cores), so the
-	// first open past the threshold takes a while; with VectorSnapshot set,
-	// later opens load the graph instead.
+	// With VectorSnapshot set the graph is saved on Close and later opens
+	// load it instead of building it again.
 	HNSWThreshold int
 	// Search holds ranking weights and thresholds; zero fields take defaults.
 	Search SearchConfig
@@ -87,10 +89,10 @@ type shared struct {
 	now         func() time.Time
 	closed      atomic.Bool
 
-	vecMu   sync.Mutex // serialises syncs of vec with the change log
-	vec     VectorIndex
-	vecName string        // the registered name of vec's kind
-	vecSeq  atomic.Uint64 // the change-log seq vec reflects
+	vecMu  sync.Mutex // serialises syncs of vec with the change log
+	vec    *liveIndex
+	vecSeq atomic.Uint64 // the change-log seq vec reflects
+	auto   autoIndex     // VectorIndex "auto": the switch to HNSW while open
 
 	snapPath   string         // Options.VectorSnapshot
 	snapHeader snapshotHeader // what a snapshot of this store and model says
@@ -231,6 +233,7 @@ func (e *Engine) Close() error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return &Error{Op: "close", Err: ErrClosed}
 	}
+	e.stopSwitch()
 	if e.vec != nil {
 		// The snapshot is a cache: without it the next open rebuilds the
 		// index from the store. Failing to write it (on a full disk, say)
@@ -266,7 +269,18 @@ func (s *shared) syncVectors(ctx context.Context) error {
 	}
 	s.vecMu.Lock()
 	defer s.vecMu.Unlock()
-	since := s.vecSeq.Load()
+	last, err := s.applyChanges(ctx, s.vec, s.vecSeq.Load())
+	if err != nil {
+		return err
+	}
+	s.vecSeq.Store(last)
+	s.maybeSwitch()
+	return nil
+}
+
+// applyChanges applies the change log after seq since to idx and returns
+// the seq it reached.
+func (s *shared) applyChanges(ctx context.Context, idx VectorIndex, since uint64) (uint64, error) {
 	var last uint64
 	var add []VectorEntry
 	var remove []int64
@@ -287,19 +301,18 @@ func (s *shared) syncVectors(ctx context.Context) error {
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("sync vector index: %w", err)
+		return 0, fmt.Errorf("sync vector index: %w", err)
 	}
 	if len(remove) > 0 {
-		if err := s.vec.Remove(ctx, remove...); err != nil {
-			return fmt.Errorf("sync vector index: %w", err)
+		if err := idx.Remove(ctx, remove...); err != nil {
+			return 0, fmt.Errorf("sync vector index: %w", err)
 		}
 	}
 	const chunk = 4096
 	for i := 0; i < len(add); i += chunk {
-		if err := s.vec.Add(ctx, add[i:min(i+chunk, len(add))]...); err != nil {
-			return fmt.Errorf("sync vector index: %w", err)
+		if err := idx.Add(ctx, add[i:min(i+chunk, len(add))]...); err != nil {
+			return 0, fmt.Errorf("sync vector index: %w", err)
 		}
 	}
-	s.vecSeq.Store(last)
-	return nil
+	return last, nil
 }

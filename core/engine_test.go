@@ -594,13 +594,6 @@ func TestAutoVectorIndex(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "memory.db")
 	opts := core.Options{VectorIndex: "auto", HNSWThreshold: 20, VectorSnapshot: path + ".vectors"}
-	kind := func(e *core.Engine) string {
-		st, err := e.Stats(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st.VectorIndex
-	}
 	e := openAt(t, path, opts)
 	var ins []core.Input
 	for i := range 30 {
@@ -609,19 +602,19 @@ func TestAutoVectorIndex(t *testing.T) {
 	if _, err := e.RememberBatch(ctx, ins[:10]); err != nil {
 		t.Fatal(err)
 	}
-	if k := kind(e); k != "exact" {
+	if k := indexKind(t, e); k != "exact" {
 		t.Fatalf("10 vectors under a threshold of 20: index %q, want exact", k)
 	}
 	if _, err := e.RememberBatch(ctx, ins[10:]); err != nil {
 		t.Fatal(err)
 	}
-	if k := kind(e); k != "exact" {
-		t.Fatalf("the index kind changed while open: %q", k)
-	}
+	// Past the threshold while open: the graph is built in the background
+	// and takes over.
+	waitIndex(t, e, "hnsw")
 	e.Close()
-	for range 2 { // the first open past the threshold builds HNSW, the second loads it
+	for range 2 { // the snapshot now holds the graph: opens load it
 		e = openAt(t, path, opts)
-		if k := kind(e); k != "hnsw" {
+		if k := indexKind(t, e); k != "hnsw" {
 			t.Fatalf("30 vectors over a threshold of 20: index %q, want hnsw", k)
 		}
 		res, err := e.Search(ctx, core.SearchRequest{Query: "note 7 on the backup schedule", Mode: core.ModeVector})
@@ -629,6 +622,119 @@ func TestAutoVectorIndex(t *testing.T) {
 			t.Fatalf("vector search on hnsw: %v, %v", res, err)
 		}
 		e.Close()
+	}
+}
+
+// A store opened past the threshold with no graph saved opens on the exact
+// index at once and switches when the background build is done.
+func TestAutoVectorIndexAtOpen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	e := openAt(t, path, core.Options{})
+	for i := range 30 {
+		remember(t, e, core.Input{Content: fmt.Sprintf("entry %d about the garden", i)})
+	}
+	e.Close()
+	e = openAt(t, path, core.Options{VectorIndex: "auto", HNSWThreshold: 20})
+	defer e.Close()
+	waitIndex(t, e, "hnsw")
+	res, err := e.Search(ctx, core.SearchRequest{Query: "entry 12 about the garden", Mode: core.ModeVector})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Memory.Content != "entry 12 about the garden" {
+		t.Fatalf("vector search after the switch: %v, %v", res, err)
+	}
+}
+
+// The switch to HNSW happens while searches and writes run: none fails, and
+// afterwards the graph holds every memory written before, during and after
+// the build, and none that was forgotten.
+func TestAutoVectorIndexSwitchUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	e := openAt(t, path, core.Options{VectorIndex: "auto", HNSWThreshold: 200})
+	defer e.Close()
+	content := func(i int) string { return fmt.Sprintf("log line %d: the deploy of service %d finished", i, i*7) }
+	var ins []core.Input
+	for i := range 150 {
+		ins = append(ins, core.Input{Content: content(i)})
+	}
+	if _, err := e.RememberBatch(ctx, ins); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	stop := make(chan struct{})
+	for w := range 2 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := e.Search(ctx, core.SearchRequest{Query: content((w*31 + i) % 150), Mode: core.ModeVector}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	var forgot []int64
+	wg.Go(func() {
+		for i := 150; i < 400; i++ {
+			m, err := e.Remember(ctx, core.Input{Content: content(i)})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if i%50 == 0 {
+				if _, err := e.Forget(ctx, m.ID, "test"); err != nil {
+					errs <- err
+					return
+				}
+				forgot = append(forgot, m.ID)
+			}
+		}
+	})
+	waitIndex(t, e, "hnsw")
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	st, err := e.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 400 - len(forgot); st.Vectors != want {
+		t.Fatalf("the graph holds %d vectors, want %d", st.Vectors, want)
+	}
+	for _, i := range []int{3, 149, 151, 260, 399} {
+		res, err := e.Search(ctx, core.SearchRequest{Query: content(i), Mode: core.ModeVector})
+		if err != nil || len(res.Hits) == 0 || res.Hits[0].Memory.Content != content(i) {
+			t.Fatalf("after the switch, %q: %v, %v", content(i), res, err)
+		}
+	}
+}
+
+func indexKind(t *testing.T, e *core.Engine) string {
+	t.Helper()
+	st, err := e.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.VectorIndex
+}
+
+// waitIndex waits, up to a minute, for the engine's vector index to be kind.
+func waitIndex(t *testing.T, e *core.Engine, kind string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for indexKind(t, e) != kind {
+		if time.Now().After(deadline) {
+			t.Fatalf("the vector index is still %q after a minute, want %q", indexKind(t, e), kind)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -230,15 +230,14 @@ func (s *shared) openIndex(ctx context.Context, name string, threshold int) erro
 				return s.openVectors(ctx, "hnsw", hnsw)
 			}
 		}
-		exact := vectorIndexes["exact"]
-		if err := s.openVectors(ctx, "exact", exact); err != nil || s.vec.Len() < threshold {
+		// Past the threshold, the exact index answers until the graph,
+		// built in the background, replaces it (maybeSwitch).
+		if err := s.openVectors(ctx, "exact", vectorIndexes["exact"]); err != nil {
 			return err
 		}
-		slog.Info("memos: the store has outgrown the exact vector index; building an HNSW graph (once: it is kept in the vector snapshot)",
-			"vectors", s.vec.Len(), "threshold", threshold)
-		s.vec = nil
-		s.vecSeq.Store(0)
-		return s.openVectors(ctx, "hnsw", hnsw)
+		s.auto.threshold = threshold
+		s.maybeSwitch()
+		return nil
 	}
 	d, err := lookupVectorIndex(name)
 	if err != nil {
@@ -285,7 +284,7 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 		case err != nil:
 			slog.Warn("memos: ignoring the vector snapshot; rebuilding the index from the store", "err", err)
 		case idx != nil:
-			s.vec = idx
+			s.vec = newLiveIndex(idx, name)
 			s.vecSeq.Store(seq)
 			s.snapSeq, s.snapOK = seq, true
 		}
@@ -295,9 +294,8 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 		if err != nil {
 			return fmt.Errorf("vector index %s: %w", name, err)
 		}
-		s.vec = vec
+		s.vec = newLiveIndex(vec, name)
 	}
-	s.vecName = name
 	if err := s.syncVectors(ctx); err != nil {
 		return err
 	}
@@ -311,7 +309,7 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 		if err != nil {
 			return fmt.Errorf("vector index %s: %w", name, err)
 		}
-		s.vec = vec
+		s.vec = newLiveIndex(vec, name)
 		s.vecSeq.Store(0)
 		return s.syncVectors(ctx)
 	}
@@ -366,8 +364,7 @@ func (s *shared) checkSample(ctx context.Context) error {
 
 // saveVectors writes the snapshot, if the engine keeps one.
 func (s *shared) saveVectors() error {
-	p, ok := s.vec.(PersistentVectorIndex)
-	if s.snapPath == "" || !ok {
+	if s.snapPath == "" || !s.vec.persistent() {
 		return nil
 	}
 	// Catch up first, so that a memory another process forgot is not saved.
@@ -412,7 +409,7 @@ func (s *shared) saveVectors() error {
 	}
 	s.vecSeq.CompareAndSwap(h.Seq, after)
 	h.Seq, h.Gen = after, gen
-	if err := saveSnapshot(s.snapPath, h, p); err != nil {
+	if err := saveSnapshot(s.snapPath, h, s.vec); err != nil {
 		return fmt.Errorf("save vector snapshot: %w", err)
 	}
 	s.snapSeq, s.snapOK = h.Seq, true

@@ -76,8 +76,8 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 		if err := e.syncVectors(ctx); err != nil {
 			return nil, &Error{Op: op, Err: err}
 		}
-		st.Vectors, st.VectorIndex = e.vec.Len(), e.vecName
-		if sz, ok := e.vec.(VectorIndexSizer); ok {
+		st.Vectors, st.VectorIndex = e.vec.Len(), e.vec.kind()
+		if sz, ok := e.vec.index().(VectorIndexSizer); ok {
 			st.VectorIndexBytes = sz.MemoryBytes()
 		}
 	}

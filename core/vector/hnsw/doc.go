@@ -72,8 +72,11 @@
 //
 // An Index is safe for concurrent use. Searches share a read lock and run in
 // parallel; Add and Remove take the write lock, Add in slices of 32 entries
-// so that searches interleave with a large batch. Inserts are sequential
-// (the graph is deterministic); building 100k vectors of dimension 384
-// takes minutes, which is why Save and Load exist. The index lives in
-// memory: 100k × 384 takes about 170 MB, almost all of it vectors.
+// per worker so that searches interleave with a large batch. Within a slice,
+// Config.Workers goroutines (one per CPU by default) insert at once, locking
+// one neighbour list at a time, as hnswlib does; the graph then depends on
+// how they interleave, so only Workers 1 is deterministic (the same seed and
+// calls build the same graph). The index lives in memory: 100k × 384 takes
+// about 170 MB, almost all of it vectors; Save and Load keep it between runs
+// so that a store opens without rebuilding it.
 package hnsw

@@ -3,6 +3,7 @@ package hnsw
 import (
 	"cmp"
 	"slices"
+	"sync/atomic"
 
 	"github.com/memos-go/memos/core/vector"
 )
@@ -149,6 +150,12 @@ type searcher struct {
 	sel     []uint32
 	pruned  []cand
 	tmp     []cand
+	nb      []uint32 // a copy of one neighbour list, when locking
+
+	// locking is set for the searchers of a parallel build (see
+	// insertParallel): they copy a neighbour list under its node's lock
+	// instead of reading it in place, since other workers modify lists.
+	locking bool
 }
 
 // accepter decides which nodes a layer search may return. Nodes it rejects
@@ -166,12 +173,26 @@ func (ix *Index) cand(q []float32, slot uint32) cand {
 	return cand{sim: vector.Dot(q, ix.vec(slot)), slot: slot, id: ix.nodes[slot].id}
 }
 
+// linksOf returns slot's neighbours at level for s to read: the list itself,
+// or, for a searcher of a parallel build, a copy taken under the node's lock
+// (valid until the next call).
+func (ix *Index) linksOf(s *searcher, slot uint32, level int) []uint32 {
+	if !s.locking {
+		return ix.neighbors(slot, level)
+	}
+	mu := ix.lockOf(slot)
+	mu.Lock()
+	s.nb = append(s.nb[:0], ix.neighbors(slot, level)...)
+	mu.Unlock()
+	return s.nb
+}
+
 // greedy walks from ep to the node nearest q at level (the paper's search
 // with ef = 1, used above the levels a search collects from).
-func (ix *Index) greedy(q []float32, ep cand, level int) cand {
+func (ix *Index) greedy(s *searcher, q []float32, ep cand, level int) cand {
 	for changed := true; changed; {
 		changed = false
-		for _, n := range ix.neighbors(ep.slot, level) {
+		for _, n := range ix.linksOf(s, ep.slot, level) {
 			if c := ix.cand(q, n); better(c, ep) {
 				ep, changed = c, true
 			}
@@ -208,7 +229,7 @@ func (ix *Index) searchLayer(s *searcher, q []float32, eps []cand, ef, level int
 		if len(s.results) >= ef && better(s.results[0], c) {
 			break
 		}
-		for _, n := range ix.neighbors(c.slot, level) {
+		for _, n := range ix.linksOf(s, c.slot, level) {
 			if !s.vis.visit(n) {
 				continue
 			}
@@ -271,9 +292,9 @@ func (ix *Index) selectNeighbors(s *searcher, cands []cand, m int) []uint32 {
 // (2*M on level 0, as FAISS does, rather than the paper's M), which on random
 // 128-dimensional data gave recall 0.95 at ef 300 instead of ef 400, for
 // about the same number of similarity computations. The caller holds the
-// write lock and has set the node up.
-func (ix *Index) insert(slot uint32, level int) {
-	s := ix.build
+// write lock and has set the node up; in a parallel build (s.locking) the
+// entry point does not change meanwhile (see insertParallel).
+func (ix *Index) insert(s *searcher, slot uint32, level int) {
 	q := ix.vec(slot)
 	if ix.top < 0 {
 		ix.entry, ix.top = slot, level
@@ -281,22 +302,57 @@ func (ix *Index) insert(slot uint32, level int) {
 	}
 	ep := ix.cand(q, ix.entry)
 	for l := ix.top; l > level; l-- {
-		ep = ix.greedy(q, ep, l)
+		ep = ix.greedy(s, q, ep, l)
 	}
 	eps := []cand{ep}
 	for l := min(level, ix.top); l >= 0; l-- {
-		found := ix.searchLayer(s, q, eps, ix.cfg.EfConstruction, l, liveOnly{})
+		// notSelf: in a parallel build another goroutine may already have
+		// linked a node to this one, so the search can meet it.
+		found := ix.searchLayer(s, q, eps, ix.cfg.EfConstruction, l, notSelf(slot))
 		if len(found) > 0 {
 			eps = append(eps[:0], found...)
 		}
 		sel := ix.selectNeighbors(s, found, ix.maxLinks(l))
-		ix.setNeighbors(slot, l, sel)
-		for _, n := range ix.neighbors(slot, l) {
+		ix.setNeighborsLocked(s, slot, l, sel)
+		for _, n := range sel {
 			ix.link(s, n, slot, l)
 		}
 	}
 	if level > ix.top {
 		ix.entry, ix.top = slot, level
+	}
+}
+
+// setNeighborsLocked sets a new node's neighbours at level. In a parallel
+// build other goroutines may have linked their new nodes to it since its
+// search began: those links are kept (dropping one could leave its node with
+// no in-link) and sel fills the rest of the list.
+func (ix *Index) setNeighborsLocked(s *searcher, slot uint32, level int, sel []uint32) {
+	if !s.locking {
+		ix.setNeighbors(slot, level, sel)
+		return
+	}
+	mu := ix.lockOf(slot)
+	mu.Lock()
+	defer mu.Unlock()
+	b := ix.block(slot, level)
+	if b[0] == 0 {
+		ix.setNeighbors(slot, level, sel)
+		return
+	}
+	for _, x := range sel {
+		n := int(b[0])
+		if n >= ix.maxLinks(level) {
+			break
+		}
+		if slices.Contains(b[1:1+n], x) {
+			continue
+		}
+		b[1+n] = x
+		b[0]++
+		if level == 0 {
+			atomic.AddUint32(&ix.indeg[x], 1)
+		}
 	}
 }
 
@@ -313,13 +369,21 @@ func (ix *Index) insert(slot uint32, level int) {
 // in-link, and to is kept if it has none yet, since a node nobody links to
 // can never be found.
 func (ix *Index) link(s *searcher, from, to uint32, level int) {
+	if s.locking {
+		mu := ix.lockOf(from)
+		mu.Lock()
+		defer mu.Unlock()
+	}
 	b := ix.block(from, level)
 	n := int(b[0])
+	if s.locking && slices.Contains(b[1:1+n], to) {
+		return // from is new too and found to first
+	}
 	if n < ix.maxLinks(level) {
 		b[1+n] = to
 		b[0]++
 		if level == 0 {
-			ix.indeg[to]++
+			atomic.AddUint32(&ix.indeg[to], 1)
 		}
 		return
 	}
@@ -330,14 +394,28 @@ func (ix *Index) link(s *searcher, from, to uint32, level int) {
 	}
 	s.tmp = append(s.tmp, ix.cand(base, to))
 	slices.SortFunc(s.tmp, compareCands)
-	droppable := func(c cand) bool {
+	// take reports whether c may be dropped. For a live member on level 0
+	// it also takes c's in-link off the count, atomically and only while
+	// another one remains, so that goroutines of a parallel build linking
+	// at once cannot drop a node's last in-links between them.
+	taken := false
+	take := func(c cand) bool {
 		switch {
 		case level > 0 || ix.nodes[c.slot].state != stateLive:
 			return true
 		case c.slot == to:
-			return ix.indeg[to] > 0
-		default:
-			return ix.indeg[c.slot] > 1
+			return atomic.LoadUint32(&ix.indeg[to]) > 0 // to's count only falls by take
+		}
+		d := &ix.indeg[c.slot]
+		for {
+			v := atomic.LoadUint32(d)
+			if v <= 1 {
+				return false
+			}
+			if atomic.CompareAndSwapUint32(d, v, v-1) {
+				taken = true
+				return true
+			}
 		}
 	}
 	drop := -1
@@ -348,19 +426,18 @@ func (ix *Index) link(s *searcher, from, to uint32, level int) {
 		}
 	}
 	for i := len(s.tmp) - 1; drop < 0 && i >= len(s.tmp)-max(1, len(s.tmp)/4); i-- {
-		if !droppable(s.tmp[i]) {
-			continue
-		}
 		cv := ix.vec(s.tmp[i].slot)
 		for _, r := range s.tmp[:i] {
 			if vector.Dot(cv, ix.vec(r.slot)) > s.tmp[i].sim {
-				drop = i
+				if take(s.tmp[i]) {
+					drop = i
+				}
 				break
 			}
 		}
 	}
 	for i := len(s.tmp) - 1; drop < 0 && i >= 0; i-- {
-		if droppable(s.tmp[i]) {
+		if take(s.tmp[i]) {
 			drop = i
 		}
 	}
@@ -376,7 +453,9 @@ func (ix *Index) link(s *searcher, from, to uint32, level int) {
 	}
 	b[0] = uint32(k - 1)
 	if d := s.tmp[drop].slot; level == 0 && d != to {
-		ix.indeg[d]--
-		ix.indeg[to]++
+		if !taken {
+			atomic.AddUint32(&ix.indeg[d], ^uint32(0))
+		}
+		atomic.AddUint32(&ix.indeg[to], 1)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
@@ -27,11 +29,12 @@ const (
 
 // Limits on Config values and on what an index holds.
 const (
-	maxM     = 128     // level-0 lists hold 2*M, so stride0 stays small
-	maxEf    = 1 << 16 // efConstruction, efSearch and SearchEf's ef
-	maxLevel = 31      // levels are stored in a byte; 16^-31 never happens
-	maxDim   = 1 << 16
-	maxSlots = math.MaxUint32 - 1
+	maxM       = 128     // level-0 lists hold 2*M, so stride0 stays small
+	maxEf      = 1 << 16 // efConstruction, efSearch and SearchEf's ef
+	maxLevel   = 31      // levels are stored in a byte; 16^-31 never happens
+	maxDim     = 1 << 16
+	maxSlots   = math.MaxUint32 - 1
+	maxWorkers = 1024
 )
 
 // Config sets an index's parameters. The zero value means the defaults; a
@@ -57,6 +60,12 @@ type Config struct {
 	// live nodes that pointed at tombstones are reconnected and the
 	// tombstones' slots are freed for reuse. Default 0.1; at most 1.
 	RepairFraction float64
+	// Workers is how many goroutines insert a batch of entries at once: 0
+	// means one per CPU (runtime.GOMAXPROCS), 1 inserts one entry after the
+	// other. With more than one the graph depends on how the goroutines
+	// interleave, so only Workers 1 builds the same graph from the same seed
+	// and calls. It is not saved with the index.
+	Workers int
 	// ExactBelow: a filtered search whose filter matches at most this many
 	// entries compares the query with each of them instead of walking the
 	// graph. 0 chooses by cost: scan when the matching entries are fewer than
@@ -83,6 +92,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := def(&c.EfSearch, DefaultEfSearch, 1, maxEf, "EfSearch"); err != nil {
 		return c, err
+	}
+	if c.Workers < 0 || c.Workers > maxWorkers {
+		return c, driver.Invalidf("hnsw: Workers is %d; use 1..%d, or 0 for one per CPU", c.Workers, maxWorkers)
 	}
 	if c.ExactBelow < math.MinInt32 || c.ExactBelow > math.MaxInt32 {
 		return c, driver.Invalidf("hnsw: ExactBelow is %d; it must fit in 32 bits", c.ExactBelow)
@@ -150,9 +162,20 @@ type Index struct {
 	poolIndex map[driver.Pool]uint32
 	counts    map[attrKey]int
 
-	build    *searcher // scratch for inserts and repair, used under the write lock
-	searches sync.Pool // *searcher for concurrent searches
+	build    *searcher   // scratch for inserts and repair, used under the write lock
+	workers  []*searcher // scratch of a parallel build's goroutines (locking)
+	searches sync.Pool   // *searcher for concurrent searches
+
+	// locks guard the neighbour lists during a parallel build, slot i's
+	// under locks[i%len(locks)]. A goroutine holds at most one at a time.
+	locks [nodeLocks]sync.Mutex
 }
+
+// nodeLocks is the number of striped node locks: enough that two inserting
+// goroutines rarely wait for each other.
+const nodeLocks = 1024
+
+func (ix *Index) lockOf(slot uint32) *sync.Mutex { return &ix.locks[slot%nodeLocks] }
 
 // New returns an empty index for vectors of dim dimensions. Every vector
 // added and every query must have exactly dim components.
@@ -178,6 +201,18 @@ func New(dim int, cfg Config) (*Index, error) {
 		build:     new(searcher),
 	}
 	return ix, nil
+}
+
+// SetWorkers sets Config.Workers for later inserts (0: one per CPU). Load
+// leaves it at 0, since it is not saved.
+func (ix *Index) SetWorkers(n int) error {
+	if n < 0 || n > maxWorkers {
+		return driver.Invalidf("hnsw: Workers is %d; use 1..%d, or 0 for one per CPU", n, maxWorkers)
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.cfg.Workers = n
+	return nil
 }
 
 // Config returns the index's parameters with defaults filled in.
@@ -210,8 +245,17 @@ func (ix *Index) Stats() Stats {
 	return Stats{Dim: ix.dim, Live: ix.live, Tombstones: ix.tombs, Free: len(ix.free), Levels: ix.top + 1}
 }
 
-// addChunk is how many entries Add inserts per hold of the write lock.
+// addChunk is how many entries Add inserts per hold of the write lock, per
+// worker.
 const addChunk = 32
+
+// workers returns how many goroutines insert a batch.
+func (c Config) workers() int {
+	if c.Workers > 0 {
+		return c.Workers
+	}
+	return max(1, runtime.GOMAXPROCS(0))
+}
 
 // Add inserts entries, replacing any live entry with the same ID (the old
 // node becomes a tombstone unless only its namespace or pool changed); a
@@ -221,6 +265,11 @@ const addChunk = 32
 // non-finite one with driver.ErrInvalid, and nothing is added. If ctx is
 // cancelled part-way through a large batch, the entries before that point
 // stay inserted.
+//
+// A large batch is inserted by Config.Workers goroutines at once, each
+// linking its own entries while holding only the lock of the node whose
+// neighbour list it reads or changes; this is the bulk-build path, used
+// when a store's index is built or rebuilt.
 func (ix *Index) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw add: %w", err)
@@ -238,16 +287,39 @@ func (ix *Index) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 		}
 		vecs[i] = v
 	}
-	for start := 0; start < len(entries); start += addChunk {
+	// Only the last entry of an ID counts.
+	if len(entries) > 1 {
+		last := make(map[int64]int, len(entries))
+		for i := range entries {
+			last[entries[i].ID] = i
+		}
+		if len(last) < len(entries) {
+			es, vs := make([]driver.VectorEntry, 0, len(last)), make([][]float32, 0, len(last))
+			for i := range entries {
+				if last[entries[i].ID] == i {
+					es, vs = append(es, entries[i]), append(vs, vecs[i])
+				}
+			}
+			entries, vecs = es, vs
+		}
+	}
+	chunk := addChunk * ix.cfg.workers()
+	for start := 0; start < len(entries); start += chunk {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("hnsw add: %w", err)
 		}
-		end := min(start+addChunk, len(entries))
+		end := min(start+chunk, len(entries))
 		if err := ix.addLocked(entries[start:end], vecs[start:end]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pending is a node set up by addLocked and waiting to be linked.
+type pending struct {
+	slot  uint32
+	level int
 }
 
 func (ix *Index) addLocked(entries []driver.VectorEntry, vecs [][]float32) error {
@@ -256,23 +328,24 @@ func (ix *Index) addLocked(entries []driver.VectorEntry, vecs [][]float32) error
 	if len(ix.nodes)+len(entries) > maxSlots {
 		return fmt.Errorf("hnsw add: %w: the index is full (%d slots)", driver.ErrInvalid, maxSlots)
 	}
+	// Replaced entries first, so that a graph left with no live node is
+	// dropped before the new nodes are set up.
+	skip := make([]bool, len(entries))
 	for i := range entries {
-		ix.addOne(&entries[i], vecs[i])
-	}
-	ix.maybeRepair()
-	return nil
-}
-
-func (ix *Index) addOne(e *driver.VectorEntry, v []float32) {
-	ns, pool := ix.intern(e.Namespace, e.Pool)
-	if old, ok := ix.byID[e.ID]; ok {
-		if slices.Equal(ix.vec(old), v) {
+		e := &entries[i]
+		old, ok := ix.byID[e.ID]
+		if !ok {
+			continue
+		}
+		if slices.Equal(ix.vec(old), vecs[i]) {
 			// Same vector: only the attributes change; the graph stays.
+			ns, pool := ix.intern(e.Namespace, e.Pool)
 			n := &ix.nodes[old]
 			ix.counts[attrKey{n.ns, n.pool}]--
 			n.ns, n.pool = ns, pool
 			ix.counts[attrKey{ns, pool}]++
-			return
+			skip[i] = true
+			continue
 		}
 		ix.tombstone(old)
 	}
@@ -280,13 +353,71 @@ func (ix *Index) addOne(e *driver.VectorEntry, v []float32) {
 		// Nothing live to connect to: drop the dead graph first.
 		ix.repair()
 	}
+	todo := make([]pending, 0, len(entries))
+	for i := range entries {
+		if !skip[i] {
+			todo = append(todo, ix.setUp(&entries[i], vecs[i]))
+		}
+	}
+	ix.insertAll(todo)
+	ix.maybeRepair()
+	return nil
+}
+
+// setUp allocates a live node for e with vector v and a random level; it is
+// returned for insertAll to link.
+func (ix *Index) setUp(e *driver.VectorEntry, v []float32) pending {
+	ns, pool := ix.intern(e.Namespace, e.Pool)
 	level := ix.randomLevel()
 	slot := ix.alloc(v, level)
 	ix.nodes[slot] = node{id: e.ID, ns: ns, pool: pool, level: uint8(level), state: stateLive}
 	ix.byID[e.ID] = slot
 	ix.live++
 	ix.counts[attrKey{ns, pool}]++
-	ix.insert(slot, level)
+	return pending{slot, level}
+}
+
+// insertAll links the nodes set up by setUp, in order with one worker. With
+// more, the nodes that raise the graph's top level are inserted first, one
+// at a time, so that the entry point stays fixed while the others are
+// inserted in parallel; each goroutine takes the next node, searches the
+// graph and links the node, locking one neighbour list at a time (the
+// fine-grained locking of hnswlib). Vectors, levels and node states do not
+// change meanwhile. The caller holds the write lock.
+func (ix *Index) insertAll(todo []pending) {
+	workers := min(ix.cfg.workers(), len(todo))
+	if workers <= 1 {
+		for _, p := range todo {
+			ix.insert(ix.build, p.slot, p.level)
+		}
+		return
+	}
+	rest := todo[:0:0]
+	for _, p := range todo {
+		if p.level > ix.top {
+			ix.insert(ix.build, p.slot, p.level)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	for len(ix.workers) < workers {
+		ix.workers = append(ix.workers, &searcher{locking: true})
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		s := ix.workers[w]
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(rest) {
+					return
+				}
+				ix.insert(s, rest[i].slot, rest[i].level)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // alloc places v in a free slot, or a new one, with empty links.
@@ -413,13 +544,13 @@ func (ix *Index) setNeighbors(slot uint32, level int, ns []uint32) {
 	b := ix.block(slot, level)
 	if level == 0 {
 		for _, x := range b[1 : 1+b[0]] {
-			ix.indeg[x]--
+			atomic.AddUint32(&ix.indeg[x], ^uint32(0))
 		}
 	}
 	b[0] = uint32(copy(b[1:], ns))
 	if level == 0 {
 		for _, x := range b[1 : 1+b[0]] {
-			ix.indeg[x]++
+			atomic.AddUint32(&ix.indeg[x], 1)
 		}
 	}
 }

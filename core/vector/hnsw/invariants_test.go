@@ -37,7 +37,10 @@ func checkInvariants(t *testing.T, ix *Index) {
 			if len(nb) > ix.maxLinks(l) {
 				t.Fatalf("slot %d level %d has %d links, cap %d", slot, l, len(nb), ix.maxLinks(l))
 			}
-			for _, x := range nb {
+			for j, x := range nb {
+				if slices.Contains(nb[:j], x) {
+					t.Fatalf("slot %d links to slot %d twice at level %d", slot, x, l)
+				}
 				if x == slot {
 					t.Fatalf("slot %d links to itself at level %d", slot, l)
 				}

@@ -39,7 +39,7 @@ func TestSaveLoad(t *testing.T) {
 	const dim = 24
 	vecs, qs := clustered(rng, 1500, 30, dim, 15)
 	es := entries(vecs, 4)
-	cfg := Config{M: 10, EfConstruction: 80, EfSearch: 40, Seed: 99, RepairFraction: 0.3, ExactBelow: -1}
+	cfg := Config{M: 10, EfConstruction: 80, EfSearch: 40, Seed: 99, RepairFraction: 0.3, ExactBelow: -1, Workers: 1}
 	ix := newIndex(t, dim, cfg)
 	mustAdd(t, ix, es[:1200]...)
 	// Leave tombstones and free slots behind: Save repairs the tombstones,
@@ -57,6 +57,9 @@ func TestSaveLoad(t *testing.T) {
 	}
 	got := mustLoad(t, data)
 	checkInvariants(t, got)
+	if err := got.SetWorkers(1); err != nil { // not saved
+		t.Fatal(err)
+	}
 	if got.Config() != cfg || got.Stats() != ix.Stats() {
 		t.Fatalf("loaded %+v %+v, saved %+v %+v", got.Config(), got.Stats(), cfg, ix.Stats())
 	}

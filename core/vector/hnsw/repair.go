@@ -108,7 +108,7 @@ func (ix *Index) reconnectUnreachable(s *searcher) {
 		q := ix.vec(slot)
 		ep := ix.cand(q, ix.entry)
 		for l := ix.top; l > 0; l-- {
-			ep = ix.greedy(q, ep, l)
+			ep = ix.greedy(s, q, ep, l)
 		}
 		found := ix.searchLayer(s, q, []cand{ep}, ix.cfg.EfConstruction, 0, notSelf(slot))
 		if len(found) == 0 {
@@ -186,7 +186,7 @@ func (ix *Index) reconnect(s *searcher, slot uint32, level int) {
 	q := ix.vec(slot)
 	ep := ix.cand(q, ix.entry)
 	for l := ix.top; l > level; l-- {
-		ep = ix.greedy(q, ep, l)
+		ep = ix.greedy(s, q, ep, l)
 	}
 	found := ix.searchLayer(s, q, []cand{ep}, ix.cfg.EfConstruction, level, notSelf(slot))
 	ix.setNeighbors(slot, level, ix.selectNeighbors(s, found, ix.maxLinks(level)))

@@ -114,7 +114,7 @@ func (ix *Index) SearchEf(ctx context.Context, q []float32, k, ef int, f driver.
 	} else {
 		ep := ix.cand(q, ix.entry)
 		for l := ix.top; l > 0; l-- {
-			ep = ix.greedy(q, ep, l)
+			ep = ix.greedy(s, q, ep, l)
 		}
 		var acc accepter = liveOnly{}
 		if flt.restricts() {

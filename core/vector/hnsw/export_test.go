@@ -1,0 +1,4 @@
+package hnsw
+
+// CPUTime is cpuTime for the external benchmarks (wordvec_bench_test.go).
+var CPUTime = cpuTime
