@@ -42,6 +42,9 @@ type view struct {
 // visible keep mem nil and record why.
 func (p *pipeline) load(ctx context.Context) error {
 	return p.e.b.View(ctx, func(tx ReadTx) error {
+		if err := p.prefetch(tx); err != nil {
+			return err
+		}
 		for _, c := range p.cands {
 			m, why, err := p.resolve(tx, c.id)
 			if err != nil {
@@ -51,6 +54,35 @@ func (p *pipeline) load(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// prefetch reads the current version of every candidate in one call when
+// the backend can (MultiGetter), instead of one Get per candidate.
+func (p *pipeline) prefetch(tx ReadTx) error {
+	mg, ok := tx.(MultiGetter)
+	if !ok {
+		return nil
+	}
+	ids := make([]int64, 0, len(p.cands))
+	for _, c := range p.cands {
+		if _, done := p.views[c.id]; !done {
+			ids = append(ids, c.id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	got, err := mg.GetMany(ids)
+	if err != nil {
+		return err
+	}
+	if p.current == nil {
+		p.current = make(map[int64]*Memory, len(ids))
+	}
+	for _, id := range ids {
+		p.current[id] = got[id] // nil: forgotten
+	}
+	return nil
 }
 
 // resolve returns memory id as seen at the request's clocks, or nil and the
@@ -73,7 +105,13 @@ func (p *pipeline) resolveUncached(tx ReadTx, id int64) (*Memory, string, error)
 	if old, ok := p.changed[id]; ok {
 		m = old
 	} else {
-		cur, err := tx.Get(id, 0)
+		cur, fetched := p.current[id]
+		var err error
+		if !fetched {
+			cur, err = tx.Get(id, 0)
+		} else if cur == nil {
+			err = ErrNotFound
+		}
 		if errors.Is(err, ErrNotFound) {
 			return nil, "forgotten", nil
 		}

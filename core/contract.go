@@ -82,6 +82,7 @@ type (
 	AuditEntry            = driver.AuditEntry
 	AuditReader           = driver.AuditReader
 	Importer              = driver.Importer
+	MultiGetter           = driver.MultiGetter
 	Remover               = driver.Remover
 	BackendStater         = driver.BackendStater
 	Eraser                = driver.Eraser

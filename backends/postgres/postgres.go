@@ -80,6 +80,7 @@ var (
 	_ driver.Tx            = (*writeTx)(nil)
 	_ driver.AuditReader   = (*readTx)(nil)
 	_ driver.Importer      = (*writeTx)(nil)
+	_ driver.MultiGetter   = (*readTx)(nil)
 	_ driver.BackendStater = (*DB)(nil)
 )
 

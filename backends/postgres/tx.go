@@ -41,7 +41,8 @@ func params(from, n int) string {
 }
 
 var (
-	qGet = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1`
+	qGet     = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1`
+	qGetMany = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ANY($1)`
 	// Versions carry the memory's live access statistics: they belong to the
 	// memory, not to a version.
 	qGetVersion = `SELECT ` + prefixed("v") + `, m.last_accessed_at, m.access_count
@@ -180,6 +181,23 @@ func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
 		return nil, fmt.Errorf("memory %d version %d: %w", id, v, driver.ErrNotFound)
 	}
 	return ms[0], nil
+}
+
+// GetMany returns the current version of every memory of ids that exists,
+// in one statement (see driver.MultiGetter).
+func (t *readTx) GetMany(ids []int64) (map[int64]*driver.Memory, error) {
+	out := make(map[int64]*driver.Memory, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ms, err := collect(t, qGetMany, []any{ids}, scanMemoryRows)
+	if err != nil {
+		return nil, t.fail(fmt.Sprintf("get %d memories", len(ids)), err)
+	}
+	for _, m := range ms {
+		out[m.ID] = m
+	}
+	return out, nil
 }
 
 // History returns every version of id, oldest first.

@@ -157,6 +157,16 @@ type AuditReader interface {
 	Audit(fn func(AuditEntry) error) error
 }
 
+// MultiGetter is an optional interface of ReadTx for backends that read
+// many memories at once much faster than one at a time, such as a database
+// server a network round trip away. The engine loads a search's candidates
+// with it. A backend that implements it must pass its conformance case.
+type MultiGetter interface {
+	// GetMany returns the current version of every memory of ids that
+	// exists, keyed by id; unknown ids are absent. Duplicate ids are allowed.
+	GetMany(ids []int64) (map[int64]*Memory, error)
+}
+
 // Importer is an optional interface of Tx for backends that can take
 // memories with their ids, which copying a store between backends needs
 // (see Migrate). A backend that implements it must pass its conformance case.
