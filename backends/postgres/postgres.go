@@ -167,14 +167,21 @@ func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("postgres: view: %w", err)
 	}
-	ptx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", dbError(ctx, "begin read transaction", err))
 	}
-	t := &readTx{ctx: ctx, tx: ptx}
+	// The BEGIN goes with the first statement (see readTx.query): a View
+	// costs one round trip more than its statements, not two.
+	t := &readTx{ctx: ctx, tx: conn, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
 	defer func() {
 		t.end()
-		ptx.Rollback(context.Background())
+		if t.begin == "" {
+			// A connection left inside a transaction (the rollback
+			// failed) is closed by Release, not reused.
+			_, _ = conn.Exec(context.Background(), "ROLLBACK")
+		}
+		conn.Release()
 	}()
 	return fn(t)
 }

@@ -358,7 +358,7 @@ func (t *readTx) each(q string, args []any, fn func(id int64, content string)) e
 		return t.fail("keyword search", err)
 	}
 	defer t.mu.Unlock()
-	rows, err := t.tx.Query(t.ctx, q, args...)
+	rows, err := t.query(q, args...)
 	if err != nil {
 		return t.fail("keyword search", err)
 	}
