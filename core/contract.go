@@ -83,6 +83,7 @@ type (
 	AuditReader           = driver.AuditReader
 	Importer              = driver.Importer
 	MultiGetter           = driver.MultiGetter
+	ChangeWaiter          = driver.ChangeWaiter
 	Remover               = driver.Remover
 	BackendStater         = driver.BackendStater
 	Eraser                = driver.Eraser

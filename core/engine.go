@@ -99,6 +99,8 @@ type shared struct {
 	snapOK     bool   // the file holds what this engine loaded or saved
 
 	sess sessionIndex // sessions' members in order, for session expansion
+
+	follow *follower // background vector sync on a ChangeWaiter (nil: none)
 }
 
 // Meta keys the engine keeps in the store.
@@ -160,6 +162,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 			return nil, &Error{Op: "open", Err: err}
 		}
 	}
+	s.startFollowing()
 	return &Engine{shared: s, ns: ns}, nil
 }
 
@@ -231,6 +234,7 @@ func (e *Engine) Close() error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return &Error{Op: "close", Err: ErrClosed}
 	}
+	e.stopFollowing()
 	if e.vec != nil {
 		// The snapshot is a cache: without it the next open rebuilds the
 		// index from the store. Failing to write it (on a full disk, say)
