@@ -42,7 +42,11 @@ type view struct {
 // visible keep mem nil and record why.
 func (p *pipeline) load(ctx context.Context) error {
 	return p.e.b.View(ctx, func(tx ReadTx) error {
-		if err := p.prefetch(tx); err != nil {
+		ids := make([]int64, len(p.cands))
+		for i, c := range p.cands {
+			ids[i] = c.id
+		}
+		if err := p.prefetch(tx, ids); err != nil {
 			return err
 		}
 		for _, c := range p.cands {
@@ -56,30 +60,33 @@ func (p *pipeline) load(ctx context.Context) error {
 	})
 }
 
-// prefetch reads the current version of every candidate in one call when
-// the backend can (MultiGetter), instead of one Get per candidate.
-func (p *pipeline) prefetch(tx ReadTx) error {
+// prefetch reads the current version of every one of ids not resolved yet
+// in one call when the backend can (MultiGetter), instead of one Get each
+// in resolve.
+func (p *pipeline) prefetch(tx ReadTx, ids []int64) error {
 	mg, ok := tx.(MultiGetter)
 	if !ok {
 		return nil
 	}
-	ids := make([]int64, 0, len(p.cands))
-	for _, c := range p.cands {
-		if _, done := p.views[c.id]; !done {
-			ids = append(ids, c.id)
+	var need []int64
+	for _, id := range ids {
+		_, done := p.views[id]
+		_, fetched := p.current[id]
+		if !done && !fetched {
+			need = append(need, id)
 		}
 	}
-	if len(ids) == 0 {
+	if len(need) == 0 {
 		return nil
 	}
-	got, err := mg.GetMany(ids)
+	got, err := mg.GetMany(need)
 	if err != nil {
 		return err
 	}
 	if p.current == nil {
-		p.current = make(map[int64]*Memory, len(ids))
+		p.current = make(map[int64]*Memory, len(need))
 	}
-	for _, id := range ids {
+	for _, id := range need {
 		p.current[id] = got[id] // nil: forgotten
 	}
 	return nil
