@@ -42,6 +42,13 @@ type view struct {
 // visible keep mem nil and record why.
 func (p *pipeline) load(ctx context.Context) error {
 	return p.e.b.View(ctx, func(tx ReadTx) error {
+		ids := make([]int64, len(p.cands))
+		for i, c := range p.cands {
+			ids[i] = c.id
+		}
+		if err := p.prefetch(tx, ids); err != nil {
+			return err
+		}
 		for _, c := range p.cands {
 			m, why, err := p.resolve(tx, c.id)
 			if err != nil {
@@ -51,6 +58,38 @@ func (p *pipeline) load(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// prefetch reads the current version of every one of ids not resolved yet
+// in one call when the backend can (MultiGetter), instead of one Get each
+// in resolve.
+func (p *pipeline) prefetch(tx ReadTx, ids []int64) error {
+	mg, ok := tx.(MultiGetter)
+	if !ok {
+		return nil
+	}
+	var need []int64
+	for _, id := range ids {
+		_, done := p.views[id]
+		_, fetched := p.current[id]
+		if !done && !fetched {
+			need = append(need, id)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	got, err := mg.GetMany(need)
+	if err != nil {
+		return err
+	}
+	if p.current == nil {
+		p.current = make(map[int64]*Memory, len(need))
+	}
+	for _, id := range need {
+		p.current[id] = got[id] // nil: forgotten
+	}
+	return nil
 }
 
 // resolve returns memory id as seen at the request's clocks, or nil and the
@@ -73,7 +112,13 @@ func (p *pipeline) resolveUncached(tx ReadTx, id int64) (*Memory, string, error)
 	if old, ok := p.changed[id]; ok {
 		m = old
 	} else {
-		cur, err := tx.Get(id, 0)
+		cur, fetched := p.current[id]
+		var err error
+		if !fetched {
+			cur, err = tx.Get(id, 0)
+		} else if cur == nil {
+			err = ErrNotFound
+		}
 		if errors.Is(err, ErrNotFound) {
 			return nil, "forgotten", nil
 		}

@@ -82,6 +82,8 @@ type (
 	AuditEntry            = driver.AuditEntry
 	AuditReader           = driver.AuditReader
 	Importer              = driver.Importer
+	MultiGetter           = driver.MultiGetter
+	ChangeWaiter          = driver.ChangeWaiter
 	Remover               = driver.Remover
 	BackendStater         = driver.BackendStater
 	Eraser                = driver.Eraser

@@ -101,6 +101,8 @@ type shared struct {
 	snapOK     bool   // the file holds what this engine loaded or saved
 
 	sess sessionIndex // sessions' members in order, for session expansion
+
+	follow *follower // background vector sync on a ChangeWaiter (nil: none)
 }
 
 // Meta keys the engine keeps in the store.
@@ -162,6 +164,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 			return nil, &Error{Op: "open", Err: err}
 		}
 	}
+	s.startFollowing()
 	return &Engine{shared: s, ns: ns}, nil
 }
 
@@ -233,6 +236,7 @@ func (e *Engine) Close() error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return &Error{Op: "close", Err: ErrClosed}
 	}
+	e.stopFollowing()
 	e.stopSwitch()
 	if e.vec != nil {
 		// The snapshot is a cache: without it the next open rebuilds the

@@ -186,6 +186,9 @@ type pipeline struct {
 	// changed lists, for AsOf searches, the memories whose current version
 	// was written after AsOf, with their version at AsOf (nil: created later).
 	changed map[int64]*Memory
+	// current holds the current versions prefetched (see prefetch); a nil
+	// value is a memory that does not exist.
+	current map[int64]*Memory
 	hits    []*candidate // the returned candidates, in order
 	// rerankNote says what the rerank stage did ("" when it did not run).
 	rerankNote string

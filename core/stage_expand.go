@@ -90,6 +90,17 @@ func (p *pipeline) expand(ctx context.Context) error {
 			}
 			return props[i].id < props[j].id
 		})
+		// Load the proposals the loop below may need at once (a few times
+		// the budget: those beyond are read one by one if ever reached).
+		var ids []int64
+		for _, pr := range props {
+			if p.byID[pr.id] == nil && len(ids) < 4*cfg.ExpandBudget {
+				ids = append(ids, pr.id)
+			}
+		}
+		if err := p.prefetch(tx, ids); err != nil {
+			return err
+		}
 		added := 0
 		for _, pr := range props {
 			if added == cfg.ExpandBudget {

@@ -46,13 +46,23 @@
 // every engine before each search (driver.ChangeLog), so a write committed
 // by any process is in every other process's in-memory vector index before
 // its next search. Each write transaction also sends its sequence number
-// with pg_notify on the channel memos_<schema>; DB.WaitChange blocks until
-// a change arrives, which a server can use to catch up between searches.
+// with pg_notify on the channel memos_<schema>; DB.WaitChange
+// (driver.ChangeWaiter) blocks until a change arrives, and an engine over
+// this backend waits on it in the background, so another process's write
+// reaches its vector index within a notification's delay even when it does
+// not search (at the latest after Config.PollInterval, should the
+// notification be lost while the listening connection reconnects).
 //
 // Keyword search: a GIN index over a tsvector of the content's stemmed
 // tokens (core/text's tokenizer and FTS5's porter stemmer, not
 // PostgreSQL's parser) proposes candidates; core/text evaluates the query
-// on each with FTS5's exact meaning and scores it with FTS5's bm25.
+// on each with FTS5's exact meaning and scores it with FTS5's bm25. A query
+// of single terms without NOT (every natural-language query) is one
+// statement: one round trip, no transaction.
+//
+// Round trips, not the server's work, dominate a search over loopback: a
+// View sends its BEGIN with its first statement, and a search loads its
+// candidates with one statement (driver.MultiGetter).
 //
 // # Caveats
 //

@@ -96,20 +96,18 @@ func (l *listener) close() {
 }
 
 // WaitChange blocks until the store's change log is past after, and returns
-// its sequence number then. Writes by any process on any host wake it
-// through LISTEN/NOTIFY; it also reads the sequence itself at start and at
-// least every poll interval (a notification can be missed while the
-// listening connection reconnects). A server that runs an engine over this
-// store can call it in a loop to bring its vector index up to date between
-// searches, instead of during the next one.
-func (d *DB) WaitChange(ctx context.Context, after uint64, poll time.Duration) (uint64, error) {
+// its sequence number then (driver.ChangeWaiter). Writes by any process on
+// any host wake it through LISTEN/NOTIFY; it also reads the sequence itself
+// at start and every Config.PollInterval (a notification can be missed
+// while the listening connection reconnects). An engine over this store
+// calls it in the background to bring its vector index up to date between
+// searches.
+func (d *DB) WaitChange(ctx context.Context, after uint64) (uint64, error) {
 	if err := d.enter("wait for changes"); err != nil {
 		return 0, err
 	}
 	defer d.leave()
-	if poll <= 0 {
-		poll = 10 * time.Second
-	}
+	poll := d.poll
 	for {
 		notified, wake := d.lis.state()
 		if notified > after {

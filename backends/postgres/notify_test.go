@@ -2,11 +2,14 @@ package postgres_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/memos-go/memos/backends/postgres"
+	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/embedders/hash"
 )
 
 // TestWaitChangeWakesOnAnotherConnectionsWrite: a write through one
@@ -17,7 +20,8 @@ func TestWaitChangeWakesOnAnotherConnectionsWrite(t *testing.T) {
 	schema := schemaFor(t, dsn, t.Name())
 	ctx := context.Background()
 	open := func() *postgres.DB {
-		db, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema})
+		// The poll interval is an hour: only the notification can wake it.
+		db, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema, PollInterval: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +30,7 @@ func TestWaitChangeWakesOnAnotherConnectionsWrite(t *testing.T) {
 	}
 	waiter, writer := open(), open()
 	sctx, scancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	if seq, err := waiter.WaitChange(sctx, 0, time.Hour); err == nil {
+	if seq, err := waiter.WaitChange(sctx, 0); err == nil {
 		t.Fatalf("WaitChange(0) on a new store returned %d without a change", seq)
 	}
 	scancel()
@@ -35,8 +39,7 @@ func TestWaitChangeWakesOnAnotherConnectionsWrite(t *testing.T) {
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	go func() {
-		// The poll interval is an hour: only the notification can wake it.
-		seq, err := waiter.WaitChange(wctx, 0, time.Hour)
+		seq, err := waiter.WaitChange(wctx, 0)
 		errs <- err
 		got <- seq
 	}()
@@ -55,5 +58,91 @@ func TestWaitChangeWakesOnAnotherConnectionsWrite(t *testing.T) {
 	}
 	if seq := <-got; seq != 1 {
 		t.Errorf("WaitChange woke with seq %d, want 1", seq)
+	}
+}
+
+// changeSpy is a postgres backend that records the ids its change log
+// hands out, so a test can see an engine sync without searching.
+type changeSpy struct {
+	*postgres.DB
+	mu   sync.Mutex
+	seen map[int64]bool
+}
+
+func (s *changeSpy) View(ctx context.Context, fn func(driver.ReadTx) error) error {
+	return s.DB.View(ctx, func(tx driver.ReadTx) error { return fn(spyTx{tx, s}) })
+}
+
+func (s *changeSpy) saw(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen[id]
+}
+
+type spyTx struct {
+	driver.ReadTx
+	s *changeSpy
+}
+
+func (t spyTx) Changes(since uint64, fn func(driver.Change) error) error {
+	return t.ReadTx.Changes(since, func(c driver.Change) error {
+		t.s.mu.Lock()
+		t.s.seen[c.ID] = true
+		t.s.mu.Unlock()
+		return fn(c)
+	})
+}
+
+// TestEngineFollowsOtherWriters: an engine over postgres brings its vector
+// index up to date when another engine writes, without a search of its
+// own, woken by LISTEN/NOTIFY (the poll interval is an hour), and its next
+// search finds the write by vector.
+func TestEngineFollowsOtherWriters(t *testing.T) {
+	dsn := testDSN(t)
+	schema := schemaFor(t, dsn, t.Name())
+	ctx := context.Background()
+	emb, err := hash.Open(ctx, hash.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(spy bool) (*core.Engine, *changeSpy) {
+		db, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema, PollInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b driver.Backend = db
+		var s *changeSpy
+		if spy {
+			s = &changeSpy{DB: db, seen: map[int64]bool{}}
+			b = s
+		}
+		e, err := core.Open(ctx, core.Options{Backend: b, Embedder: emb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e, s
+	}
+	writer, _ := open(false)
+	follower, spy := open(true)
+	for i, content := range []string{"the deploy key rotates every ninety days", "the staging cluster runs in eu-west-1"} {
+		m, err := writer.Remember(ctx, core.Input{Content: content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for !spy.saw(m.ID) {
+			if time.Now().After(deadline) {
+				t.Fatalf("write %d (memory %d): the other engine's vector index did not sync within 20 s without a search", i, m.ID)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		res, err := follower.Search(ctx, core.SearchRequest{Query: content, Mode: core.ModeVector, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 1 || res.Hits[0].Memory.ID != m.ID {
+			t.Fatalf("vector search for %q on the other engine = %v, want memory %d", content, res.Hits, m.ID)
+		}
 	}
 }

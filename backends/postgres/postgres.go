@@ -46,7 +46,15 @@ type Config struct {
 	// NoVacuum skips the VACUUM that follows every forget (see the package
 	// documentation), e.g. where an operator vacuums on a schedule.
 	NoVacuum bool `koanf:"no_vacuum"`
+	// PollInterval is how often WaitChange reads the change sequence itself,
+	// besides waking on LISTEN/NOTIFY (default 10s): the bound on how long
+	// an engine's vector index trails another process's write when a
+	// notification is lost while the listening connection reconnects.
+	PollInterval time.Duration `koanf:"poll_interval"`
 }
+
+// DefaultPollInterval is Config.PollInterval's default.
+const DefaultPollInterval = 10 * time.Second
 
 // DB is an open postgres store. It implements driver.Backend and is safe for
 // concurrent use by many goroutines and, through the database, by many
@@ -56,6 +64,7 @@ type DB struct {
 	schema  string
 	channel string // LISTEN/NOTIFY channel of the store
 	vacuum  bool
+	poll    time.Duration // WaitChange's own reads of the sequence
 
 	lis *listener
 	// pgvector is the version of the pgvector extension installed in the
@@ -80,6 +89,8 @@ var (
 	_ driver.Tx            = (*writeTx)(nil)
 	_ driver.AuditReader   = (*readTx)(nil)
 	_ driver.Importer      = (*writeTx)(nil)
+	_ driver.MultiGetter   = (*readTx)(nil)
+	_ driver.ChangeWaiter  = (*DB)(nil)
 	_ driver.BackendStater = (*DB)(nil)
 )
 
@@ -95,6 +106,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	if !schemaRE.MatchString(cfg.Schema) {
 		return nil, driver.Invalidf("postgres: schema %q is not a plain lower-case identifier (letters, digits, _; at most 63)", cfg.Schema)
+	}
+	if cfg.PollInterval < 0 {
+		return nil, driver.Invalidf("postgres: poll_interval %v is negative", cfg.PollInterval)
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = DefaultPollInterval
 	}
 	if cfg.MaxConns < 0 {
 		return nil, driver.Invalidf("postgres: max_conns %d is negative", cfg.MaxConns)
@@ -117,7 +134,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", dbError(ctx, "connect", err))
 	}
-	d := &DB{pool: pool, schema: cfg.Schema, vacuum: !cfg.NoVacuum,
+	d := &DB{pool: pool, schema: cfg.Schema, vacuum: !cfg.NoVacuum, poll: cfg.PollInterval,
 		channel: "memos_" + cfg.Schema, guard: guard.Guard{Backend: Name, Store: "schema " + cfg.Schema}}
 	if err := d.init(ctx); err != nil {
 		pool.Close()
@@ -166,14 +183,21 @@ func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("postgres: view: %w", err)
 	}
-	ptx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", dbError(ctx, "begin read transaction", err))
 	}
-	t := &readTx{ctx: ctx, tx: ptx}
+	// The BEGIN goes with the first statement (see readTx.query): a View
+	// costs one round trip more than its statements, not two.
+	t := &readTx{ctx: ctx, tx: conn, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
 	defer func() {
 		t.end()
-		ptx.Rollback(context.Background())
+		if t.begin == "" {
+			// A connection left inside a transaction (the rollback
+			// failed) is closed by Release, not reused.
+			_, _ = conn.Exec(context.Background(), "ROLLBACK")
+		}
+		conn.Release()
 	}()
 	return fn(t)
 }

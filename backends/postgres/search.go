@@ -128,13 +128,117 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 	if err != nil {
 		return nil, fmt.Errorf("postgres: keyword search: %w: %v", driver.ErrInvalid, err)
 	}
-	hits := []driver.Hit{}
 	cand, ok := tsquery(tq, tq.Root())
 	if !ok || matchesNothing(f) {
-		return hits, nil
+		return []driver.Hit{}, nil
 	}
+	var hits []driver.Hit
+	if oneStatement(tq) {
+		hits, err = d.searchOnce(ctx, tq, cand, f)
+	} else {
+		hits, err = d.searchInView(ctx, tq, cand, f)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	slices.SortFunc(hits, func(a, b driver.Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return int(a.ID - b.ID)
+	})
+	return hits[:min(limit, len(hits))], nil
+}
+
+// oneStatement reports whether one SQL statement can gather everything q's
+// search needs: every phrase is one token the index holds as it is (so the
+// index counts the memories that contain it exactly) and there is no NOT
+// (which needs text.Stranded's ordered walks).
+func oneStatement(q *text.Query) bool {
+	if q.HasNot() {
+		return false
+	}
+	for _, p := range q.Phrases() {
+		if len(p.Tokens) != 1 || lexeme(p.Tokens[0]) != p.Tokens[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// searchOnce runs a keyword search that oneStatement accepts as one
+// statement, so one round trip to the server and no transaction: a
+// statement reads one snapshot, so the corpus figures, the document
+// frequencies and the candidates agree. Each row carries the store's
+// figures and the phrases' document frequencies (store-wide, whatever f
+// says), and a candidate, or none (id NULL) when there is no candidate.
+func (d *DB) searchOnce(ctx context.Context, q *text.Query, cand string, f driver.Filter) ([]driver.Hit, error) {
+	ps := q.Phrases()
+	dfq := make([]string, len(ps))
+	for i, p := range ps {
+		dfq[i] = phraseTSQuery(p)
+	}
+	where, fargs := filterSQL(f, 3)
+	rows, err := d.pool.Query(ctx, `WITH s AS (
+			SELECT docs, tokens, ARRAY(
+				SELECT (SELECT count(*) FROM memories WHERE terms @@ u.q::tsquery)
+				FROM unnest($2::text[]) WITH ORDINALITY AS u (q, i) ORDER BY u.i) AS df
+			FROM store)
+		SELECT s.docs, s.tokens, s.df, c.id, c.content FROM s LEFT JOIN (
+			SELECT m.id, m.content FROM memories AS m WHERE m.terms @@ $1::tsquery`+where+`) AS c ON true`,
+		append([]any{cand, dfq}, fargs...)...)
+	if err != nil {
+		return nil, dbError(ctx, "keyword search", err)
+	}
+	hits := []driver.Hit{}
+	var (
+		c            text.Corpus
+		idf          []float64
+		docs, tokens int64
+		df           []int64
+		id           *int64
+		content      *string
+		n            int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&docs, &tokens, &df, &id, &content}, func() error {
+		if idf == nil {
+			if len(df) != len(ps) {
+				return fmt.Errorf("%d document frequencies for %d phrases", len(df), len(ps))
+			}
+			c.Docs, c.Tokens = uint64(docs), uint64(tokens)
+			idf = make([]float64, len(df))
+			for i, v := range df {
+				idf[i] = c.IDF(uint64(v))
+			}
+		}
+		if id == nil || docs <= 0 {
+			return nil
+		}
+		n++
+		doc := text.NewDoc(*content)
+		if match, freq := q.Freq(doc); match {
+			hits = append(hits, driver.Hit{ID: *id, Score: c.Score(freq, idf, doc.Len())})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, dbError(ctx, "keyword search", err)
+	}
+	d.candidates.Add(int64(n))
+	d.matched.Add(int64(len(hits)))
+	return hits, nil
+}
+
+// searchInView runs any keyword search in one read transaction: the
+// document frequencies of longer phrases and prefixes of cut tokens need
+// their candidates evaluated, and a NOT the ordered walks of text.Stranded.
+func (d *DB) searchInView(ctx context.Context, tq *text.Query, cand string, f driver.Filter) ([]driver.Hit, error) {
+	hits := []driver.Hit{}
 	where, fargs := filterSQL(f, 2)
-	err = d.View(ctx, func(rtx driver.ReadTx) error {
+	err := d.View(ctx, func(rtx driver.ReadTx) error {
 		t := rtx.(*readTx)
 		var c text.Corpus
 		var docs, tokens int64
@@ -172,19 +276,7 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 		d.matched.Add(int64(len(hits)))
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	slices.SortFunc(hits, func(a, b driver.Hit) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return int(a.ID - b.ID)
-	})
-	return hits[:min(limit, len(hits))], nil
+	return hits, err
 }
 
 // idfs returns the inverse document frequency of every phrase of q, from the
@@ -266,7 +358,7 @@ func (t *readTx) each(q string, args []any, fn func(id int64, content string)) e
 		return t.fail("keyword search", err)
 	}
 	defer t.mu.Unlock()
-	rows, err := t.tx.Query(t.ctx, q, args...)
+	rows, err := t.query(q, args...)
 	if err != nil {
 		return t.fail("keyword search", err)
 	}

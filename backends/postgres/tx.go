@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/memos-go/memos/core/driver"
 )
@@ -41,7 +42,8 @@ func params(from, n int) string {
 }
 
 var (
-	qGet = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1`
+	qGet     = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1`
+	qGetMany = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ANY($1)`
 	// Versions carry the memory's live access statistics: they belong to the
 	// memory, not to a version.
 	qGetVersion = `SELECT ` + prefixed("v") + `, m.last_accessed_at, m.access_count
@@ -71,13 +73,71 @@ var (
 // transaction, bound to the context of its View or Update. A connection
 // runs one statement at a time, so calls are serialised.
 type readTx struct {
-	ctx  context.Context
-	mu   sync.Mutex
-	tx   pgx.Tx
-	done bool
+	ctx context.Context
+	mu  sync.Mutex
+	tx  querier
+	// begin, while not empty, is the BEGIN still to be sent: a View starts
+	// its transaction with its first statement, in the same round trip
+	// (REPEATABLE READ takes its snapshot at the first statement anyway).
+	begin string
+	// batchErr is the error of finishing the round trip that carried the
+	// BEGIN; the next statement reports it.
+	batchErr error
+	done     bool
 	// pending holds writes not sent yet: they go to the server in one round
 	// trip before the next statement that reads, or at commit.
 	pending []stmt
+}
+
+// querier is what a transaction runs statements on: a pgx.Tx, or the
+// connection of a View, whose BEGIN is sent with its first statement.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// query runs q. The caller holds t.mu (see lock).
+func (t *readTx) query(q string, args ...any) (pgx.Rows, error) {
+	if t.batchErr != nil {
+		return nil, t.batchErr
+	}
+	if t.begin == "" {
+		return t.tx.Query(t.ctx, q, args...)
+	}
+	b := &pgx.Batch{}
+	b.Queue(t.begin)
+	b.Queue(q, args...)
+	br := t.tx.SendBatch(t.ctx, b)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, err
+	}
+	t.begin = ""
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, t: t, br: br}, nil
+}
+
+// batchRows are the rows of the statement that carried a View's BEGIN;
+// closing them finishes the round trip.
+type batchRows struct {
+	pgx.Rows
+	t  *readTx
+	br pgx.BatchResults
+}
+
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	if r.br != nil {
+		if err := r.br.Close(); err != nil && r.Rows.Err() == nil {
+			r.t.batchErr = err
+		}
+		r.br = nil
+	}
 }
 
 func (t *readTx) end() {
@@ -124,7 +184,22 @@ func (t *readTx) queryRow(q string, args []any, dest ...any) error {
 		return err
 	}
 	defer t.mu.Unlock()
-	return t.tx.QueryRow(t.ctx, q, args...).Scan(dest...)
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
 }
 
 func (t *readTx) exec(q string, args ...any) (int64, error) {
@@ -132,6 +207,14 @@ func (t *readTx) exec(q string, args ...any) (int64, error) {
 		return 0, err
 	}
 	defer t.mu.Unlock()
+	if t.begin != "" || t.batchErr != nil {
+		rows, err := t.query(q, args...)
+		if err != nil {
+			return 0, err
+		}
+		rows.Close()
+		return rows.CommandTag().RowsAffected(), rows.Err()
+	}
 	tag, err := t.tx.Exec(t.ctx, q, args...)
 	return tag.RowsAffected(), err
 }
@@ -142,7 +225,7 @@ func collect[T any](t *readTx, q string, args []any, scan func(pgx.Rows) (T, err
 		return nil, err
 	}
 	defer t.mu.Unlock()
-	rows, err := t.tx.Query(t.ctx, q, args...)
+	rows, err := t.query(q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +263,23 @@ func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
 		return nil, fmt.Errorf("memory %d version %d: %w", id, v, driver.ErrNotFound)
 	}
 	return ms[0], nil
+}
+
+// GetMany returns the current version of every memory of ids that exists,
+// in one statement (see driver.MultiGetter).
+func (t *readTx) GetMany(ids []int64) (map[int64]*driver.Memory, error) {
+	out := make(map[int64]*driver.Memory, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ms, err := collect(t, qGetMany, []any{ids}, scanMemoryRows)
+	if err != nil {
+		return nil, t.fail(fmt.Sprintf("get %d memories", len(ids)), err)
+	}
+	for _, m := range ms {
+		out[m.ID] = m
+	}
+	return out, nil
 }
 
 // History returns every version of id, oldest first.

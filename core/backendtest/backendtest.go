@@ -110,6 +110,7 @@ var cases = []testCase{
 	{"Meta", []string{"ReadTx.Meta", "Tx.SetMeta"}, testMeta},
 	{"Audit", []string{"Tx.AppendAudit", "AuditReader.Audit"}, testAudit},
 	{"Import", []string{"Importer.InsertAt", "Importer.ReserveIDs"}, testImport},
+	{"GetMany", []string{"MultiGetter.GetMany"}, testGetMany},
 	{"QuarantineVisibility", []string{"KeywordIndex.SearchKeyword", "ReadTx.Scan", "Tx.Put", "ChangeLog.Changes"}, testQuarantineVisibility},
 	{"DeleteDerivedCycle", []string{"Tx.Delete", "GraphWriter.Link", "ReadTx.Edges"}, testDeleteDerivedCycle},
 	{"AuditCoverage", []string{"Tx.AppendAudit", "AuditReader.Audit", "Tx.Delete"}, testAuditCoverage},

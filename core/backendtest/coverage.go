@@ -21,6 +21,7 @@ var declaring = []reflect.Type{
 	reflect.TypeFor[driver.Backend](),
 	reflect.TypeFor[driver.AuditReader](),
 	reflect.TypeFor[driver.Importer](),
+	reflect.TypeFor[driver.MultiGetter](),
 }
 
 // covered lists the interfaces whose every method, embedded ones included,
@@ -31,6 +32,7 @@ var covered = []reflect.Type{
 	reflect.TypeFor[driver.Tx](),
 	reflect.TypeFor[driver.AuditReader](),
 	reflect.TypeFor[driver.Importer](),
+	reflect.TypeFor[driver.MultiGetter](),
 }
 
 // methodNames returns the qualified names of every method the suite must

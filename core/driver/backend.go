@@ -157,6 +157,29 @@ type AuditReader interface {
 	Audit(fn func(AuditEntry) error) error
 }
 
+// MultiGetter is an optional interface of ReadTx for backends that read
+// many memories at once much faster than one at a time, such as a database
+// server a network round trip away. The engine loads a search's candidates
+// with it. A backend that implements it must pass its conformance case.
+type MultiGetter interface {
+	// GetMany returns the current version of every memory of ids that
+	// exists, keyed by id; unknown ids are absent. Duplicate ids are allowed.
+	GetMany(ids []int64) (map[int64]*Memory, error)
+}
+
+// ChangeWaiter is an optional interface of Backend for stores that several
+// processes write to and that can say when another one did (PostgreSQL's
+// LISTEN/NOTIFY). The engine waits on it in the background and brings its
+// vector index up to date soon after any process writes, instead of at its
+// next search; it still reads the change log before every search, so
+// correctness never depends on a notification arriving.
+type ChangeWaiter interface {
+	// WaitChange blocks until the store's change sequence number (ChangeLog.Seq)
+	// is past after, and returns it; or until ctx ends, returning ctx's error.
+	// It may return early with an error when the store is unreachable.
+	WaitChange(ctx context.Context, after uint64) (uint64, error)
+}
+
 // Importer is an optional interface of Tx for backends that can take
 // memories with their ids, which copying a store between backends needs
 // (see Migrate). A backend that implements it must pass its conformance case.
