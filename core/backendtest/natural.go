@@ -83,14 +83,7 @@ func RunNaturalBenchmarks(b *testing.B, h Harness, w NaturalWorkload, n int) {
 			b.Fatal(err)
 		}
 	}
-	scoped := driver.Filter{
-		Namespaces: []string{driver.DefaultNamespace, "project:alpha"},
-		Statuses:   []driver.Status{driver.StatusActive},
-	}
-	for _, fc := range []struct {
-		name string
-		f    driver.Filter
-	}{{"all", driver.Filter{}}, {"scoped", scoped}} {
+	for _, fc := range benchFilters {
 		b.Run("SearchNatural/n="+size+"/"+fc.name, func(b *testing.B) {
 			once.Do(func() {
 				if keep {
