@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 )
@@ -35,8 +36,8 @@ func (s *shared) startFollowing() {
 			if err == nil {
 				err = s.syncVectors(ctx)
 			}
-			if ctx.Err() != nil {
-				return
+			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+				return // the engine, or its backend under it, was closed
 			}
 			if err != nil {
 				slog.Debug("memos: background vector index sync failed; the next search syncs it", "err", err)

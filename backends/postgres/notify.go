@@ -2,12 +2,14 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // listener holds one connection, outside the pool, that LISTENs on the
@@ -107,6 +109,24 @@ func (d *DB) WaitChange(ctx context.Context, after uint64) (uint64, error) {
 		return 0, err
 	}
 	defer d.leave()
+	// Close does not wait for a waiter: it ends the wait.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-d.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	closedErr := func(err error) error {
+		select {
+		case <-d.closing:
+			return fmt.Errorf("%s: wait for changes: store schema %s: %w", Name, d.schema, driver.ErrClosed)
+		default:
+			return err
+		}
+	}
 	poll := d.poll
 	for {
 		notified, wake := d.lis.state()
@@ -115,7 +135,7 @@ func (d *DB) WaitChange(ctx context.Context, after uint64) (uint64, error) {
 		}
 		var seq int64
 		if err := d.pool.QueryRow(ctx, `SELECT seq FROM store`).Scan(&seq); err != nil {
-			return 0, dbError(ctx, "wait for changes", err)
+			return 0, closedErr(dbError(ctx, "wait for changes", err))
 		}
 		if uint64(seq) > after {
 			return uint64(seq), nil
@@ -124,7 +144,7 @@ func (d *DB) WaitChange(ctx context.Context, after uint64) (uint64, error) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return 0, ctx.Err()
+			return 0, closedErr(ctx.Err())
 		case <-wake:
 		case <-t.C:
 		}

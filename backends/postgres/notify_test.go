@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -96,6 +97,45 @@ func (t spyTx) Changes(since uint64, fn func(driver.Change) error) error {
 // TestEngineFollowsOtherWriters: an engine over postgres brings its vector
 // index up to date when another engine writes, without a search of its
 // own, woken by LISTEN/NOTIFY (the poll interval is an hour), and its next
+
+// TestCloseEndsWaitChange: Close does not wait for a WaitChange in progress
+// (an engine's follower waits as long as nothing is written): the wait ends
+// with ErrClosed and Close returns.
+func TestCloseEndsWaitChange(t *testing.T) {
+	dsn := testDSN(t)
+	schema := schemaFor(t, dsn, t.Name())
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := db.WaitChange(ctx, 0) // no deadline: only Close can end it
+		waiting <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // let it reach its wait
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	deadline := time.After(time.Minute) // a hang, not a speed: Close must not wait for the waiter
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-deadline:
+		t.Fatal("Close is still waiting for WaitChange after a minute")
+	}
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, driver.ErrClosed) {
+			t.Errorf("WaitChange ended with %v, want ErrClosed", err)
+		}
+	case <-deadline:
+		t.Fatal("WaitChange did not return after Close")
+	}
+}
+
 // search finds the write by vector.
 func TestEngineFollowsOtherWriters(t *testing.T) {
 	dsn := testDSN(t)

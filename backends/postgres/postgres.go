@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -73,6 +74,11 @@ type DB struct {
 	pgvector string
 
 	guard guard.Guard // Close waits for View, Update and searches in progress
+	// closing is closed when Close starts, so that a WaitChange in
+	// progress (an engine's follower, which may wait for hours) returns
+	// instead of holding Close up.
+	closing   chan struct{}
+	closeOnce sync.Once
 
 	// candidates counts keyword candidates fetched and matched, for
 	// BackendStats.
@@ -135,7 +141,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("postgres: %w", dbError(ctx, "connect", err))
 	}
 	d := &DB{pool: pool, schema: cfg.Schema, vacuum: !cfg.NoVacuum, poll: cfg.PollInterval,
-		channel: "memos_" + cfg.Schema, guard: guard.Guard{Backend: Name, Store: "schema " + cfg.Schema}}
+		channel: "memos_" + cfg.Schema, guard: guard.Guard{Backend: Name, Store: "schema " + cfg.Schema},
+		closing: make(chan struct{})}
 	if err := d.init(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -313,9 +320,11 @@ func (d *DB) afterBulk(ctx context.Context, added, docs int64) {
 	d.analyzes.Add(1)
 }
 
-// Close waits for the operations in progress, then closes the connections.
+// Close waits for the operations in progress (a WaitChange returns at
+// once, with driver.ErrClosed), then closes the connections.
 // Later calls return driver.ErrClosed.
 func (d *DB) Close() error {
+	d.closeOnce.Do(func() { close(d.closing) })
 	if err := d.guard.Close(); err != nil {
 		return err
 	}

@@ -303,6 +303,7 @@ func TestConcurrentWritersInFourProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer e.Close() // before db.Close (deferred above), which then reports ErrClosed
 	st, err := e.Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
