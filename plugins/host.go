@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -77,6 +78,11 @@ type proc struct {
 
 	stopOnce sync.Once
 	stopErr  error
+	// ended is set as soon as stop begins: a call that fails because its
+	// connection is being torn down (gRPC's Canceled, "the client
+	// connection is closing") counts as a crash even before the process
+	// has been reaped and client.Exited reports it.
+	ended atomic.Bool
 }
 
 // Bounds on ending a plugin process. go-plugin's Client.Kill first asks the
@@ -99,6 +105,7 @@ const pingTimeout = 5 * time.Second
 // SIGKILL. It returns within closeGrace+reapWait whatever the plugin does.
 // Concurrent and later calls wait for the first and return its error.
 func (p *proc) stop(log *slog.Logger) error {
+	p.ended.Store(true)
 	p.stopOnce.Do(func() { p.stopErr = p.end(log) })
 	return p.stopErr
 }
@@ -484,9 +491,14 @@ func (h *host) call(ctx context.Context, op string, fn func(context.Context, *pr
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		cctx, cancel := context.WithTimeoutCause(ctx, h.cfg.CallTimeout, errCallTimeout)
+		deadline := time.Now().Add(h.cfg.CallTimeout)
+		cctx, cancel := context.WithDeadlineCause(ctx, deadline, errCallTimeout)
 		err = fn(cctx, p)
-		timedOut := errors.Is(context.Cause(cctx), errCallTimeout)
+		// The plugin's end of the call has the same deadline and may
+		// cancel the stream a moment before the timer here fires: a
+		// failure at or after the deadline is the timeout.
+		timedOut := errors.Is(context.Cause(cctx), errCallTimeout) ||
+			(err != nil && ctx.Err() == nil && !time.Now().Before(deadline))
 		cancel()
 		switch {
 		case err == nil:
@@ -545,7 +557,7 @@ func (h *host) crashed(p *proc, err error) bool {
 	if errors.As(err, &se) && se.FromPlugin {
 		return false
 	}
-	if p.client.Exited() {
+	if p.ended.Load() || p.client.Exited() {
 		return true
 	}
 	if !errors.Is(err, driver.ErrUnavailable) {
