@@ -143,19 +143,12 @@ func (a *app) getCmd() *cobra.Command {
 		Short: "Show a memory (its current version, or --version N)",
 		Args:  nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
 			if cmd.Flags().Changed("version") && version <= 0 {
 				return core.Invalidf("--version %d is not a positive integer", version)
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				m, err := eng.GetVersion(ctx, id, version)
-				if err != nil {
-					return err
-				}
-				return a.emit(m, func(w io.Writer) { printMemory(w, m) })
+				return m, func(w io.Writer) { printMemory(w, m) }, err
 			})
 		}),
 	}
@@ -218,20 +211,13 @@ func (a *app) historyCmd() *cobra.Command {
 		Short: "List every version of a memory, oldest first",
 		Args:  nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				hs, err := eng.History(ctx, id)
-				if err != nil {
-					return err
-				}
 				out := struct {
 					ID       int64          `json:"id"`
 					Versions []*core.Memory `json:"versions"`
 				}{id, hs}
-				return a.emit(out, func(w io.Writer) { printHistory(w, hs) })
+				return out, func(w io.Writer) { printHistory(w, hs) }, err
 			})
 		}),
 	}
@@ -243,22 +229,15 @@ func (a *app) revertCmd() *cobra.Command {
 		Short: "Write a new version of a memory equal to an old one",
 		Args:  nargs(2, 2, "a memory id and a version"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
 			v, err := parseVersion(args[1])
 			if err != nil {
 				return err
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				m, err := eng.Revert(ctx, id, v)
-				if err != nil {
-					return err
-				}
-				return a.emit(m, func(w io.Writer) {
+				return m, func(w io.Writer) {
 					fmt.Fprintf(w, "memory %d reverted to version %d: now at version %d\n", m.ID, v, m.Version)
-				})
+				}, err
 			})
 		}),
 	}
@@ -345,15 +324,8 @@ func (a *app) edgesCmd() *cobra.Command {
 		Short: "List the edges that start or end at a memory",
 		Args:  nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				es, err := eng.Edges(ctx, id)
-				if err != nil {
-					return err
-				}
 				if es == nil {
 					es = []core.Edge{}
 				}
@@ -361,7 +333,7 @@ func (a *app) edgesCmd() *cobra.Command {
 					ID    int64       `json:"id"`
 					Edges []core.Edge `json:"edges"`
 				}{id, es}
-				return a.emit(out, func(w io.Writer) { printEdges(w, id, es) })
+				return out, func(w io.Writer) { printEdges(w, id, es) }, err
 			})
 		}),
 	}

@@ -88,10 +88,6 @@ func (a *app) quarantineReleaseCmd() *cobra.Command {
 		Example: "  memos quarantine release 12 --trust certain --note \"checked with Alice\"",
 		Args:    nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
 			opts := core.ReleaseOptions{Note: note}
 			if cmd.Flags().Changed("trust") {
 				l, err := core.ParseTrustLevel(trust)
@@ -100,14 +96,11 @@ func (a *app) quarantineReleaseCmd() *cobra.Command {
 				}
 				opts.TrustLevel = l
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				m, err := eng.Release(ctx, id, opts)
-				if err != nil {
-					return err
-				}
-				return a.emit(m, func(w io.Writer) {
+				return m, func(w io.Writer) {
 					fmt.Fprintf(w, "released memory %d (version %d, trust %s %.2f)\n", m.ID, m.Version, m.Trust.Level, m.Trust.Score)
-				})
+				}, err
 			})
 		}),
 	}
@@ -123,16 +116,9 @@ func (a *app) quarantineRejectCmd() *cobra.Command {
 		Short: "Forget a quarantined memory, with a deletion certificate",
 		Args:  nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				c, err := eng.Reject(ctx, id, reason)
-				if err != nil {
-					return err
-				}
-				return a.emit(c, func(w io.Writer) { printCertificate(w, c) })
+				return c, func(w io.Writer) { printCertificate(w, c) }, err
 			})
 		}),
 	}
@@ -214,16 +200,9 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 		Short: "Show a lesson with its outcome record",
 		Args:  nargs(1, 1, "one lesson id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				l, err := eng.Lesson(ctx, id)
-				if err != nil {
-					return err
-				}
-				return a.emit(l, func(w io.Writer) { printLesson(w, l) })
+				return l, func(w io.Writer) { printLesson(w, l) }, err
 			})
 		}),
 	}
@@ -234,10 +213,6 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 		Example: `  memos lesson outcome 7 failure --note "the migration locked the table"`,
 		Args:    nargs(2, 2, "a lesson id and success or failure"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
 			var ok bool
 			switch args[1] {
 			case "success":
@@ -246,12 +221,9 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 			default:
 				return core.Invalidf("outcome %q: want success or failure", args[1])
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				l, err := eng.LessonOutcome(ctx, id, ok, note)
-				if err != nil {
-					return err
-				}
-				return a.emit(l, func(w io.Writer) { printLesson(w, l) })
+				return l, func(w io.Writer) { printLesson(w, l) }, err
 			})
 		}),
 	}

@@ -303,10 +303,6 @@ always, still true). The previous interval stays in its history.`,
   memos set-validity 12 --to 2025-03-01T12:00:00Z`,
 		Args: nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
 			if !cmd.Flags().Changed("from") && !cmd.Flags().Changed("to") {
 				return core.Invalidf("give --from, --to or both")
 			}
@@ -325,14 +321,11 @@ always, still true). The previous interval stays in its history.`,
 			if cmd.Flags().Changed("to") {
 				tp = &t
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				m, err := api.SetValidity(ctx, eng, id, fp, tp)
-				if err != nil {
-					return err
-				}
-				return a.emit(m, func(w io.Writer) {
+				return m, func(w io.Writer) {
 					fmt.Fprintf(w, "memory %d is now at version %d, valid %s\n", m.ID, m.Version, validity(m))
-				})
+				}, err
 			})
 		}),
 	}
