@@ -77,17 +77,19 @@ type Engine struct {
 
 // shared is the state every handle of one store has in common.
 type shared struct {
-	b           Backend
-	emb         Embedder
-	extractor   Extractor  // nil: Capture stores turns only
-	summarizer  Summarizer // nil: no knowledge pages
-	reranker    Reranker   // nil: no rerank stage
-	consolidate ConsolidateConfig
-	model       ModelInfo // zero when emb is nil
-	cfg         SearchConfig
-	gov         GovernConfig
-	now         func() time.Time
-	closed      atomic.Bool
+	b          Backend
+	emb        Embedder
+	extractor  Extractor  // nil: Capture stores turns only
+	summarizer Summarizer // nil: no knowledge pages
+	reranker   Reranker   // nil: no rerank stage
+	// rerankBreaker pauses a reranker that keeps failing (RerankPauseAfter).
+	rerankBreaker breaker
+	consolidate   ConsolidateConfig
+	model         ModelInfo // zero when emb is nil
+	cfg           SearchConfig
+	gov           GovernConfig
+	now           func() time.Time
+	closed        atomic.Bool
 
 	vecMu  sync.Mutex // serialises syncs of vec with the change log
 	vec    *liveIndex

@@ -204,3 +204,98 @@ func TestSearchConfigRejectsBadRerankSettings(t *testing.T) {
 		}
 	}
 }
+
+// flakyReranker fails while down is set, and counts its calls.
+type flakyReranker struct {
+	wordReranker
+	down atomic.Bool
+}
+
+func (r *flakyReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
+	if r.down.Load() {
+		r.calls.Add(1)
+		return nil, errors.New("connection refused")
+	}
+	return r.wordReranker.Rerank(ctx, query, texts)
+}
+
+func TestFailingRerankerIsPaused(t *testing.T) {
+	ctx := context.Background()
+	var now atomic.Int64
+	now.Store(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).UnixNano())
+	r := &flakyReranker{wordReranker: wordReranker{words: []string{"orchard"}}}
+	r.down.Store(true)
+	path := filepath.Join(t.TempDir(), "memory.db")
+	e := openAt(t, path, core.Options{Reranker: r, Now: func() time.Time { return time.Unix(0, now.Load()) },
+		Search: core.SearchConfig{RerankPauseAfter: 2, RerankPause: time.Minute}})
+	defer e.Close()
+	for _, s := range appleNotes {
+		remember(t, e, core.Input{Content: s})
+	}
+	req := core.SearchRequest{Query: "apple", NoExpand: true}
+	note := func() string {
+		t.Helper()
+		x, err := e.Explain(ctx, req)
+		if err != nil {
+			t.Fatalf("explain: %v", err)
+		}
+		return x.Rerank
+	}
+	search := func() {
+		t.Helper()
+		if _, err := e.Search(ctx, req); err != nil {
+			t.Fatalf("search with a failing reranker: %v", err)
+		}
+	}
+	search()
+	if n := note(); !strings.Contains(n, "reranker failed") || !strings.Contains(n, "connection refused") {
+		t.Fatalf("after one failure the note is %q, want the failure", n)
+	}
+	// Two failures in a row: the next searches skip it.
+	for range 3 {
+		search()
+	}
+	if got := r.calls.Load(); got != 2 {
+		t.Fatalf("the reranker was called %d times, want 2 (then paused)", got)
+	}
+	if n := note(); !strings.Contains(n, "reranker skipped") || !strings.Contains(n, "paused after 2 failures") ||
+		!strings.Contains(n, "2026-12-01T09:01:00Z") {
+		t.Fatalf("while paused the note is %q, want the pause and when it ends", n)
+	}
+	// After the pause one search tries again; still down: paused again at once.
+	now.Add(int64(61 * time.Second))
+	search()
+	search()
+	if got := r.calls.Load(); got != 3 {
+		t.Fatalf("after the pause the reranker was called %d times in total, want 3 (one probe)", got)
+	}
+	// It comes back: after the next pause the probe succeeds and it stays on.
+	r.down.Store(false)
+	now.Add(int64(61 * time.Second))
+	search()
+	if n := note(); !strings.Contains(n, "reranked the top") {
+		t.Fatalf("after the reranker came back the note is %q, want it reranked", n)
+	}
+	// The count starts again: one new failure does not pause it.
+	r.down.Store(true)
+	search()
+	r.down.Store(false)
+	if n := note(); !strings.Contains(n, "reranked the top") {
+		t.Fatalf("one failure after recovering paused the reranker: note %q", n)
+	}
+}
+
+func TestRerankPauseCanBeTurnedOff(t *testing.T) {
+	ctx := context.Background()
+	r := &flakyReranker{}
+	r.down.Store(true)
+	e, _ := openWithReranker(t, r, core.SearchConfig{RerankPauseAfter: -1})
+	for range 5 {
+		if _, err := e.Search(ctx, core.SearchRequest{Query: "apple"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.calls.Load(); got != 5 {
+		t.Fatalf("rerank_pause_after -1: the reranker was called %d times in 5 searches, want 5", got)
+	}
+}

@@ -135,6 +135,14 @@ type SearchConfig struct {
 	// RerankTimeout bounds one call to the reranker (default 5s); past it
 	// the search keeps the fused order.
 	RerankTimeout time.Duration `koanf:"rerank_timeout" json:"rerank_timeout"`
+	// RerankPauseAfter is how many reranker failures in a row make searches
+	// skip it for RerankPause (default 3; negative: never skip it), so that
+	// a reranker that is down costs each search nothing rather than its
+	// timeout. After the pause one search tries it again; until one call
+	// succeeds the others keep skipping it.
+	RerankPauseAfter int `koanf:"rerank_pause_after" json:"rerank_pause_after"`
+	// RerankPause is how long searches skip a failing reranker (default 30s).
+	RerankPause time.Duration `koanf:"rerank_pause" json:"rerank_pause"`
 
 	// FeedbackTerms is how many terms query feedback adds to a short
 	// query's keyword search (pseudo-relevance feedback over the first
@@ -239,6 +247,10 @@ func (c SearchConfig) withDefaults() SearchConfig {
 	if c.RerankTimeout == 0 {
 		c.RerankTimeout = 5 * time.Second
 	}
+	defInt(&c.RerankPauseAfter, 3)
+	if c.RerankPause == 0 {
+		c.RerankPause = 30 * time.Second
+	}
 	def(&c.TimeBoost, 1)
 	defInt(&c.TimeCandidates, 100)
 	def(&c.DatedBoost, 0.3)
@@ -295,6 +307,8 @@ func (c SearchConfig) validate() error {
 		return invalidf("search.rerank_top %d is over 1000", c.RerankTop)
 	case c.RerankTimeout < 0:
 		return invalidf("search.rerank_timeout must be positive")
+	case c.RerankPause < 0:
+		return invalidf("search.rerank_pause must be positive")
 	case c.TimeBoost > 10 || c.DatedBoost > 10:
 		return invalidf("search.time_boost and search.dated_boost must be at most 10")
 	case c.TimeCandidates > 10000:

@@ -19,7 +19,9 @@ import (
 // A reranker that fails, times out (RerankTimeout) or answers with the wrong
 // number of scores leaves the order as it was: the search goes on, with a
 // warning in the log and a note in the explanation. Only the caller's own
-// cancellation ends the search with an error.
+// cancellation ends the search with an error. After RerankPauseAfter
+// failures in a row, searches skip the reranker for RerankPause, then try it
+// again (one search at a time) until it answers.
 func (p *pipeline) rerank(ctx context.Context) error {
 	r := p.e.reranker
 	if r == nil || p.mode == ModeFTS || p.cfg.RerankTop <= 0 {
@@ -41,13 +43,27 @@ func (p *pipeline) rerank(ctx context.Context) error {
 	for i, c := range top {
 		texts[i] = c.mem.Content
 	}
+	br := &p.e.rerankBreaker
+	if ok, why := br.allow(p.e.now(), p.cfg.RerankPauseAfter); !ok {
+		p.rerankNote = "reranker skipped, kept the fused order: " + why
+		return nil
+	}
 	scores, err := callReranker(ctx, r, p.req.Query, texts, p.cfg.RerankTimeout)
+	if err != nil && ctx.Err() != nil {
+		br.abandon()
+		return fmt.Errorf("rerank: %w", ctx.Err())
+	}
+	opened, closed := br.done(err, p.e.now(), p.cfg.RerankPauseAfter, p.cfg.RerankPause)
+	if closed {
+		slog.Info("memos: the reranker answers again; searches use it")
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("rerank: %w", ctx.Err())
-		}
 		p.rerankNote = fmt.Sprintf("reranker failed, kept the fused order: %v", err)
 		slog.Warn("memos: the reranker failed; search results keep the fused order", "query", p.req.Query, "err", err)
+		if opened {
+			slog.Warn("memos: the reranker failed too often in a row; searches skip it for a while",
+				"failures", p.cfg.RerankPauseAfter, "pause", p.cfg.RerankPause)
+		}
 		return nil
 	}
 	old := make([]float64, len(top))
