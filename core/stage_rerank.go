@@ -93,7 +93,10 @@ func callReranker(ctx context.Context, r Reranker, query string, texts []string,
 	defer cancel()
 	scores, err := r.Rerank(ctx, query, texts)
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
+		// A plugin sees the same deadline and may end the call a moment
+		// before this context's timer fires: past the deadline, it is the
+		// timeout whatever the error says.
+		if dl, _ := ctx.Deadline(); ctx.Err() == context.DeadlineExceeded || !time.Now().Before(dl) {
 			return nil, fmt.Errorf("no answer within search.rerank_timeout (%v): %w", timeout, err)
 		}
 		return nil, err
