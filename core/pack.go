@@ -148,7 +148,7 @@ func (e *Engine) ContextPack(ctx context.Context, req PackRequest) (*Pack, error
 				hits = append(hits, Result{Memory: &Memory{ID: it.ID}})
 			}
 		}
-		e.touch(ctx, hits, now)
+		e.touch(hits, now)
 	}
 	return pk, nil
 }
@@ -293,6 +293,7 @@ func (p *pipeline) neighbours(ctx context.Context, sel []packCand, n int) ([]pac
 // now), most significant first, then most used, most recently used, lowest
 // id; lessons apart. It reads every memory of the scope: O(n).
 func (e *Engine) bootstrapCands(ctx context.Context, req PackRequest, now time.Time) (mems, lessons []packCand, err error) {
+	e.flushAccesses() // "most used" ranks by the stored access counts
 	at := now
 	if !req.ValidAt.IsZero() {
 		at = utc(req.ValidAt)
