@@ -239,9 +239,11 @@ var (
 // storeFormat is the format of the bbolt file. 1: every record in
 // recordFormat. 2: earlier versions in versionFormat, without what they
 // share with the next version; a memos that reads format 1 only would take
-// those for corrupt records, so the format number keeps it away. Open
-// upgrades a format 1 store in place (upgradeRecords).
-const storeFormat = 2
+// those for corrupt records, so the format number keeps it away. 3: records
+// in packedRecord and packedVersion (their tails DEFLATE-compressed) and
+// audit entries packed likewise. Open upgrades a format 1 store to 2
+// (upgradeRecords) and a format 2 store to 3 (packStore) in place.
+const storeFormat = 3
 
 // pageSize is the page size of a new store file. A memory's record with a
 // 256-dimensional embedding and a conversation turn is about 2 KiB: on 4 KiB
@@ -291,20 +293,26 @@ func (d *DB) initStore() (string, error) {
 				return err
 			}
 		}
-		switch f := getU64(sys, keyFormat); {
-		case f == 1:
-			if err := upgradeRecords(tx); err != nil {
-				return fmt.Errorf("upgrade from store format 1: %w", err)
-			}
-			if err := sys.Put(keyFormat, u64(storeFormat)); err != nil {
-				return err
-			}
-		case f != storeFormat:
+		f := getU64(sys, keyFormat)
+		if f < 1 || f > storeFormat {
 			return driver.Invalidf("bolt: %s has store format %d, this memos understands %d; upgrade memos", d.dir, f, storeFormat)
 		}
 		for _, b := range buckets {
 			if tx.Bucket(b) == nil {
 				return fmt.Errorf("bolt: %s lacks bucket %q; restore it from a backup", d.dir, b)
+			}
+		}
+		if f == 1 {
+			if err := upgradeRecords(tx); err != nil {
+				return fmt.Errorf("upgrade from store format 1: %w", err)
+			}
+		}
+		if f <= 2 {
+			if err := packStore(tx); err != nil {
+				return fmt.Errorf("upgrade from store format %d: %w", f, err)
+			}
+			if err := sys.Put(keyFormat, u64(storeFormat)); err != nil {
+				return err
 			}
 		}
 		id = string(sys.Get(keyStore))
@@ -371,6 +379,85 @@ func upgradeRecords(tx *bbolt.Tx) error {
 		if err := ver.Put(e.k, e.v); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// packStore rewrites the records of a format 2 store in packedRecord and
+// packedVersion, and its audit entries packed (store format 3), in the
+// transaction that opens the store. A record keeps its head byte for byte;
+// only its format byte changes and its tail is packed.
+func packStore(tx *bbolt.Tx) error {
+	repack := func(v []byte) ([]byte, error) {
+		var f byte
+		switch {
+		case len(v) == 0:
+			return nil, errCorrupt
+		case v[0] == recordFormat:
+			f = packedRecord
+		case v[0] == versionFormat:
+			f = packedVersion
+		default:
+			return nil, nil // packed already (by upgradeRecords)
+		}
+		_, d := decodeHead(v)
+		if d.err != nil {
+			return nil, d.err
+		}
+		head := len(v) - len(d.b)
+		out := append([]byte{f}, v[1:head]...)
+		return pack(out, d.b), nil
+	}
+	if err := rewrite(tx.Bucket(bktMem), repack); err != nil {
+		return fmt.Errorf("pack the current versions: %w", err)
+	}
+	if err := rewrite(tx.Bucket(bktVer), repack); err != nil {
+		return fmt.Errorf("pack the earlier versions: %w", err)
+	}
+	err := rewrite(tx.Bucket(bktAudit), func(v []byte) ([]byte, error) {
+		if len(v) == 0 || v[0] != '{' {
+			return nil, nil
+		}
+		return packAudit(v), nil
+	})
+	if err != nil {
+		return fmt.Errorf("pack the audit log: %w", err)
+	}
+	return nil
+}
+
+// rewrite replaces every value v of b by conv(v), unless that is nil. It
+// converts a thousand values at a time, then writes them and repositions
+// its cursor, since bbolt's cursors do not survive writes.
+func rewrite(b *bbolt.Bucket, conv func(v []byte) ([]byte, error)) error {
+	type kv struct{ k, v []byte }
+	out := make([]kv, 0, 1000)
+	c := b.Cursor()
+	k, v := c.First()
+	for k != nil {
+		out = out[:0]
+		for ; k != nil && len(out) < cap(out); k, v = c.Next() {
+			nv, err := conv(v)
+			if err != nil {
+				return fmt.Errorf("key %x: %w", k, err)
+			}
+			if nv != nil {
+				out = append(out, kv{bytes.Clone(k), nv})
+			}
+		}
+		var next []byte
+		if k != nil {
+			next = bytes.Clone(k)
+		}
+		for _, e := range out {
+			if err := b.Put(e.k, e.v); err != nil {
+				return err
+			}
+		}
+		if next == nil {
+			break
+		}
+		k, v = c.Seek(next)
 	}
 	return nil
 }
