@@ -150,6 +150,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		}
 		return nil, fmt.Errorf("bolt: open %s: %w", file, err)
 	}
+	bdb.AllocSize = allocSize
 	d := &DB{dir: dir, bdb: bdb, writeSem: make(chan struct{}, 1), guard: guard.Guard{Backend: Name, Store: dir}}
 	d.readers.init()
 	storeID, err := d.initStore()
@@ -253,8 +254,14 @@ const pageSize = 16384
 
 // appendFill is how full a page of the buckets whose keys only grow (ids,
 // change and audit sequence numbers) is left when it splits: new keys go to
-// the last page, so the pages before it stay as they are.
-const appendFill = 0.95
+// the last page, so the pages before it stay as they are, full. (A record
+// of mem that an edit makes longer splits its page in two.)
+const appendFill = 1.0
+
+// allocSize is how much bbolt grows the file by when it needs pages: a
+// growth costs a truncate and an fsync, and what is not used yet is empty
+// file (bbolt's default, 16 MiB, is up to 16 MiB of it).
+const allocSize = 1 << 20
 
 // fillPages sets the fill of the append-only buckets for a write
 // transaction (bbolt keeps it per transaction).
