@@ -90,6 +90,9 @@ type DB struct {
 	// repaired is the number of change sequence numbers Open found the
 	// keyword index behind by (for tests).
 	repaired uint64
+	// remapped is set when Open rebuilt a keyword index built with an
+	// older indexMapping (for tests).
+	remapped bool
 
 	guard guard.Guard // Close waits for View, Update and searches in progress
 }

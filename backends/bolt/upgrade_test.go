@@ -92,14 +92,23 @@ func TestUpgradeFromV2(t *testing.T) {
 	if before["mem 1"] == 0 || before["ver 2"] == 0 || before["audit json"] == 0 {
 		t.Fatalf("the fixture holds %v: want format 2 records and JSON audit entries", before)
 	}
+	var first *DB
 	upgradetest.Check(t, "bolt-v2", func() (driver.Backend, error) {
-		return Open(ctx, Config{Path: dir})
+		d, err := Open(ctx, Config{Path: dir})
+		first = d
+		return d, err
 	})
+	if first == nil || !first.remapped {
+		t.Error("the first open kept the keyword index built with indexMapping 1; want it rebuilt")
+	}
 	d, err := Open(ctx, Config{Path: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
+	if d.remapped {
+		t.Error("the second open rebuilt the keyword index again")
+	}
 	after := formats(t, d.bdb)
 	// Check reverted memories since: more of each than before.
 	if after["mem 3"] != before["mem 1"] || after["ver 4"] < before["ver 2"] || after["audit packed"] < before["audit json"] || len(after) != 3 {
