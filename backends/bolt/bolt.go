@@ -416,7 +416,7 @@ func packStore(tx *bbolt.Tx) error {
 		}
 		head := len(v) - len(d.b)
 		out := append([]byte{f}, v[1:head]...)
-		return pack(out, d.b), nil
+		return pack(out, d.b, true), nil
 	}
 	if err := rewrite(tx.Bucket(bktMem), repack); err != nil {
 		return fmt.Errorf("pack the current versions: %w", err)

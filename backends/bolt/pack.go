@@ -13,15 +13,20 @@ import (
 // Packed bytes (a record's tail in packedRecord and packedVersion, an audit
 // entry in store format 3) start with how they are stored:
 //
-//	packRaw:     the bytes as they are
-//	packDeflate: uvarint length of the bytes, then their raw DEFLATE stream
-//	             (RFC 1951)
+//	packRaw:         the bytes as they are
+//	packDeflate:     uvarint length of the bytes, then their raw DEFLATE
+//	                 stream (RFC 1951)
+//	packDeflateDict: the same, compressed with the preset dictionary
+//	                 packDict
 //
-// A write packs with DEFLATE when that is smaller. Conversation turns
-// shrink to about half; a tail shorter than packMin is not worth the try.
+// A write packs with DEFLATE when that is smaller: record tails with the
+// dictionary, audit entries (JSON and hex digests) without. Conversation
+// turns shrink to less than half; bytes shorter than packMin are not worth
+// the try.
 const (
-	packRaw     = 0
-	packDeflate = 1
+	packRaw         = 0
+	packDeflate     = 1
+	packDeflateDict = 2
 )
 
 // packMin is the length below which bytes are stored raw.
@@ -32,32 +37,44 @@ const packMin = 48
 const packLevel = flate.DefaultCompression
 
 var (
-	deflaters = sync.Pool{New: func() any {
-		w, err := flate.NewWriter(nil, packLevel)
-		if err != nil {
-			panic(err) // only for an invalid level
-		}
-		return w
-	}}
+	dict      = []byte(packDict)
+	deflaters = [2]sync.Pool{
+		{New: func() any { return newDeflater(nil) }},
+		{New: func() any { return newDeflater(dict) }},
+	}
 	inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
 	unpacked  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 )
 
-// pack appends raw to dst, packed.
-func pack(dst, raw []byte) []byte {
+// newDeflater returns a writer whose Reset restores the dictionary d.
+func newDeflater(d []byte) *flate.Writer {
+	w, err := flate.NewWriterDict(nil, packLevel, d)
+	if err != nil {
+		panic(err) // only for an invalid level
+	}
+	return w
+}
+
+// pack appends raw to dst, packed, with the dictionary packDict when
+// withDict is set.
+func pack(dst, raw []byte, withDict bool) []byte {
 	if len(raw) >= packMin {
+		how, pool := byte(packDeflate), &deflaters[0]
+		if withDict {
+			how, pool = packDeflateDict, &deflaters[1]
+		}
 		var z bytes.Buffer
 		z.Grow(len(raw))
-		w := deflaters.Get().(*flate.Writer)
+		w := pool.Get().(*flate.Writer)
 		w.Reset(&z)
 		_, err := w.Write(raw)
 		if err == nil {
 			err = w.Close()
 		}
-		deflaters.Put(w)
+		pool.Put(w)
 		// Writing to a bytes.Buffer does not fail.
 		if err == nil && z.Len()+binary.MaxVarintLen32 < len(raw) {
-			dst = append(dst, packDeflate)
+			dst = append(dst, how)
 			dst = binary.AppendUvarint(dst, uint64(len(raw)))
 			return append(dst, z.Bytes()...)
 		}
@@ -79,7 +96,7 @@ func unpack(p []byte) (raw []byte, release func(), err error) {
 	switch p[0] {
 	case packRaw:
 		return p[1:], func() {}, nil
-	case packDeflate:
+	case packDeflate, packDeflateDict:
 	default:
 		return nil, nil, fmt.Errorf("%w: unknown packing %d", errPacked, p[0])
 	}
@@ -89,7 +106,11 @@ func unpack(p []byte) (raw []byte, release func(), err error) {
 	}
 	r := inflaters.Get().(io.ReadCloser)
 	defer inflaters.Put(r)
-	if err := r.(flate.Resetter).Reset(bytes.NewReader(p[1+k:]), nil); err != nil {
+	var d []byte
+	if p[0] == packDeflateDict {
+		d = dict
+	}
+	if err := r.(flate.Resetter).Reset(bytes.NewReader(p[1+k:]), d); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errPacked, err)
 	}
 	buf := unpacked.Get().(*bytes.Buffer)
@@ -113,7 +134,7 @@ func unpack(p []byte) (raw []byte, release func(), err error) {
 
 // packAudit packs the JSON of an audit entry. An entry of an older store
 // is the JSON itself, which starts with '{', unlike packed bytes.
-func packAudit(js []byte) []byte { return pack(nil, js) }
+func packAudit(js []byte) []byte { return pack(nil, js, false) }
 
 // unpackAudit returns the JSON of an audit entry stored as v; the caller
 // calls release when done with it.

@@ -170,7 +170,7 @@ func encode(m *driver.Memory, seq uint64, ntok int, format, flags byte) ([]byte,
 	e.bytes(meta)
 	if format == packedRecord || format == packedVersion {
 		tail := e.b[head:]
-		return pack(e.b[:head:head], tail), nil
+		return pack(e.b[:head:head], tail, true), nil
 	}
 	return e.b, nil
 }
