@@ -249,11 +249,15 @@ var (
 // (upgradeRecords) and a format 2 store to 3 (packStore) in place.
 const storeFormat = 3
 
-// pageSize is the page size of a new store file. A memory's record with a
-// 256-dimensional embedding and a conversation turn is about 2 KiB: on 4 KiB
-// pages, one fits per page and bbolt's default fill (half a page) leaves
-// the rest empty. 16 KiB pages, filled to appendFill, hold about seven.
-const pageSize = 16384
+// pageSize is the page size of a new store file (an existing file keeps
+// its own). A memory's record with a 256-dimensional embedding and a packed
+// conversation turn is about 1.7 KiB: on 4 KiB pages, one or two fit per
+// page and bbolt's default fill (half a page) leaves the rest empty. A page
+// ends with the part of a record that did not fit, about half a record:
+// 5% of a 16 KiB page, 2.5% of a 32 KiB one (100k turns: 177.8 MiB on 16
+// KiB pages, 174.7 on 32). A commit writes the pages it changed, so a small
+// write writes more bytes on larger pages; it still fsyncs as often.
+const pageSize = 32768
 
 // appendFill is how full a page of the buckets whose keys only grow (ids,
 // change and audit sequence numbers) is left when it splits: new keys go to
