@@ -157,6 +157,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	d := &DB{dir: dir, bdb: bdb, writeSem: make(chan struct{}, 1), guard: guard.Guard{Backend: Name, Store: dir}}
 	d.readers.init()
 	storeID, err := d.initStore()
+	if err == nil {
+		err = d.packStore(ctx)
+	}
 	if err != nil {
 		bdb.Close()
 		return nil, err
@@ -245,8 +248,9 @@ var (
 // share with the next version; a memos that reads format 1 only would take
 // those for corrupt records, so the format number keeps it away. 3: records
 // in packedRecord and packedVersion (their tails DEFLATE-compressed) and
-// audit entries packed likewise. Open upgrades a format 1 store to 2
-// (upgradeRecords) and a format 2 store to 3 (packStore) in place.
+// audit entries packed likewise (older records and entries stay readable).
+// Open upgrades a format 1 store to 2 (upgradeRecords) and a format 2 store
+// to 3 (packStore) in place.
 const storeFormat = 3
 
 // pageSize is the page size of a new store file (an existing file keeps
@@ -320,12 +324,8 @@ func (d *DB) initStore() (string, error) {
 			if err := upgradeRecords(tx); err != nil {
 				return fmt.Errorf("upgrade from store format 1: %w", err)
 			}
-		}
-		if f <= 2 {
-			if err := packStore(tx); err != nil {
-				return fmt.Errorf("upgrade from store format %d: %w", f, err)
-			}
-			if err := sys.Put(keyFormat, u64(storeFormat)); err != nil {
+			// Format 2 until packStore has packed it.
+			if err := sys.Put(keyFormat, u64(2)); err != nil {
 				return err
 			}
 		}
@@ -397,11 +397,27 @@ func upgradeRecords(tx *bbolt.Tx) error {
 	return nil
 }
 
-// packStore rewrites the records of a format 2 store in packedRecord and
-// packedVersion, and its audit entries packed (store format 3), in the
-// transaction that opens the store. A record keeps its head byte for byte;
-// only its format byte changes and its tail is packed.
-func packStore(tx *bbolt.Tx) error {
+// packBatch is how many records or audit entries a transaction of
+// packStore rewrites: enough that the commits are few, few enough that a
+// transaction holds some megabytes, and that the pages the one before it
+// freed are reused instead of the file growing by a copy of the store.
+var packBatch = 4096
+
+// packStore upgrades a format 2 store to format 3: it rewrites its records
+// in packedRecord and packedVersion and its audit entries packed, a batch
+// per transaction, then sets the format. A record keeps its head byte for
+// byte; only its format byte changes and its tail is packed. Until the
+// last transaction the store says format 2 (a memos that reads format 2
+// only then fails on the packed records, without writing); an upgrade
+// that stops half-way resumes at the next open, skipping what is packed.
+func (d *DB) packStore(ctx context.Context) error {
+	var f uint64
+	if err := d.bdb.View(func(tx *bbolt.Tx) error {
+		f = getU64(tx.Bucket(bktSys), keyFormat)
+		return nil
+	}); err != nil || f != 2 {
+		return err
+	}
 	repack := func(v []byte) ([]byte, error) {
 		var f byte
 		switch {
@@ -412,7 +428,7 @@ func packStore(tx *bbolt.Tx) error {
 		case v[0] == versionFormat:
 			f = packedVersion
 		default:
-			return nil, nil // packed already (by upgradeRecords)
+			return nil, nil // packed already
 		}
 		_, d := decodeHead(v)
 		if d.err != nil {
@@ -422,38 +438,62 @@ func packStore(tx *bbolt.Tx) error {
 		out := append([]byte{f}, v[1:head]...)
 		return pack(out, d.b, true), nil
 	}
-	if err := rewrite(tx.Bucket(bktMem), repack); err != nil {
-		return fmt.Errorf("pack the current versions: %w", err)
-	}
-	if err := rewrite(tx.Bucket(bktVer), repack); err != nil {
-		return fmt.Errorf("pack the earlier versions: %w", err)
-	}
-	err := rewrite(tx.Bucket(bktAudit), func(v []byte) ([]byte, error) {
+	packJSON := func(v []byte) ([]byte, error) {
 		if len(v) == 0 || v[0] != '{' {
 			return nil, nil
 		}
 		return packAudit(v), nil
+	}
+	for _, b := range []struct {
+		name []byte
+		what string
+		conv func([]byte) ([]byte, error)
+	}{{bktMem, "current versions", repack}, {bktVer, "earlier versions", repack}, {bktAudit, "audit log", packJSON}} {
+		var from []byte
+		for first := true; first || from != nil; first = false {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("bolt: open %s: upgrade to store format %d: %w", d.dir, storeFormat, err)
+			}
+			err := d.bdb.Update(func(tx *bbolt.Tx) error {
+				var err error
+				from, err = rewrite(tx.Bucket(b.name), from, packBatch, b.conv)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("bolt: open %s: upgrade to store format %d: pack the %s: %w", d.dir, storeFormat, b.what, err)
+			}
+		}
+	}
+	err := d.bdb.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bktSys).Put(keyFormat, u64(storeFormat))
 	})
 	if err != nil {
-		return fmt.Errorf("pack the audit log: %w", err)
+		return fmt.Errorf("bolt: open %s: upgrade to store format %d: %w", d.dir, storeFormat, err)
 	}
 	return nil
 }
 
-// rewrite replaces every value v of b by conv(v), unless that is nil. It
-// converts a thousand values at a time, then writes them and repositions
-// its cursor, since bbolt's cursors do not survive writes.
-func rewrite(b *bbolt.Bucket, conv func(v []byte) ([]byte, error)) error {
+// rewrite replaces the value v of up to n keys of b, from key from on (the
+// first when nil), by conv(v) unless that is nil, and returns the key to go
+// on from (nil at the end). It writes a thousand values at a time and then
+// repositions its cursor, since bbolt's cursors do not survive writes.
+func rewrite(b *bbolt.Bucket, from []byte, n int, conv func(v []byte) ([]byte, error)) ([]byte, error) {
 	type kv struct{ k, v []byte }
 	out := make([]kv, 0, 1000)
 	c := b.Cursor()
-	k, v := c.First()
-	for k != nil {
+	var k, v []byte
+	if from == nil {
+		k, v = c.First()
+	} else {
+		k, v = c.Seek(from)
+	}
+	for k != nil && n > 0 {
 		out = out[:0]
-		for ; k != nil && len(out) < cap(out); k, v = c.Next() {
+		for ; k != nil && n > 0 && len(out) < cap(out); k, v = c.Next() {
+			n--
 			nv, err := conv(v)
 			if err != nil {
-				return fmt.Errorf("key %x: %w", k, err)
+				return nil, fmt.Errorf("key %x: %w", k, err)
 			}
 			if nv != nil {
 				out = append(out, kv{bytes.Clone(k), nv})
@@ -465,15 +505,18 @@ func rewrite(b *bbolt.Bucket, conv func(v []byte) ([]byte, error)) error {
 		}
 		for _, e := range out {
 			if err := b.Put(e.k, e.v); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if next == nil {
-			break
+			return nil, nil
 		}
 		k, v = c.Seek(next)
 	}
-	return nil
+	if k == nil {
+		return nil, nil
+	}
+	return bytes.Clone(k), nil
 }
 
 func rootBuckets(tx *bbolt.Tx) [][]byte {

@@ -191,3 +191,56 @@ func untar(t *testing.T, file, dir string) {
 		}
 	}
 }
+
+// An upgrade from format 2 that stopped half-way (some records packed, the
+// store still format 2) completes at the next open, and the store answers
+// as the release that wrote it did. The batches are made small so that the
+// upgrade takes many transactions.
+func TestUpgradeFromV2Resumes(t *testing.T) {
+	ctx := context.Background()
+	old := packBatch
+	packBatch = 3
+	t.Cleanup(func() { packBatch = old })
+	dir := filepath.Join(t.TempDir(), "memory.bolt")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	upgradetest.Gunzip(t, "bolt-v2.bolt.gz", filepath.Join(dir, StoreFile))
+	db, err := bbolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		// What the first transaction of an interrupted upgrade did.
+		next, err := rewrite(tx.Bucket(bktMem), nil, 4, func(v []byte) ([]byte, error) {
+			_, d := decodeHead(v)
+			head := len(v) - len(d.b)
+			return pack(append([]byte{packedRecord}, v[1:head]...), d.b, true), d.err
+		})
+		if err == nil && next == nil {
+			t.Error("rewrite of 4 records reached the end of the fixture's")
+		}
+		return err
+	})
+	if err == nil {
+		n := formats(t, db)
+		if n["mem 3"] != 4 || n["mem 1"] == 0 {
+			t.Errorf("after the interrupted upgrade: %v, want 4 records packed and the rest not", n)
+		}
+		err = db.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgradetest.Check(t, "bolt-v2", func() (driver.Backend, error) {
+		return Open(ctx, Config{Path: dir})
+	})
+	d, err := Open(ctx, Config{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if n := formats(t, d.bdb); len(n) != 3 || n["mem 3"] == 0 || n["ver 4"] == 0 || n["audit packed"] == 0 {
+		t.Errorf("after the upgrade completed: %v, want every record and audit entry packed", n)
+	}
+}
