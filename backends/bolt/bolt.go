@@ -480,6 +480,10 @@ func (d *DB) packStore(ctx context.Context) error {
 func rewrite(b *bbolt.Bucket, from []byte, n int, conv func(v []byte) ([]byte, error)) ([]byte, error) {
 	type kv struct{ k, v []byte }
 	out := make([]kv, 0, 1000)
+	// The pages are rewritten in key order, like an append: left full,
+	// they are fewer than the ones freed (bbolt's default fill, half a
+	// page, would double them and grow the file).
+	b.FillPercent = 1.0
 	c := b.Cursor()
 	var k, v []byte
 	if from == nil {
