@@ -408,8 +408,9 @@ var packBatch = 4096
 // per transaction, then sets the format. A record keeps its head byte for
 // byte; only its format byte changes and its tail is packed. Until the
 // last transaction the store says format 2 (a memos that reads format 2
-// only then fails on the packed records, without writing); an upgrade
-// that stops half-way resumes at the next open, skipping what is packed.
+// only then reports the packed records as corrupt, and changes none of
+// them); an upgrade that stops half-way resumes at the next open, skipping
+// what is packed.
 func (d *DB) packStore(ctx context.Context) error {
 	var f uint64
 	if err := d.bdb.View(func(tx *bbolt.Tx) error {
@@ -430,13 +431,13 @@ func (d *DB) packStore(ctx context.Context) error {
 		default:
 			return nil, nil // packed already
 		}
-		_, d := decodeHead(v)
-		if d.err != nil {
-			return nil, d.err
+		_, dec := decodeHead(v)
+		if dec.err != nil {
+			return nil, dec.err
 		}
-		head := len(v) - len(d.b)
+		head := len(v) - len(dec.b)
 		out := append([]byte{f}, v[1:head]...)
-		return pack(out, d.b, true), nil
+		return pack(out, dec.b, true), nil
 	}
 	packJSON := func(v []byte) ([]byte, error) {
 		if len(v) == 0 || v[0] != '{' {
