@@ -265,8 +265,9 @@ const pageSize = 32768
 
 // appendFill is how full a page of the buckets whose keys only grow (ids,
 // change and audit sequence numbers) is left when it splits: new keys go to
-// the last page, so the pages before it stay as they are, full. (A record
-// of mem that an edit makes longer splits its page in two.)
+// the last page, so the pages before it stay as they are, full. (An edit
+// that makes a record of mem longer than the room left in its page, about
+// half a record, splits the page in two.)
 const appendFill = 1.0
 
 // allocSize is how much bbolt grows the file by when it needs pages: a
