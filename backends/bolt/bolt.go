@@ -90,6 +90,9 @@ type DB struct {
 	// repaired is the number of change sequence numbers Open found the
 	// keyword index behind by (for tests).
 	repaired uint64
+	// remapped is set when Open rebuilt a keyword index built with an
+	// older indexMapping (for tests).
+	remapped bool
 
 	guard guard.Guard // Close waits for View, Update and searches in progress
 }
@@ -150,9 +153,13 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		}
 		return nil, fmt.Errorf("bolt: open %s: %w", file, err)
 	}
+	bdb.AllocSize = allocSize
 	d := &DB{dir: dir, bdb: bdb, writeSem: make(chan struct{}, 1), guard: guard.Guard{Backend: Name, Store: dir}}
 	d.readers.init()
 	storeID, err := d.initStore()
+	if err == nil {
+		err = d.packStore(ctx)
+	}
 	if err != nil {
 		bdb.Close()
 		return nil, err
@@ -239,20 +246,34 @@ var (
 // storeFormat is the format of the bbolt file. 1: every record in
 // recordFormat. 2: earlier versions in versionFormat, without what they
 // share with the next version; a memos that reads format 1 only would take
-// those for corrupt records, so the format number keeps it away. Open
-// upgrades a format 1 store in place (upgradeRecords).
-const storeFormat = 2
+// those for corrupt records, so the format number keeps it away. 3: records
+// in packedRecord and packedVersion (their tails DEFLATE-compressed) and
+// audit entries packed likewise (older records and entries stay readable).
+// Open upgrades a format 1 store to 2 (upgradeRecords) and a format 2 store
+// to 3 (packStore) in place.
+const storeFormat = 3
 
-// pageSize is the page size of a new store file. A memory's record with a
-// 256-dimensional embedding and a conversation turn is about 2 KiB: on 4 KiB
-// pages, one fits per page and bbolt's default fill (half a page) leaves
-// the rest empty. 16 KiB pages, filled to appendFill, hold about seven.
-const pageSize = 16384
+// pageSize is the page size of a new store file (an existing file keeps
+// its own). A memory's record with a 256-dimensional embedding and a packed
+// conversation turn is about 1.7 KiB: on 4 KiB pages, one or two fit per
+// page and bbolt's default fill (half a page) leaves the rest empty. A page
+// ends with the part of a record that did not fit, about half a record:
+// 5% of a 16 KiB page, 2.5% of a 32 KiB one (100k turns: 177.8 MiB on 16
+// KiB pages, 174.7 on 32). A commit writes the pages it changed, so a small
+// write writes more bytes on larger pages; it still fsyncs as often.
+const pageSize = 32768
 
 // appendFill is how full a page of the buckets whose keys only grow (ids,
 // change and audit sequence numbers) is left when it splits: new keys go to
-// the last page, so the pages before it stay as they are.
-const appendFill = 0.95
+// the last page, so the pages before it stay as they are, full. (An edit
+// that makes a record of mem longer than the room left in its page, about
+// half a record, splits the page in two.)
+const appendFill = 1.0
+
+// allocSize is how much bbolt grows the file by when it needs pages: a
+// growth costs a truncate and an fsync, and what is not used yet is empty
+// file (bbolt's default, 16 MiB, is up to 16 MiB of it).
+const allocSize = 1 << 20
 
 // fillPages sets the fill of the append-only buckets for a write
 // transaction (bbolt keeps it per transaction).
@@ -291,20 +312,22 @@ func (d *DB) initStore() (string, error) {
 				return err
 			}
 		}
-		switch f := getU64(sys, keyFormat); {
-		case f == 1:
-			if err := upgradeRecords(tx); err != nil {
-				return fmt.Errorf("upgrade from store format 1: %w", err)
-			}
-			if err := sys.Put(keyFormat, u64(storeFormat)); err != nil {
-				return err
-			}
-		case f != storeFormat:
+		f := getU64(sys, keyFormat)
+		if f < 1 || f > storeFormat {
 			return driver.Invalidf("bolt: %s has store format %d, this memos understands %d; upgrade memos", d.dir, f, storeFormat)
 		}
 		for _, b := range buckets {
 			if tx.Bucket(b) == nil {
 				return fmt.Errorf("bolt: %s lacks bucket %q; restore it from a backup", d.dir, b)
+			}
+		}
+		if f == 1 {
+			if err := upgradeRecords(tx); err != nil {
+				return fmt.Errorf("upgrade from store format 1: %w", err)
+			}
+			// Format 2 until packStore has packed it.
+			if err := sys.Put(keyFormat, u64(2)); err != nil {
+				return err
 			}
 		}
 		id = string(sys.Get(keyStore))
@@ -373,6 +396,133 @@ func upgradeRecords(tx *bbolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// packBatch is how many records or audit entries a transaction of
+// packStore rewrites: enough that the commits are few, few enough that a
+// transaction holds some megabytes, and that the pages the one before it
+// freed are reused instead of the file growing by a copy of the store.
+var packBatch = 4096
+
+// packStore upgrades a format 2 store to format 3: it rewrites its records
+// in packedRecord and packedVersion and its audit entries packed, a batch
+// per transaction, then sets the format. A record keeps its head byte for
+// byte; only its format byte changes and its tail is packed. Until the
+// last transaction the store says format 2 (a memos that reads format 2
+// only then reports the packed records as corrupt, and changes none of
+// them); an upgrade that stops half-way resumes at the next open, skipping
+// what is packed.
+func (d *DB) packStore(ctx context.Context) error {
+	var f uint64
+	if err := d.bdb.View(func(tx *bbolt.Tx) error {
+		f = getU64(tx.Bucket(bktSys), keyFormat)
+		return nil
+	}); err != nil || f != 2 {
+		return err
+	}
+	repack := func(v []byte) ([]byte, error) {
+		var f byte
+		switch {
+		case len(v) == 0:
+			return nil, errCorrupt
+		case v[0] == recordFormat:
+			f = packedRecord
+		case v[0] == versionFormat:
+			f = packedVersion
+		default:
+			return nil, nil // packed already
+		}
+		_, dec := decodeHead(v)
+		if dec.err != nil {
+			return nil, dec.err
+		}
+		head := len(v) - len(dec.b)
+		out := append([]byte{f}, v[1:head]...)
+		return pack(out, dec.b, true), nil
+	}
+	packJSON := func(v []byte) ([]byte, error) {
+		if len(v) == 0 || v[0] != '{' {
+			return nil, nil
+		}
+		return packAudit(v), nil
+	}
+	for _, b := range []struct {
+		name []byte
+		what string
+		conv func([]byte) ([]byte, error)
+	}{{bktMem, "current versions", repack}, {bktVer, "earlier versions", repack}, {bktAudit, "audit log", packJSON}} {
+		var from []byte
+		for first := true; first || from != nil; first = false {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("bolt: open %s: upgrade to store format %d: %w", d.dir, storeFormat, err)
+			}
+			err := d.bdb.Update(func(tx *bbolt.Tx) error {
+				var err error
+				from, err = rewrite(tx.Bucket(b.name), from, packBatch, b.conv)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("bolt: open %s: upgrade to store format %d: pack the %s: %w", d.dir, storeFormat, b.what, err)
+			}
+		}
+	}
+	err := d.bdb.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bktSys).Put(keyFormat, u64(storeFormat))
+	})
+	if err != nil {
+		return fmt.Errorf("bolt: open %s: upgrade to store format %d: %w", d.dir, storeFormat, err)
+	}
+	return nil
+}
+
+// rewrite replaces the value v of up to n keys of b, from key from on (the
+// first when nil), by conv(v) unless that is nil, and returns the key to go
+// on from (nil at the end). It writes a thousand values at a time and then
+// repositions its cursor, since bbolt's cursors do not survive writes.
+func rewrite(b *bbolt.Bucket, from []byte, n int, conv func(v []byte) ([]byte, error)) ([]byte, error) {
+	type kv struct{ k, v []byte }
+	out := make([]kv, 0, 1000)
+	// The pages are rewritten in key order, like an append: left full,
+	// they are fewer than the ones freed (bbolt's default fill, half a
+	// page, would double them and grow the file).
+	b.FillPercent = 1.0
+	c := b.Cursor()
+	var k, v []byte
+	if from == nil {
+		k, v = c.First()
+	} else {
+		k, v = c.Seek(from)
+	}
+	for k != nil && n > 0 {
+		out = out[:0]
+		for ; k != nil && n > 0 && len(out) < cap(out); k, v = c.Next() {
+			n--
+			nv, err := conv(v)
+			if err != nil {
+				return nil, fmt.Errorf("key %x: %w", k, err)
+			}
+			if nv != nil {
+				out = append(out, kv{bytes.Clone(k), nv})
+			}
+		}
+		var next []byte
+		if k != nil {
+			next = bytes.Clone(k)
+		}
+		for _, e := range out {
+			if err := b.Put(e.k, e.v); err != nil {
+				return nil, err
+			}
+		}
+		if next == nil {
+			return nil, nil
+		}
+		k, v = c.Seek(next)
+	}
+	if k == nil {
+		return nil, nil
+	}
+	return bytes.Clone(k), nil
 }
 
 func rootBuckets(tx *bbolt.Tx) [][]byte {

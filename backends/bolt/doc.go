@@ -9,7 +9,9 @@
 //
 //   - memos.bolt, a bbolt file, is the store of record: every version of
 //     every memory (with its embedding), edges, tombstones of forgotten ids,
-//     the change log, store settings and the audit log.
+//     the change log, store settings and the audit log. A record's content
+//     and the fields after its embedding, and audit entries, are stored
+//     DEFLATE-compressed (store format 3, see storeFormat).
 //   - keyword.bleve, a bleve (scorch) index, is the keyword index over the
 //     current content of every memory. It is derived data: it is rebuilt
 //     from memos.bolt when it is missing, damaged or belongs to another store.
@@ -80,5 +82,7 @@
 // removed files, snapshots) are out of reach of any backend.
 //
 // The index stores no content, only terms, positions and the attributes
-// searches filter on (namespace, pool, status, type, length in tokens).
+// searches filter on (namespace, pool, status, type, length in tokens); no
+// term frequencies or norms (bm25 counts the positions). An index built
+// another way (an older indexMapping) is rebuilt at open.
 package bolt

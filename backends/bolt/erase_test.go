@@ -27,7 +27,7 @@ func storeWithSecret(t *testing.T, dir string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	victim := testMemory("the vault code is " + secretWord + " until spring")
+	victim := secretMemory("the vault code is " + secretWord + " until spring")
 	if err := d.Update(context.Background(), func(tx driver.Tx) error {
 		for i := range 200 {
 			if err := tx.Insert(testMemory(fmt.Sprintf("filler memory number %d", i))); err != nil {

@@ -110,7 +110,7 @@ func TestForgetScrubsFiles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "store")
 			d := reopen(t, dir)
-			victim := testMemory("the vault code is " + secretWord + " until spring")
+			victim := secretMemory("the vault code is " + secretWord + " until spring")
 			update(t, d, func(tx driver.Tx) error {
 				for i := range 200 {
 					if err := tx.Insert(testMemory("filler memory number " + docID(int64(i)))); err != nil {

@@ -26,7 +26,7 @@ import (
 // the attributes searches filter on. It stores no content: a memory's words
 // are only in the term dictionary and postings, which a forget compacts away.
 const (
-	fieldContent = "c"  // tokens with positions (term vectors)
+	fieldContent = "c"  // tokens with positions (term vectors), no frequencies or norms
 	fieldLen     = "dl" // number of tokens, a doc value
 	fieldNS      = "ns"
 	fieldPool    = "pool"
@@ -36,9 +36,18 @@ const (
 
 // Keys of bleve's internal store.
 var (
-	internalSeq   = []byte("memos.seq")   // the latest change sequence number applied
-	internalStore = []byte("memos.store") // the id of the store the index belongs to
+	internalSeq     = []byte("memos.seq")     // the latest change sequence number applied
+	internalStore   = []byte("memos.store")   // the id of the store the index belongs to
+	internalMapping = []byte("memos.mapping") // indexMapping, the way newIndexDoc builds documents
 )
+
+// indexMapping numbers the ways newIndexDoc has built documents; an index
+// built another way (older, or missing the key: 1) is rebuilt at open.
+// 1: content with term frequencies and norms. 2: content with positions
+// only (SkipFreqNorm): bm25 is computed from the positions and the length
+// field, so bleve's own frequencies and norms were never read, and they took
+// a tenth of the index.
+const indexMapping = 2
 
 // keywordStats are the corpus figures bm25 needs, kept in the bbolt file by
 // every write and mirrored here, under DB.vis, for searches.
@@ -86,7 +95,7 @@ func newIndexDoc(m *driver.Memory, toks []string) *indexDoc {
 		ts[i] = &backing[i]
 	}
 	d := document.NewDocument(docID(m.ID))
-	d.AddField(document.NewTextFieldCustom(fieldContent, nil, nil, index.IndexField|index.IncludeTermVectors, tokenStream(ts)))
+	d.AddField(document.NewTextFieldCustom(fieldContent, nil, nil, index.IndexField|index.IncludeTermVectors|index.SkipFreqNorm, tokenStream(ts)))
 	d.AddField(document.NewTextFieldCustom(fieldLen, nil, []byte(strconv.Itoa(len(toks))), index.IndexField|index.DocValues|index.SkipFreqNorm, nil))
 	for _, f := range []struct{ name, v string }{
 		{fieldNS, m.Namespace}, {fieldPool, string(m.Pool)}, {fieldStatus, string(m.Status)}, {fieldType, string(m.Type)},
@@ -149,7 +158,8 @@ func decodeU64(v []byte) uint64 {
 // the memories changed after the index's last applied change and deletes the
 // ones deleted since, then removes any document whose memory the store does
 // not have. It reports false when the index must be rebuilt instead (it
-// belongs to another store, or is ahead of the store).
+// belongs to another store, is ahead of the store, or was built with
+// another indexMapping).
 func (d *DB) reconcile(ctx context.Context, storeID string) (bool, error) {
 	owner, err := d.idx.GetInternal(internalStore)
 	if err != nil {
@@ -161,6 +171,14 @@ func (d *DB) reconcile(ctx context.Context, storeID string) (bool, error) {
 	}
 	applied := decodeU64(raw)
 	if string(owner) != storeID {
+		return false, nil
+	}
+	mv, err := d.idx.GetInternal(internalMapping)
+	if err != nil {
+		return false, err
+	}
+	if decodeU64(mv) != indexMapping {
+		d.remapped = true
 		return false, nil
 	}
 	var latest uint64
@@ -322,6 +340,7 @@ func (d *DB) rebuild(ctx context.Context, storeID string) error {
 	}
 	b.SetInternal(internalStore, []byte(storeID))
 	b.SetInternal(internalSeq, u64(latest))
+	b.SetInternal(internalMapping, u64(indexMapping))
 	if err := d.idx.Batch(b); err != nil {
 		return fmt.Errorf("bolt: rebuild the keyword index: %w", err)
 	}

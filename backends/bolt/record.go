@@ -38,10 +38,23 @@ import (
 // is stored). A reader takes them from the first later version that has
 // them (see resolveVersions). Most edits keep both, so an edit costs a few
 // hundred bytes instead of a copy of the content and the vector.
+//
+// Formats packedRecord and packedVersion (store format 3, written by every
+// write since) are recordFormat and versionFormat with the tail packed (see
+// packTail): the head stays as it is, so that the change log, scans and
+// Touch read and patch it without inflating the content.
 const (
 	recordFormat  = 1
 	versionFormat = 2
+	packedRecord  = 3
+	packedVersion = 4
 )
+
+// current reports whether a record's format byte is a current version's.
+func current(f byte) bool { return f == recordFormat || f == packedRecord }
+
+// earlier reports whether a record's format byte is an earlier version's.
+func earlier(f byte) bool { return f == versionFormat || f == packedVersion }
 
 // Flags of a versionFormat record.
 const (
@@ -77,7 +90,7 @@ func (e *encoder) time(t time.Time) {
 // encodeRecord encodes m, the current version, with its change-log
 // sequence number and token count.
 func encodeRecord(m *driver.Memory, seq uint64, ntok int) ([]byte, error) {
-	return encode(m, seq, ntok, recordFormat, 0)
+	return encode(m, seq, ntok, packedRecord, 0)
 }
 
 // encodeVersion encodes m, an earlier version whose successor is next, with
@@ -90,7 +103,7 @@ func encodeVersion(m, next *driver.Memory, ntok int) ([]byte, error) {
 	if len(m.Embedding.Vector) > 0 && sameBits(m.Embedding.Vector, next.Embedding.Vector) {
 		flags |= sameVector
 	}
-	return encode(m, 0, ntok, versionFormat, flags)
+	return encode(m, 0, ntok, packedVersion, flags)
 }
 
 // sameBits reports whether a and b hold the same float32 bit patterns.
@@ -117,7 +130,7 @@ func encode(m *driver.Memory, seq uint64, ntok int, format, flags byte) ([]byte,
 	e := encoder{b: make([]byte, 0, 128+len(m.Content)+4*len(m.Embedding.Vector)+len(meta))}
 	e.b = append(e.b, format)
 	e.b = appendAccess(e.b, m.LastAccessedAt, m.AccessCount)
-	if format == versionFormat {
+	if earlier(format) {
 		e.b = append(e.b, flags)
 	}
 	e.uvarint(seq)
@@ -134,6 +147,7 @@ func encode(m *driver.Memory, seq uint64, ntok int, format, flags byte) ([]byte,
 			e.b = binary.LittleEndian.AppendUint32(e.b, math.Float32bits(f))
 		}
 	}
+	head := len(e.b)
 	if flags&sameContent == 0 {
 		e.str(m.Content)
 	} else {
@@ -154,6 +168,10 @@ func encode(m *driver.Memory, seq uint64, ntok int, format, flags byte) ([]byte,
 	e.time(m.CreatedAt)
 	e.time(m.UpdatedAt)
 	e.bytes(meta)
+	if format == packedRecord || format == packedVersion {
+		tail := e.b[head:]
+		return pack(e.b[:head:head], tail, true), nil
+	}
 	return e.b, nil
 }
 
@@ -170,7 +188,7 @@ func appendAccess(b []byte, last time.Time, count int64) []byte {
 // touchRecord returns a copy of the encoded record v with its access
 // statistics set to one more access at t.
 func touchRecord(v []byte, t time.Time) ([]byte, error) {
-	if len(v) < accessLen || v[0] != recordFormat {
+	if len(v) < accessLen || !current(v[0]) {
 		return nil, errCorrupt
 	}
 	count := int64(binary.LittleEndian.Uint64(v[13:21]))
@@ -267,12 +285,12 @@ type recordHead struct {
 func decodeHead(v []byte) (recordHead, *decoder) {
 	d := &decoder{b: v}
 	var h recordHead
-	if len(v) < accessLen || (v[0] != recordFormat && v[0] != versionFormat) {
+	if len(v) < accessLen || (!current(v[0]) && !earlier(v[0])) {
 		d.fail()
 		return h, d
 	}
 	d.b = v[accessLen:]
-	if v[0] == versionFormat {
+	if earlier(v[0]) {
 		if p := d.raw(1); len(p) == 1 {
 			h.Flags = p[0]
 		}
@@ -314,6 +332,14 @@ func decodeRecord(id int64, v []byte) (*driver.Memory, recordHead, error) {
 			m.LastAccessedAt = time.Unix(sec, int64(binary.LittleEndian.Uint32(v[9:13]))).UTC()
 		}
 		m.AccessCount = int64(binary.LittleEndian.Uint64(v[13:21]))
+		if v[0] == packedRecord || v[0] == packedVersion {
+			tail, release, err := unpack(d.b)
+			if err != nil {
+				return nil, h, fmt.Errorf("%w of memory %d (%v); restore the store from a backup", errCorrupt, id, err)
+			}
+			defer release()
+			d.b = tail
+		}
 	}
 	m.Content = d.str()
 	m.Significance = int(d.varint())

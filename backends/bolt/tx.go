@@ -310,7 +310,12 @@ func (t *readTx) Audit(fn func(driver.AuditEntry) error) error {
 	c := t.tx.Bucket(bktAudit).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		var e driver.AuditEntry
-		if err := json.Unmarshal(v, &e); err != nil {
+		js, release, err := unpackAudit(v)
+		if err == nil {
+			err = json.Unmarshal(js, &e)
+			release()
+		}
+		if err != nil {
 			return fmt.Errorf("bolt: audit entry %d is corrupt (%v); restore the store from a backup", binary.BigEndian.Uint64(k), err)
 		}
 		if err := fn(e); err != nil {
@@ -704,7 +709,7 @@ func (t *writeTx) AppendAudit(e *driver.AuditEntry) error {
 	if err != nil {
 		return fmt.Errorf("bolt: audit: %w", err)
 	}
-	if err := b.Put(u64(seq), v); err != nil {
+	if err := b.Put(u64(seq), packAudit(v)); err != nil {
 		return fmt.Errorf("bolt: audit: %w", err)
 	}
 	e.Seq = seq

@@ -162,6 +162,19 @@ func run(ctx context.Context, backend string, n int, edit float64, data, keep st
 		mib(content), float64(content)/float64(n), mib(vec), vec/int64(n))
 	fmt.Printf("store %.1f MiB (%.0f B/memory, %.2f× content+embedding)\n",
 		mib(storeBytes), float64(storeBytes)/float64(n), float64(storeBytes)/float64(content+vec))
+	if backend == "bolt" {
+		// The store of record and the keyword index, each against its share.
+		file := size(filepath.Join(store, bolt.StoreFile))
+		var index int64
+		filepath.WalkDir(filepath.Join(store, bolt.IndexDir), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				index += size(p)
+			}
+			return nil
+		})
+		fmt.Printf("  bbolt %.1f MiB (%.2f× content+embedding), bleve %.1f MiB (%.2f× content)\n",
+			mib(file), float64(file)/float64(content+vec), mib(index), float64(index)/float64(content))
+	}
 	fmt.Printf("snapshot %.1f MiB (%.0f B/memory, %.3f× the vectors)\n",
 		mib(snapBytes), float64(snapBytes)/float64(n), float64(snapBytes)/float64(vec))
 	fmt.Printf("store + snapshot %.1f MiB (%.2f× content+embedding)\n",

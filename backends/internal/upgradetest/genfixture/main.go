@@ -11,11 +11,14 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"database/sql"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"path/filepath"
@@ -66,6 +69,11 @@ func run(ctx context.Context, out, tag string) error {
 		return err
 	}
 	if err := gzipFile(filepath.Join(dir, bolt.StoreFile), filepath.Join(out, "bolt-"+tag+".bolt.gz")); err != nil {
+		return err
+	}
+	// The keyword index as that release built it, so that a test can open
+	// the store with it (and see it rebuilt when the index's layout changed).
+	if err := tarDir(dir, bolt.IndexDir, filepath.Join(out, "bolt-"+tag+"-index.tar.gz")); err != nil {
 		return err
 	}
 	return answer(ctx, out, "bolt-"+tag, func() (driver.Backend, error) { return bolt.Open(ctx, bolt.Config{Path: dir}) })
@@ -125,6 +133,43 @@ func answer(ctx context.Context, out, name string, open func() (driver.Backend, 
 		return err
 	}
 	return writeGzip(filepath.Join(out, name+"-revert.json.gz"), rev)
+}
+
+// tarDir writes the directory name under root, with its files, as a
+// gzipped tar file at dst (names relative to root, fixed times and modes).
+func tarDir(root, name, dst string) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	err := filepath.WalkDir(filepath.Join(root, name), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		h := &tar.Header{Name: filepath.ToSlash(rel), ModTime: upgradetest.Start, Mode: 0o600, Typeflag: tar.TypeReg}
+		var b []byte
+		if d.IsDir() {
+			h.Name += "/"
+			h.Mode, h.Typeflag = 0o700, tar.TypeDir
+		} else if b, err = os.ReadFile(p); err != nil {
+			return err
+		}
+		h.Size = int64(len(b))
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		_, err = tw.Write(b)
+		return err
+	})
+	if err == nil {
+		err = tw.Close()
+	}
+	if err != nil {
+		return err
+	}
+	return writeGzip(dst, buf.Bytes())
 }
 
 func gzipFile(src, dst string) error {
