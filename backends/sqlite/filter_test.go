@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memos-go/memos/backends/internal/ranked"
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
@@ -177,5 +178,56 @@ func TestSessionUsesIndex(t *testing.T) {
 	}
 	if !strings.Contains(plan.String(), "memories_session") {
 		t.Fatalf("the session query does not use memories_session:\n%s", plan.String())
+	}
+}
+
+// queryPlan returns SQLite's plan for q.
+func queryPlan(t *testing.T, d *DB, q string, args ...any) string {
+	t.Helper()
+	rows, err := d.r.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
+}
+
+// TestUpdatedAndRankedUseIndexes checks that the reads of a search as of a
+// past time and of the bootstrap pack go through the indexes Open creates:
+// no scan of the store, and no sort of a scope (each group is read in
+// order and merged).
+func TestUpdatedAndRankedUseIndexes(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memory.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if plan := queryPlan(t, d, qUpdated, "default", "2024-01-01"); !strings.Contains(plan, "memories_updated") {
+		t.Fatalf("the changed-after query does not use memories_updated:\n%s", plan)
+	}
+	groups, err := ranked.Groups(driver.Filter{Namespaces: []string{"team", "default"},
+		Statuses: []driver.Status{driver.StatusActive}, Types: []driver.Type{driver.TypeFact, driver.TypeTurn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pools := range [][]driver.Pool{nil, {driver.PoolMemory}} {
+		q, args := rankedQuery(groups, pools)
+		plan := queryPlan(t, d, q, append(args, 10, 0)...)
+		if strings.Count(plan, "memories_rank") != len(groups) || strings.Contains(plan, "TEMP B-TREE") {
+			t.Fatalf("the ranked query does not read each group in order through memories_rank:\n%s", plan)
+		}
 	}
 }

@@ -192,6 +192,13 @@ var openIndexes = []string{
 	// Session expansion reads a session's members (driver.SessionReader)
 	// instead of scanning the store; turns without a session are left out.
 	`CREATE INDEX IF NOT EXISTS memories_session ON memories (namespace, session) WHERE session != ''`,
+	// A search as of a past time reads the memories changed since
+	// (driver.UpdateReader) instead of scanning the scope.
+	`CREATE INDEX IF NOT EXISTS memories_updated ON memories (namespace, updated_at)`,
+	// The bootstrap pack reads each (namespace, status, type) in rank order
+	// (driver.RankReader, driver.CompareRank) and stops at its limit.
+	`CREATE INDEX IF NOT EXISTS memories_rank ON memories (namespace, status, type,
+		significance DESC, access_count DESC, last_accessed_at DESC, id)`,
 }
 
 // schemaV2 stores each version once. In version 1, memory_versions held
