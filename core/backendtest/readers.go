@@ -32,7 +32,7 @@ func testIndexedReaders(t *testing.T, f *fixture) {
 		t.Logf("%s implements none of SessionReader, UpdateReader, RankReader; nothing to check", f.h.Name)
 		return
 	}
-	namespaces := []string{driver.DefaultNamespace, "team", "other"}
+	namespaces := []string{driver.DefaultNamespace, "team:web", "project:other"}
 	sessions := []string{"", "chat-1", "chat-2", "chat 3"}
 	types := []driver.Type{driver.TypeFact, driver.TypeTurn, driver.TypeLesson, driver.TypeEvent}
 	statuses := []driver.Status{driver.StatusActive, driver.StatusActive, driver.StatusQuarantined, driver.StatusArchived}
@@ -206,7 +206,7 @@ func checkReaders(t *testing.T, stage string, tx driver.ReadTx, namespaces, sess
 		}
 	}
 	if r, ok := tx.(driver.UpdateReader); ok {
-		for _, nss := range [][]string{namespaces, {driver.DefaultNamespace}, {"team", "other"}, {"nobody"}, nil} {
+		for _, nss := range [][]string{namespaces, {driver.DefaultNamespace}, {"team:web", "project:other"}, {"project:nobody"}, nil} {
 			for _, after := range []time.Time{{}, at(5), at(12), at(13), at(201), at(1000)} {
 				var got, want []int64
 				err := r.UpdatedAfter(nss, after, func(m *driver.Memory) error {
@@ -237,14 +237,14 @@ func checkReaders(t *testing.T, stage string, tx driver.ReadTx, namespaces, sess
 		filters := []driver.Filter{
 			{Namespaces: namespaces, Statuses: driver.Statuses, Types: driver.Types},
 			{Namespaces: []string{driver.DefaultNamespace}, Statuses: []driver.Status{driver.StatusActive}, Types: []driver.Type{driver.TypeFact}},
-			{Namespaces: []string{"team", driver.DefaultNamespace}, Statuses: []driver.Status{driver.StatusActive, driver.StatusQuarantined},
+			{Namespaces: []string{"team:web", driver.DefaultNamespace}, Statuses: []driver.Status{driver.StatusActive, driver.StatusQuarantined},
 				Types: []driver.Type{driver.TypeFact, driver.TypeTurn, driver.TypeEvent}},
-			{Namespaces: []string{"team", driver.DefaultNamespace}, Statuses: []driver.Status{driver.StatusActive},
+			{Namespaces: []string{"team:web", driver.DefaultNamespace}, Statuses: []driver.Status{driver.StatusActive},
 				Types: []driver.Type{driver.TypeLesson}, Pools: []driver.Pool{driver.PoolKnowledge}},
 			{Namespaces: namespaces, Statuses: driver.Statuses, Types: driver.Types, Pools: []driver.Pool{driver.PoolRaw, driver.PoolMemory}},
 			{Namespaces: namespaces, Statuses: driver.Statuses, Types: driver.Types, Pools: []driver.Pool{}},
 			{Namespaces: []string{}, Statuses: driver.Statuses, Types: driver.Types},
-			{Namespaces: []string{"nobody"}, Statuses: driver.Statuses, Types: driver.Types},
+			{Namespaces: []string{"project:nobody"}, Statuses: driver.Statuses, Types: driver.Types},
 		}
 		for _, flt := range filters {
 			var got, want []int64
