@@ -9,20 +9,40 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memos-go/memos/backends/bolt"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/embedders/hash"
 )
 
 // TestIndexedReadersMatchScans checks that searches as of a past time and
-// bootstrap packs read through the backend's indexes (sqlite's
-// UpdateReader and RankReader) give exactly what the engine's scans of the
-// scope give — the same hits, scores and origins, the same packs byte for
-// byte — on a store with edits, forgets, accesses, lessons, several types,
-// pools and statuses, and two namespaces.
+// bootstrap packs read through the backend's indexes (UpdateReader and
+// RankReader, on sqlite and bolt) give exactly what the engine's scans of
+// the scope give — the same hits, scores and origins, the same packs byte
+// for byte — on a store with edits, forgets, accesses, lessons, several
+// types, pools and statuses, and two namespaces.
 func TestIndexedReadersMatchScans(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		b, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "memory.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		testIndexedReadersMatchScans(t, b)
+	})
+	t.Run("bolt", func(t *testing.T) {
+		b, err := bolt.Open(context.Background(), bolt.Config{Path: filepath.Join(t.TempDir(), "memory.bolt")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		testIndexedReadersMatchScans(t, b)
+	})
+}
+
+// testIndexedReadersMatchScans runs engines with and without the optional
+// readers side by side on b, which they share.
+func testIndexedReadersMatchScans(t *testing.T, b core.Backend) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "memory.db")
+	t.Cleanup(func() { b.Close() })
 	var clockMu sync.Mutex
 	clock, ticking := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), true
 	now := func() time.Time {
@@ -40,10 +60,6 @@ func TestIndexedReadersMatchScans(t *testing.T) {
 		return clock
 	}
 	open := func(hide bool, ns string) *core.Engine {
-		b, err := sqlite.Open(ctx, sqlite.Config{Path: path})
-		if err != nil {
-			t.Fatal(err)
-		}
 		emb, err := hash.Open(ctx, hash.Config{})
 		if err != nil {
 			t.Fatal(err)
