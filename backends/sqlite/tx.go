@@ -302,9 +302,7 @@ func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) er
 	if opts.Limit < 0 {
 		return driver.Invalidf("scan: limit %d is negative", opts.Limit)
 	}
-	where, fargs := filterSQL(opts.Filter)
-	q := `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories AS m
-		WHERE m.id > ?` + where + ` ORDER BY m.id LIMIT ?`
+	q, fargs := scanQuery(opts.Filter)
 	after, left := opts.AfterID, opts.Limit
 	for {
 		n := pageSize
@@ -330,6 +328,16 @@ func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) er
 			}
 		}
 	}
+}
+
+// scanQuery returns the query of a page of Scan and the filter's
+// arguments. It walks the table in id order: NOT INDEXED keeps SQLite from
+// taking an index that leads with a filtered column (memories_updated,
+// memories_rank) and sorting every page's matches by id.
+func scanQuery(f driver.Filter) (string, []any) {
+	where, fargs := filterSQL(f)
+	return `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories AS m NOT INDEXED
+		WHERE m.id > ?` + where + ` ORDER BY m.id LIMIT ?`, fargs
 }
 
 func (t *readTx) scanPage(q string, args []any) ([]*driver.Memory, error) {
