@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,7 +24,7 @@ var openIndexes = []struct{ name, def string }{
 	{"memories_session", `CREATE INDEX IF NOT EXISTS memories_session ON memories (namespace, session) WHERE session <> ''`},
 	// A search as of a past time reads the memories changed since
 	// (driver.UpdateReader).
-	{"memories_updated", `CREATE INDEX IF NOT EXISTS memories_updated ON memories (namespace, updated_at COLLATE "C")`},
+	{"memories_updated", `CREATE INDEX IF NOT EXISTS memories_updated ON memories (namespace, updated_at COLLATE "C", id)`},
 	// The bootstrap pack reads each (namespace, status, type) in rank
 	// order (driver.RankReader, driver.CompareRank) and stops at its limit.
 	{"memories_rank", `CREATE INDEX IF NOT EXISTS memories_rank ON memories (namespace, status, type,
@@ -52,10 +54,12 @@ var (
 	// qSession reads a session's members through memories_session.
 	qSession = `SELECT id, valid_from, created_at FROM memories
 		WHERE namespace = $1 AND session = $2 AND session <> ''`
-	// qUpdated reads the memories of namespaces changed after a time
-	// through memories_updated.
+	// qUpdated reads a page of the memories of one namespace changed after
+	// a time, in (updated_at, id) order after a position, through
+	// memories_updated.
 	qUpdated = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories
-		WHERE namespace = ANY($1) AND updated_at COLLATE "C" > $2`
+		WHERE namespace = $1 AND (updated_at COLLATE "C", id) > ($2, $3)
+		ORDER BY updated_at COLLATE "C", id LIMIT $4`
 )
 
 // Session returns the current version of every memory of session in
@@ -83,11 +87,9 @@ func (t *readTx) Session(namespace, session string) ([]driver.SessionMember, err
 }
 
 // UpdatedAfter calls fn with the current version of every memory of
-// namespaces whose UpdatedAt is after at (see driver.UpdateReader).
+// namespaces whose UpdatedAt is after at (see driver.UpdateReader), a page
+// at a time.
 func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver.Memory) error) error {
-	if len(namespaces) == 0 {
-		return nil
-	}
 	after := ""
 	if s, err := encodeTime("time", at); err != nil {
 		if at.Year() > 9999 {
@@ -96,13 +98,31 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 	} else if s != nil {
 		after = *s
 	}
-	page, err := collect(t, qUpdated, []any{namespaces, after}, scanMemoryRows)
-	if err != nil {
-		return t.fail(fmt.Sprintf("memories changed after %s", at.Format(time.RFC3339Nano)), err)
-	}
-	for _, m := range page {
-		if err := fn(m); err != nil {
-			return err
+	for i, ns := range namespaces {
+		if slices.Contains(namespaces[:i], ns) {
+			continue
+		}
+		// (after, MaxInt64) is past every memory written at after itself.
+		from, fromID := after, int64(math.MaxInt64)
+		for {
+			page, err := collect(t, qUpdated, []any{ns, from, fromID, pageSize}, scanMemoryRows)
+			if err != nil {
+				return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
+			}
+			for _, m := range page {
+				if err := fn(m); err != nil {
+					return err
+				}
+			}
+			if len(page) < pageSize {
+				break
+			}
+			last := page[len(page)-1]
+			s, err := encodeTime("updated_at", last.UpdatedAt)
+			if err != nil || s == nil {
+				return fmt.Errorf("memories changed after %s: memory %d: updated_at %v: %w", at.Format(time.RFC3339Nano), last.ID, last.UpdatedAt, err)
+			}
+			from, fromID = *s, last.ID
 		}
 	}
 	return nil

@@ -2,12 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memos-go/memos/backends/internal/ranked"
 	"github.com/memos-go/memos/core/backendtest"
@@ -223,8 +225,11 @@ func TestUpdatedAndRankedUseIndexes(t *testing.T) {
 			t.Fatalf("a page of Scan(%+v) does not walk the table in id order:\n%s", f, plan)
 		}
 	}
-	if plan := queryPlan(t, d, qUpdated, "default", "2024-01-01"); !strings.Contains(plan, "memories_updated") {
+	if plan := queryPlan(t, d, qUpdated, "default", "2024-01-01", 7, 256); !strings.Contains(plan, "memories_updated") || strings.Contains(plan, "TEMP B-TREE") {
 		t.Fatalf("the changed-after query does not use memories_updated:\n%s", plan)
+	}
+	if plan := queryPlan(t, d, qUpdatedOther, "default"); !strings.Contains(plan, "memories_updated_other") {
+		t.Fatalf("the query of updated_at in other formats does not use memories_updated_other:\n%s", plan)
 	}
 	groups, err := ranked.Groups(driver.Filter{Namespaces: []string{"team", "default"},
 		Statuses: []driver.Status{driver.StatusActive}, Types: []driver.Type{driver.TypeFact, driver.TypeTurn}})
@@ -238,4 +243,69 @@ func TestUpdatedAndRankedUseIndexes(t *testing.T) {
 			t.Fatalf("the ranked query does not read each group in order through memories_rank:\n%s", plan)
 		}
 	}
+}
+
+// TestUpdatedAfterOtherFormats checks UpdatedAfter on rows written with
+// plain SQL in SQLite's own time formats and with a zone offset, whose text
+// does not sort with the stored layout's: it returns exactly the memories
+// whose time is after the bound, also for bounds on the same day.
+func TestUpdatedAfterOtherFormats(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	d, err := Open(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	err = d.Update(ctx, func(tx driver.Tx) error {
+		for i := range 6 {
+			at := day.Add(time.Duration(i*5) * time.Hour)
+			m := &driver.Memory{Version: 1, Namespace: driver.DefaultNamespace, Pool: driver.PoolMemory, Type: driver.TypeFact,
+				Content: fmt.Sprintf("written by memos %d", i), Significance: 5, Trust: driver.Trust{Level: driver.TrustCertain, Score: 1},
+				CreatedAt: at, UpdatedAt: at, Status: driver.StatusActive}
+			if err := tx.Insert(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", dsn(path, time.Second, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range []string{"2025-02-01 10:00:00", "2025-02-01T11:00:00", "2025-02-01T13:30:00+02:00", "2025-02-01 23:59:59.5", "2025-02-02 00:00:00"} {
+		if _, err := raw.Exec(`INSERT INTO memories (content, created_at, updated_at) VALUES (?, ?, ?)`, "imported at "+ts, ts, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	for _, bound := range []time.Time{day.Add(-time.Hour), day.Add(9 * time.Hour), day.Add(10 * time.Hour), day.Add(11*time.Hour + 30*time.Minute),
+		day.Add(12 * time.Hour), day.Add(23 * time.Hour), day.Add(24 * time.Hour), day.Add(48 * time.Hour)} {
+		var got, want []int64
+		err := d.View(ctx, func(tx driver.ReadTx) error {
+			if err := tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
+				if m.UpdatedAt.After(bound) {
+					want = append(want, m.ID)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			return tx.(driver.UpdateReader).UpdatedAfter([]string{driver.DefaultNamespace}, bound, func(m *driver.Memory) error {
+				got = append(got, m.ID)
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("UpdatedAfter(%v) = %v, want %v", bound, got, want)
+		}
+	}
+	d.Close()
 }

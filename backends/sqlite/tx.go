@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,10 +83,16 @@ var (
 		UNION ALL
 		SELECT seq, id, 1, '', '', '', '', 0, NULL FROM tombstones WHERE (seq, id) > (?1, ?2)
 		ORDER BY 1, 2 LIMIT ?3`
-	// qUpdated reads the memories of one namespace changed after a time
-	// through memories_updated.
+	// qUpdated reads a page of the memories of one namespace changed after
+	// a time, in (updated_at, id) order after a position, through
+	// memories_updated (whose entries end with the id).
 	qUpdated = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories
-		WHERE namespace = ? AND updated_at > ?`
+		WHERE namespace = ?1 AND (updated_at, id) > (?2, ?3) AND ` + canonicalTime + `
+		ORDER BY updated_at, id LIMIT ?4`
+	// qUpdatedOther reads the memories of one namespace whose updated_at is
+	// not in timeLayout, through memories_updated_other (normally none).
+	qUpdatedOther = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories
+		WHERE namespace = ? AND ` + otherTime
 	qAudit = `SELECT seq, time, action, memory_id, detail, prev_hash, hash FROM audit
 		WHERE seq > ? ORDER BY seq LIMIT ?`
 
@@ -93,7 +100,7 @@ var (
 	qSession = `SELECT id, valid_from, created_at FROM memories
 		WHERE namespace = ? AND session = ? AND session != ''`
 
-	readQueries = []string{qGet, qGetVersion, qHistory, qVersion, qEdges, qMeta, qChanges, qAudit, qSession, qUpdated}
+	readQueries = []string{qGet, qGetVersion, qHistory, qVersion, qEdges, qMeta, qChanges, qAudit, qSession, qUpdated, qUpdatedOther}
 )
 
 // Statements used only by write transactions, prepared at Open on the
@@ -811,7 +818,7 @@ func (t *writeTx) AppendAudit(e *driver.AuditEntry) error {
 
 // UpdatedAfter calls fn with the current version of every memory of
 // namespaces whose UpdatedAt is after t (see driver.UpdateReader), read
-// through the index memories_updated.
+// through the index memories_updated a page at a time.
 func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver.Memory) error) error {
 	after, err := encodeTime("time", at)
 	if err != nil {
@@ -820,14 +827,42 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 		}
 		after = "" // every time is after one before the year 0
 	}
-	for _, ns := range namespaces {
-		page, err := t.scanPage(qUpdated, []any{ns, after})
+	for i, ns := range namespaces {
+		if slices.Contains(namespaces[:i], ns) {
+			continue
+		}
+		// (after, MaxInt64) is past every memory written at after itself.
+		from, fromID := after, int64(math.MaxInt64)
+		for {
+			page, err := t.scanPage(qUpdated, []any{ns, from, fromID, pageSize})
+			if err != nil {
+				return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
+			}
+			for _, m := range page {
+				if err := fn(m); err != nil {
+					return err
+				}
+			}
+			if len(page) < pageSize {
+				break
+			}
+			last := page[len(page)-1]
+			if from, err = encodeTime("updated_at", last.UpdatedAt); err != nil {
+				return err
+			}
+			fromID = last.ID
+		}
+		// Times in other formats do not sort with timeLayout's: each is
+		// compared as a time.
+		page, err := t.scanPage(qUpdatedOther, []any{ns})
 		if err != nil {
 			return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
 		}
 		for _, m := range page {
-			if err := fn(m); err != nil {
-				return err
+			if m.UpdatedAt.After(at) {
+				if err := fn(m); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -36,14 +36,14 @@ func testIndexedReaders(t *testing.T, f *fixture) {
 	sessions := []string{"", "chat-1", "chat-2", "chat 3"}
 	types := []driver.Type{driver.TypeFact, driver.TypeTurn, driver.TypeLesson, driver.TypeEvent}
 	statuses := []driver.Status{driver.StatusActive, driver.StatusActive, driver.StatusQuarantined, driver.StatusArchived}
-	const n = 240
+	const n = 400
 	var ids []int64
 	f.update(t, func(tx driver.Tx) error {
 		for i := range n {
 			m := newMemory(fmt.Sprintf("memory %d of the readers case", i))
 			m.Namespace = namespaces[i%3]
-			if i < 160 {
-				m.Namespace = driver.DefaultNamespace // one group longer than a page or two
+			if i < 300 {
+				m.Namespace = driver.DefaultNamespace // one group longer than a page or two, and more changed memories than a page of UpdatedAfter
 			}
 			m.Session = sessions[i%4]
 			m.Type = types[i%len(types)]
