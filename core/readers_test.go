@@ -4,38 +4,27 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/backends/bolt"
-	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/embedders/hash"
 )
 
 // TestIndexedReadersMatchScans checks that searches as of a past time and
 // bootstrap packs read through the backend's indexes (UpdateReader and
-// RankReader, on sqlite and bolt) give exactly what the engine's scans of
+// RankReader, on every registered backend; postgres with
+// MEMOS_TEST_PG_DSN) give exactly what the engine's scans of
 // the scope give — the same hits, scores and origins, the same packs byte
 // for byte — on a store with edits, forgets, accesses, lessons, several
 // types, pools and statuses, and two namespaces.
 func TestIndexedReadersMatchScans(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) {
-		b, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "memory.db")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		testIndexedReadersMatchScans(t, b)
-	})
-	t.Run("bolt", func(t *testing.T) {
-		b, err := bolt.Open(context.Background(), bolt.Config{Path: filepath.Join(t.TempDir(), "memory.bolt")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		testIndexedReadersMatchScans(t, b)
-	})
+	for _, name := range core.BackendNames() {
+		t.Run(name, func(t *testing.T) {
+			testIndexedReadersMatchScans(t, openBackend(t, name, t.TempDir()))
+		})
+	}
 }
 
 // testIndexedReadersMatchScans runs engines with and without the optional
