@@ -99,9 +99,13 @@ func testIndexedReadersMatchScans(t *testing.T, b core.Backend) {
 			content := fmt.Sprintf("%s, revised in round %d about the %s", ms[j].Content, round, words[(j+3)%len(words)])
 			sig := 1 + (j+round)%10
 			p := core.Patch{Content: &content, Significance: &sig}
-			if j%4 == 1 {
+			switch j % 4 {
+			case 1:
 				archived := core.StatusArchived
 				p.Status = &archived
+			case 2:
+				quarantined := core.StatusQuarantined
+				p.Status = &quarantined
 			}
 			e := indexed
 			if ms[j].Namespace == "project:a" {
@@ -134,12 +138,13 @@ func testIndexedReadersMatchScans(t *testing.T, b core.Backend) {
 	marks = append(marks, end.Add(-30*time.Second), end)
 
 	pairs := [][2]*core.Engine{{indexed, scanned}, {indexedA, scannedA}}
-	rewound := 0
+	rewound, quarantined := 0, 0
 	for _, pair := range pairs {
 		for _, asOf := range marks {
 			for _, mode := range []core.Mode{core.ModeHybrid, core.ModeKeyword, core.ModeVector} {
 				for _, w := range words {
-					req := core.SearchRequest{Query: w + " " + words[(len(w))%len(words)], Mode: mode, AsOf: asOf, Limit: 8}
+					req := core.SearchRequest{Query: w + " " + words[(len(w))%len(words)], Mode: mode, AsOf: asOf, Limit: 8,
+						IncludeQuarantined: len(w)%2 == 0}
 					a, err := pair[0].Search(ctx, req)
 					if err != nil {
 						t.Fatal(err)
@@ -151,9 +156,23 @@ func testIndexedReadersMatchScans(t *testing.T, b core.Backend) {
 					if ra, rb := render(a), render(b); ra != rb {
 						t.Fatalf("%s as of %v, %q: indexed\n%s\nscanned\n%s", mode, asOf, req.Query, ra, rb)
 					}
-					cur, err := pair[0].Search(ctx, core.SearchRequest{Query: req.Query, Mode: mode, Limit: 8})
+					for _, h := range a.Hits {
+						if h.Memory.Status == core.StatusQuarantined {
+							quarantined++
+						}
+					}
+					now := req
+					now.AsOf = time.Time{}
+					cur, err := pair[0].Search(ctx, now)
 					if err != nil {
 						t.Fatal(err)
+					}
+					curScanned, err := pair[1].Search(ctx, now)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ra, rb := render(cur), render(curScanned); ra != rb {
+						t.Fatalf("%s, %q (IncludeQuarantined %v): indexed\n%s\nscanned\n%s", mode, req.Query, req.IncludeQuarantined, ra, rb)
 					}
 					if render(cur) != render(a) {
 						rewound++
@@ -188,6 +207,9 @@ func testIndexedReadersMatchScans(t *testing.T, b core.Backend) {
 				t.Fatalf("bootstrap pack %+v is empty; the comparison checks nothing", req)
 			}
 		}
+	}
+	if quarantined == 0 {
+		t.Fatal("no search found a quarantined memory; the comparison of the review queue checks nothing")
 	}
 	if rewound < 20 {
 		t.Fatalf("only %d searches as of a past time differ from the current ones; the comparison checks too little", rewound)
