@@ -153,6 +153,7 @@ func (e *Engine) Consolidate(ctx context.Context, req ConsolidateRequest) (*Cons
 	if req.Pages && (e.summarizer == nil || e.vec == nil) {
 		return nil, &Error{Op: op, Err: invalidf("knowledge pages need an embedder and a summarizer")}
 	}
+	e.flushAccesses() // archiving and merges read the access statistics
 	if err := e.syncVectors(ctx); err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -104,6 +105,8 @@ type shared struct {
 
 	sess sessionIndex // sessions' members in order, for session expansion
 
+	access *accessLog // pending access statistics (nil: not tracked)
+
 	follow *follower // background vector sync on a ChangeWaiter (nil: none)
 }
 
@@ -167,7 +170,31 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		}
 	}
 	s.startFollowing()
+	if !s.cfg.DisableAccessTracking {
+		s.access = newAccessLog(s.cfg.AccessFlush, s.writeAccesses)
+	}
 	return &Engine{shared: s, ns: ns}, nil
+}
+
+// writeAccesses stores access statistics in one transaction: each id once
+// per access, in the batch of its latest access time.
+func (s *shared) writeAccesses(ctx context.Context, byTime map[time.Time][]int64) error {
+	return s.b.Update(ctx, func(tx Tx) error {
+		for _, t := range slices.SortedFunc(maps.Keys(byTime), time.Time.Compare) {
+			if err := tx.Touch(byTime[t], t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// flushAccesses writes the pending access statistics now, for operations
+// that read or carry them over (export, consolidation).
+func (s *shared) flushAccesses() {
+	if s.access != nil {
+		s.access.flush()
+	}
 }
 
 // checkModel records the embedding model in a new store and refuses to mix
@@ -240,6 +267,9 @@ func (e *Engine) Close() error {
 	}
 	e.stopFollowing()
 	e.stopSwitch()
+	if e.access != nil {
+		e.access.close()
+	}
 	if e.vec != nil {
 		// The snapshot is a cache: without it the next open rebuilds the
 		// index from the store. Failing to write it (on a full disk, say)

@@ -43,6 +43,7 @@ func (e *Engine) Export(ctx context.Context, opts ExportOptions, fn func(Exporte
 			return &Error{Op: op, Err: err}
 		}
 	}
+	e.flushAccesses() // the export carries the access statistics
 	var ids []int64
 	err := e.b.View(ctx, func(tx ReadTx) error {
 		return tx.Scan(ScanOptions{Filter: Filter{Namespaces: opts.Namespaces, Statuses: opts.Statuses}}, func(m *Memory) error {

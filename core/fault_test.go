@@ -79,6 +79,12 @@ func TestReadsSurviveFailedAccessCounts(t *testing.T) {
 	if _, err := e2.ContextPack(ctx, core.PackRequest{Query: "deploy key"}); err != nil {
 		t.Fatalf("context pack with access counts failing = %v; want the pack", err)
 	}
+	// Until the batch is written, this process sees its accesses; the
+	// write fails, and they are dropped (with a warning), not retried.
+	if got, err := e2.Get(ctx, m.ID); err != nil || got.AccessCount != 2 {
+		t.Fatalf("get before the write = %+v, %v; want the two pending accesses", got, err)
+	}
+	core.FlushAccesses(e2)
 	if got, err := e2.Get(ctx, m.ID); err != nil || got.AccessCount != 0 {
 		t.Fatalf("get = %+v, %v; want the memory with no recorded access", got, err)
 	}

@@ -149,7 +149,7 @@ func (e *Engine) ContextPack(ctx context.Context, req PackRequest) (*Pack, error
 				hits = append(hits, Result{Memory: &Memory{ID: it.ID}})
 			}
 		}
-		e.touch(ctx, hits, now)
+		e.touch(hits, now)
 	}
 	return pk, nil
 }
@@ -297,6 +297,7 @@ func (p *pipeline) neighbours(ctx context.Context, sel []packCand, n int) ([]pac
 // the first memories and stops, and the lessons alone; for any other, the
 // whole scope is read and sorted: O(n).
 func (e *Engine) bootstrapCands(ctx context.Context, req PackRequest, now time.Time) (mems, lessons []packCand, err error) {
+	e.flushAccesses() // "most used" ranks by the stored access counts
 	at := now
 	if !req.ValidAt.IsZero() {
 		at = utc(req.ValidAt)

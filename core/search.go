@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -128,7 +127,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (*SearchResult, 
 		return nil, &Error{Op: op, Err: err}
 	}
 	res := p.result()
-	e.touch(ctx, res.Hits, p.now)
+	e.touch(res.Hits, p.now)
 	return res, nil
 }
 
@@ -442,18 +441,17 @@ func sortCandidates(cands []*candidate) {
 }
 
 // touch records an access to the returned memories. Access statistics are
-// a ranking hint, not something the caller asked to store: when they cannot
-// be written (a full disk, a read-only file, a writer holding the lock too
-// long), the read still succeeds and the failure is logged as a warning.
-func (e *Engine) touch(ctx context.Context, hits []Result, now time.Time) {
-	if e.cfg.DisableAccessTracking || len(hits) == 0 {
+// a hint, not something the caller asked to store: they are written in the
+// background, a batch at a time (see accessLog), and when they cannot be
+// written (a full disk, a read-only file) the reads still succeed and the
+// failure is logged as a warning.
+func (e *Engine) touch(hits []Result, now time.Time) {
+	if e.access == nil || len(hits) == 0 {
 		return
 	}
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
 		ids[i] = h.Memory.ID
 	}
-	if err := e.b.Update(ctx, func(tx Tx) error { return tx.Touch(ids, now) }); err != nil {
-		slog.Warn("memos: could not record access counts; the results are complete, only their access statistics are not updated", "err", err)
-	}
+	e.access.add(ids, now)
 }

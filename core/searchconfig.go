@@ -163,6 +163,10 @@ type SearchConfig struct {
 	// DisableAccessTracking turns off the access statistics (last access,
 	// count) that searches and packs record for returned memories.
 	DisableAccessTracking bool `koanf:"disable_access_tracking" json:"disable_access_tracking"`
+	// AccessFlush is how long access statistics gather in memory before
+	// they are written, in one transaction (default 1s). A crash loses at
+	// most this much of them; Close writes them.
+	AccessFlush time.Duration `koanf:"access_flush" json:"access_flush"`
 
 	// Time in the question (see stage_time.go). TimeBoost: when the query
 	// names a time ("last weekend", "in May 2023"), a memory whose event
@@ -248,6 +252,9 @@ func (c SearchConfig) withDefaults() SearchConfig {
 		c.RerankTimeout = 5 * time.Second
 	}
 	defInt(&c.RerankPauseAfter, 3)
+	if c.AccessFlush == 0 {
+		c.AccessFlush = time.Second
+	}
 	if c.RerankPause == 0 {
 		c.RerankPause = 30 * time.Second
 	}
@@ -309,6 +316,8 @@ func (c SearchConfig) validate() error {
 		return invalidf("search.rerank_timeout must be positive")
 	case c.RerankPause < 0:
 		return invalidf("search.rerank_pause must be positive")
+	case c.AccessFlush < 0 || c.AccessFlush > time.Hour:
+		return invalidf("search.access_flush %v must be positive and at most an hour", c.AccessFlush)
 	case c.TimeBoost > 10 || c.DatedBoost > 10:
 		return invalidf("search.time_boost and search.dated_boost must be at most 10")
 	case c.TimeCandidates > 10000:

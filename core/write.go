@@ -400,6 +400,9 @@ func (e *Engine) GetVersion(ctx context.Context, id int64, v int) (*Memory, erro
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
+	if v == 0 && e.access != nil {
+		e.access.overlay(m) // accesses not written yet
+	}
 	return m, nil
 }
 

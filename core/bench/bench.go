@@ -154,8 +154,13 @@ func (c Config) withDefaults() (Config, error) {
 // Every backend and embedder sees the same data and the same shuffled query
 // order. Runs are sequential, so figures do not disturb each other.
 //
-// Run stops at the first error, which names the data set, backend and
-// embedder; it honours ctx between and within phases.
+// A run that fails does not cost the others: its error, naming the data
+// set, backend and embedder, is kept in Report.Failures, the remaining runs
+// go on, and Run returns the report with an error that counts the
+// failures. Run honours ctx between and within phases; when ctx ends it
+// returns what finished so far with ctx's error. Settings that are wrong
+// for every run (an unknown backend, a bad cutoff) fail before any run,
+// with a nil report.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -200,24 +205,41 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}
 	}
+	var failed []error
 	for _, d := range sets {
 		p := plan(d, cfg.Queries, cfg.Seed)
 		for _, en := range cfg.Embedders {
 			for _, bn := range cfg.Backends {
 				if err := ctx.Err(); err != nil {
-					return nil, err
+					return rep.finish(start), err
 				}
 				run, err := r.run(ctx, d, p, bn, en, embs[en])
 				if err != nil {
-					return nil, fmt.Errorf("bench %s (%d docs) on %s with %s: %w", d.Name, d.Docs(), bn, en, err)
+					err = fmt.Errorf("bench %s (%d docs) on %s with %s: %w", d.Name, d.Docs(), bn, en, err)
+					if ctx.Err() != nil {
+						return rep.finish(start), err
+					}
+					failed = append(failed, err)
+					rep.Failures = append(rep.Failures, Failure{Dataset: d.Name, Docs: d.Docs(), Backend: bn, Embedder: en, Error: err.Error()})
+					continue
 				}
 				rep.Results = append(rep.Results, run)
 			}
 		}
 	}
+	rep.finish(start)
+	if len(failed) > 0 {
+		return rep, fmt.Errorf("%d of %d benchmark runs failed, the first: %w",
+			len(failed), len(failed)+len(rep.Results), failed[0])
+	}
+	return rep, nil
+}
+
+// finish sets the figures computed over the finished runs.
+func (rep *Report) finish(start time.Time) *Report {
 	rep.Comparisons = compare(rep.Results)
 	rep.Elapsed = time.Since(start)
-	return rep, nil
+	return rep
 }
 
 // EmbedderError reports an embedder that would not open with its settings

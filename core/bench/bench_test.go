@@ -202,3 +202,32 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("canceled: %v", err)
 	}
 }
+
+// A run that fails leaves the runs before and after it in the report, and
+// the report names the one that failed.
+func TestRunKeepsFinishedRuns(t *testing.T) {
+	broken := pets()
+	broken.Name = "broken"
+	broken.Corpora[0].Docs[2].Input.Content = "" // RememberBatch refuses an empty memory
+	rep, err := bench.Run(context.Background(), bench.Config{Backends: []string{"sqlite"},
+		Datasets: []*dataset.Dataset{broken, pets()}, Queries: 3, Warmup: 1, Dir: t.TempDir()})
+	if err == nil || !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("err = %v, want the broken run's invalid-input error", err)
+	}
+	if !strings.Contains(err.Error(), "1 of 2 benchmark runs failed") || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("err = %v, want it to count the failures and name the data set", err)
+	}
+	if rep == nil || len(rep.Results) != 1 || rep.Results[0].Dataset != "pets" {
+		t.Fatalf("report %+v, want the pets run that came after the failure", rep)
+	}
+	if len(rep.Failures) != 1 || rep.Failures[0].Dataset != "broken" || rep.Failures[0].Backend != "sqlite" {
+		t.Fatalf("failures %+v, want the broken run", rep.Failures)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "FAILED: broken") {
+		t.Errorf("table does not list the failure:\n%s", out.String())
+	}
+}

@@ -26,6 +26,18 @@ type Report struct {
 	Comparisons []Comparison `json:"comparisons,omitempty"`
 	// Notes are the data sets' notes: what their loaders left out.
 	Notes []string `json:"notes,omitempty"`
+	// Failures are the runs that ended in an error; Results holds the others.
+	Failures []Failure `json:"failures,omitempty"`
+}
+
+// Failure is a run (one data set, backend and embedder) that ended in an
+// error instead of a Result.
+type Failure struct {
+	Dataset  string `json:"dataset"`
+	Docs     int    `json:"docs"`
+	Backend  string `json:"backend"`
+	Embedder string `json:"embedder"`
+	Error    string `json:"error"`
 }
 
 // Settings are the parameters the figures depend on.
@@ -232,6 +244,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(w, "/100k: scaled to 100,000 memories. OPEN RSS: growth of VmRSS (after GC) over the cold open and first query: what an open store holds.")
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note: "+n)
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "FAILED: %s (%d docs) on %s with %s: %s\n", f.Dataset, f.Docs, f.Backend, f.Embedder, f.Error)
 	}
 	fmt.Fprintf(w, "elapsed %s\n", r.Elapsed.Round(time.Millisecond))
 	return nil

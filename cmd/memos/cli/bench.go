@@ -89,9 +89,12 @@ FILE.png draws latency against size and recall per retriever.`,
 				return fmt.Errorf("%w (the bench reads embedder %s's settings from embedder.%s.* in the config file or MEMOS_EMBEDDER__%s__* variables)",
 					err, ee.Name, ee.Name, strings.ToUpper(ee.Name))
 			}
-			if err != nil {
+			if rep == nil {
 				return err
 			}
+			// A failed run does not lose the finished ones: they are
+			// written and printed, then the failure is returned.
+			runErr := err
 			if outFile != "" {
 				if err := writeFileWith(outFile, rep.WriteJSON); err != nil {
 					return fmt.Errorf("--out: %w", err)
@@ -114,7 +117,7 @@ FILE.png draws latency against size and recall per retriever.`,
 					fmt.Fprintf(a.stderr, "memos bench: wrote the %s to %s\n", f.what, f.path)
 				}
 			}
-			return nil
+			return runErr
 		}),
 	}
 	flags := cmd.Flags()
