@@ -32,7 +32,9 @@ import (
 // the order they stand for; a time is its Unix seconds and nanoseconds.
 //
 // Every write of a current version (Insert, Put, Delete, Touch) updates
-// them in its own transaction (updateSecondary). They are derived data:
+// them in its own transaction (updateSecondary), from the memory it writes
+// and the one it replaces, so that a write decodes at most the record it
+// replaces. They are derived data:
 // Open builds them when they are missing or were built by an older memos
 // (keySecondary), and when a memos that does not know them wrote to the
 // store since (their recorded change sequence number is not the store's).
@@ -115,42 +117,44 @@ func secondaryEntries(m *driver.Memory) []secondaryKV {
 	return out
 }
 
-// updateSecondary replaces the secondary entries of memory id for its
-// record old (nil: none) by those for rec (nil: deleted). It must run
-// before rec is stored in, or old removed from, the mem bucket (bbolt
-// reuses old's bytes once the bucket changes).
-func updateSecondary(tx *bbolt.Tx, id int64, old, rec []byte) error {
-	var was, now []secondaryKV
-	if old != nil {
-		m, _, err := decodeRecord(id, old)
-		if err != nil {
-			return err
-		}
-		was = secondaryEntries(m)
+// secondaryOf decodes rec, the record of memory id (nil: none), for
+// updateSecondary.
+func secondaryOf(id int64, rec []byte) (*driver.Memory, error) {
+	if rec == nil {
+		return nil, nil
 	}
-	if rec != nil {
-		m, _, err := decodeRecord(id, rec)
-		if err != nil {
-			return err
-		}
-		now = secondaryEntries(m)
+	m, _, err := decodeRecord(id, rec)
+	return m, err
+}
+
+// updateSecondary replaces the secondary entries of a memory as it was
+// (nil: absent) by those of the memory as it is now (nil: deleted). A
+// caller that reads was from the mem bucket decodes it before it changes
+// the bucket (bbolt reuses a value's bytes once its bucket changes).
+func updateSecondary(tx *bbolt.Tx, was, now *driver.Memory) error {
+	var before, after []secondaryKV
+	if was != nil {
+		before = secondaryEntries(was)
+	}
+	if now != nil {
+		after = secondaryEntries(now)
 	}
 	same := func(a secondaryKV, in []secondaryKV) bool {
 		return slices.ContainsFunc(in, func(b secondaryKV) bool {
 			return bytes.Equal(a.bucket, b.bucket) && bytes.Equal(a.k, b.k) && bytes.Equal(a.v, b.v)
 		})
 	}
-	for _, e := range was {
-		if !same(e, now) {
+	for _, e := range before {
+		if !same(e, after) {
 			if err := tx.Bucket(e.bucket).Delete(e.k); err != nil {
-				return fmt.Errorf("bolt: secondary index %s of memory %d: %w", e.bucket, id, err)
+				return fmt.Errorf("bolt: secondary index %s of memory %d: %w", e.bucket, was.ID, err)
 			}
 		}
 	}
-	for _, e := range now {
-		if !same(e, was) {
+	for _, e := range after {
+		if !same(e, before) {
 			if err := tx.Bucket(e.bucket).Put(e.k, e.v); err != nil {
-				return fmt.Errorf("bolt: secondary index %s of memory %d: %w", e.bucket, id, err)
+				return fmt.Errorf("bolt: secondary index %s of memory %d: %w", e.bucket, now.ID, err)
 			}
 		}
 	}

@@ -400,7 +400,11 @@ func (t *writeTx) putCurrent(op string, m *driver.Memory) (ntok int, err error) 
 		return 0, err
 	}
 	key := idKey(m.ID)
-	if err := updateSecondary(t.tx, m.ID, t.tx.Bucket(bktMem).Get(key), rec); err != nil {
+	old, err := secondaryOf(m.ID, t.tx.Bucket(bktMem).Get(key))
+	if err != nil {
+		return 0, err
+	}
+	if err := updateSecondary(t.tx, old, m); err != nil {
 		return 0, err
 	}
 	if err := t.tx.Bucket(bktMem).Put(key, rec); err != nil {
@@ -526,7 +530,11 @@ func (t *writeTx) Delete(id int64) error {
 	if d.err != nil {
 		return fmt.Errorf("bolt: delete: %w of memory %d; restore the store from a backup", d.err, id)
 	}
-	if err := updateSecondary(t.tx, id, cur, nil); err != nil {
+	old, err := secondaryOf(id, cur)
+	if err != nil {
+		return err
+	}
+	if err := updateSecondary(t.tx, old, nil); err != nil {
 		return err
 	}
 	if err := mem.Delete(key); err != nil {
@@ -629,7 +637,13 @@ func (t *writeTx) Touch(ids []int64, at time.Time) error {
 		if err != nil {
 			return fmt.Errorf("bolt: touch: %w of memory %d; restore the store from a backup", err, id)
 		}
-		if err := updateSecondary(t.tx, id, v, nv); err != nil {
+		old, err := secondaryOf(id, v)
+		if err != nil {
+			return err
+		}
+		touched := *old
+		touched.LastAccessedAt, touched.AccessCount = at, old.AccessCount+1
+		if err := updateSecondary(t.tx, old, &touched); err != nil {
 			return err
 		}
 		if err := mem.Put(key, nv); err != nil {
