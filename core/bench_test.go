@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memos-go/memos/backends/bolt"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/corpus"
@@ -29,7 +30,8 @@ import (
 // temporary directory, and takes a minute or two; set MEMOS_BENCH_N for
 // another size, MEMOS_BENCH_DIR to keep the store there for later runs,
 // MEMOS_BENCH_DIM for the hash embedder's dimension (default 256) and
-// MEMOS_BENCH_INDEX for the vector index (default exact; hnsw).
+// MEMOS_BENCH_INDEX for the vector index (default exact; hnsw) and
+// MEMOS_BENCH_BACKEND for the backend (default sqlite; bolt).
 
 var benchStore struct {
 	once    sync.Once
@@ -60,7 +62,7 @@ func benchEngine(b *testing.B) *core.Engine {
 		}
 		if dir := os.Getenv("MEMOS_BENCH_DIR"); dir != "" {
 			// A kept store: build it once, reuse it in later runs.
-			benchStore.path = filepath.Join(dir, fmt.Sprintf("bench-corpus-%d-dim%s.db", n, os.Getenv("MEMOS_BENCH_DIM")))
+			benchStore.path = filepath.Join(dir, fmt.Sprintf("bench-corpus-%d-dim%s.%s", n, os.Getenv("MEMOS_BENCH_DIM"), benchBackend()))
 			if _, err := os.Stat(benchStore.path); err == nil {
 				return
 			}
@@ -69,7 +71,7 @@ func benchEngine(b *testing.B) *core.Engine {
 			if benchStore.err != nil {
 				return
 			}
-			benchStore.path = filepath.Join(benchStore.dir, "memory.db")
+			benchStore.path = filepath.Join(benchStore.dir, "memory."+benchBackend())
 		}
 		e, err := openBench(benchStore.path)
 		if err != nil {
@@ -124,9 +126,23 @@ func benchEngine(b *testing.B) *core.Engine {
 	return e
 }
 
+// benchBackend is the backend the benchmarks use: sqlite, or bolt.
+func benchBackend() string {
+	if os.Getenv("MEMOS_BENCH_BACKEND") == "bolt" {
+		return "bolt"
+	}
+	return "sqlite"
+}
+
 func openBench(path string) (*core.Engine, error) {
 	ctx := context.Background()
-	bk, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	var bk core.Backend
+	var err error
+	if benchBackend() == "bolt" {
+		bk, err = bolt.Open(ctx, bolt.Config{Path: path})
+	} else {
+		bk, err = sqlite.Open(ctx, sqlite.Config{Path: path})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -246,8 +262,38 @@ func TestMain(m *testing.M) {
 // after it (later-p50-ms): what a process that has just started pays. The
 // open itself is not timed.
 func BenchmarkFirstSearch100k(b *testing.B) {
-	benchEngine(b) // builds the store
-	ctx := context.Background()
+	benchFirst(b, func(e *core.Engine, q string) error {
+		_, err := e.Search(context.Background(), core.SearchRequest{Query: q})
+		return err
+	})
+}
+
+// BenchmarkFirstAsOf100k is BenchmarkFirstSearch100k for searches as of a
+// past time: when the benchmark starts, after the store was written, so
+// that the search rewinds nothing and finding what changed since is the
+// whole extra cost.
+func BenchmarkFirstAsOf100k(b *testing.B) {
+	asOf := time.Now()
+	benchFirst(b, func(e *core.Engine, q string) error {
+		_, err := e.Search(context.Background(), core.SearchRequest{Query: q, AsOf: asOf})
+		return err
+	})
+}
+
+// BenchmarkFirstBootstrap100k is BenchmarkFirstSearch100k for the
+// bootstrap context pack (the store's most significant, most used
+// memories, and its lessons).
+func BenchmarkFirstBootstrap100k(b *testing.B) {
+	benchFirst(b, func(e *core.Engine, _ string) error {
+		_, err := e.ContextPack(context.Background(), core.PackRequest{Bootstrap: true, Budget: 800})
+		return err
+	})
+}
+
+// benchFirst opens the store afresh for every iteration and times the
+// first call of fn (first-p50-ms) and the one after it (later-p50-ms).
+func benchFirst(b *testing.B, fn func(e *core.Engine, q string) error) {
+	benchEngine(b).Close() // builds the store; bolt opens it once at a time
 	qs := benchStore.queries
 	var first, later []time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -259,7 +305,7 @@ func BenchmarkFirstSearch100k(b *testing.B) {
 		b.StartTimer()
 		for j, lat := range []*[]time.Duration{&first, &later} {
 			t0 := time.Now()
-			if _, err := e.Search(ctx, core.SearchRequest{Query: qs[(i*13+j)%len(qs)]}); err != nil {
+			if err := fn(e, qs[(i*13+j)%len(qs)]); err != nil {
 				b.Fatal(err)
 			}
 			*lat = append(*lat, time.Since(t0))

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -218,23 +220,72 @@ func validateExtraction(x Extraction, n int) error {
 }
 
 // capturedKeys returns the capture keys of the session's memories in this
-// handle's namespace (key → id) and how many turns it holds.
+// handle's namespace (key → id) and how many turns it holds. A backend that
+// indexes sessions (SessionReader) lists the session's members; for any
+// other, the namespace is scanned.
 func (e *Engine) capturedKeys(ctx context.Context, session string) (map[string]int64, int, error) {
 	keys := map[string]int64{}
 	turns := 0
-	err := e.b.View(ctx, func(tx ReadTx) error {
-		return tx.Scan(ScanOptions{Filter: Filter{Namespaces: []string{e.ns}}}, func(m *Memory) error {
-			if m.Session != session {
-				return nil
-			}
-			if m.Type == TypeTurn {
-				turns++
-			}
-			if k, ok := m.Metadata[metaCaptureKey].(string); ok {
-				keys[k] = m.ID
-			}
+	visit := func(m *Memory) error {
+		if m.Session != session {
 			return nil
-		})
+		}
+		if m.Type == TypeTurn {
+			turns++
+		}
+		if k, ok := m.Metadata[metaCaptureKey].(string); ok {
+			keys[k] = m.ID
+		}
+		return ctx.Err()
+	}
+	err := e.b.View(ctx, func(tx ReadTx) error {
+		sr, ok := tx.(SessionReader)
+		if !ok || session == "" {
+			return tx.Scan(ScanOptions{Filter: Filter{Namespaces: []string{e.ns}}}, visit)
+		}
+		members, err := sr.Session(e.ns, session)
+		if err != nil {
+			return fmt.Errorf("members of session %q: %w", session, err)
+		}
+		ids := make([]int64, len(members))
+		for i, m := range members {
+			ids[i] = m.ID
+		}
+		slices.Sort(ids) // as a scan visits them: a later memory's key wins
+		return eachMemory(tx, ids, visit)
 	})
 	return keys, turns, err
+}
+
+// eachMemory calls fn with the current version of each of ids that
+// exists, in the order of ids, reading them at once when the backend can
+// (MultiGetter).
+func eachMemory(tx ReadTx, ids []int64, fn func(*Memory) error) error {
+	if mg, ok := tx.(MultiGetter); ok {
+		got, err := mg.GetMany(ids)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if m := got[id]; m != nil {
+				if err := fn(m); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, id := range ids {
+		m, err := tx.Get(id, 0)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }

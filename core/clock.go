@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,8 +22,9 @@ import (
 // Ingest time: a search AsOf T sees each memory at the version that was
 // current at T — the last version whose UpdatedAt is not after T — and does
 // not see memories created after T. The indexes only know current versions,
-// so an AsOf search also rewinds: it scans the scope (O(n) in the memories
-// of the scope) for memories whose current version was written after T,
+// so an AsOf search also rewinds: it reads the memories of the scope whose
+// current version was written after T (from the backend's index of update
+// times, UpdateReader, or else by scanning the scope),
 // finds their version at T in History, and evaluates the query against that
 // version in memory: the keyword query with package core/text (the same
 // tokens, stems and operators as the index) and the query vector against
@@ -215,14 +217,7 @@ func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n 
 	}
 	nIndex := len(vec) // vec[:nIndex] are index hits, the rest old versions'
 	err = p.e.b.View(ctx, func(tx ReadTx) error {
-		var later []*Memory
-		err := tx.Scan(ScanOptions{Filter: Filter{Namespaces: p.filter.Namespaces}}, func(m *Memory) error {
-			if m.UpdatedAt.After(p.asOf) {
-				m.Embedding.Vector = nil // not needed: the old version has its own
-				later = append(later, m)
-			}
-			return ctx.Err()
-		})
+		later, err := updatedAfter(ctx, tx, p.filter.Namespaces, p.asOf)
 		if err != nil {
 			return err
 		}
@@ -283,6 +278,32 @@ func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n 
 		hist = append(hist, Hit{ID: h.id, Score: float64(h.leaves)})
 	}
 	return kwOut, vecOut, hist, nil
+}
+
+// updatedAfter returns the memories of namespaces whose current version was
+// written after t, in ascending id order, without their vectors (not
+// needed: an old version has its own). A backend that indexes update times
+// (UpdateReader) reads only those; for any other, the scope is scanned.
+func updatedAfter(ctx context.Context, tx ReadTx, namespaces []string, t time.Time) ([]*Memory, error) {
+	var later []*Memory
+	add := func(m *Memory) error {
+		if m.UpdatedAt.After(t) {
+			m.Embedding.Vector = nil
+			later = append(later, m)
+		}
+		return ctx.Err()
+	}
+	var err error
+	if ur, ok := tx.(UpdateReader); ok {
+		err = ur.UpdatedAfter(namespaces, t, add)
+		slices.SortFunc(later, func(a, b *Memory) int { return cmp.Compare(a.ID, b.ID) })
+	} else {
+		err = tx.Scan(ScanOptions{Filter: Filter{Namespaces: namespaces}}, add)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memories changed after %s: %w", t.Format(time.RFC3339Nano), err)
+	}
+	return later, nil
 }
 
 // dot is the dot product of two vectors of equal length.

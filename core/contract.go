@@ -65,6 +65,7 @@ var (
 	ParseStatus       = driver.ParseStatus
 	ValidateNamespace = driver.ValidateNamespace
 	ValidateEdgeType  = driver.ValidateEdgeType
+	CompareRank       = driver.CompareRank
 )
 
 // Interfaces and the types they exchange.
@@ -89,6 +90,8 @@ type (
 	Eraser                = driver.Eraser
 	SessionReader         = driver.SessionReader
 	SessionMember         = driver.SessionMember
+	UpdateReader          = driver.UpdateReader
+	RankReader            = driver.RankReader
 	Embedder              = driver.Embedder
 	ModelInfo             = driver.ModelInfo
 	VectorIndex           = driver.VectorIndex

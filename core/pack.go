@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -290,49 +291,108 @@ func (p *pipeline) neighbours(ctx context.Context, sel []packCand, n int) ([]pac
 }
 
 // bootstrapCands lists the scope's active memories valid at ValidAt (default
-// now), most significant first, then most used, most recently used, lowest
-// id; lessons apart. It reads every memory of the scope: O(n).
+// now), in rank order (driver.CompareRank: most significant first, then
+// most used, most recently used, lowest id), up to the limit; and every
+// such lesson apart. A backend that indexes rank order (RankReader) reads
+// the first memories and stops, and the lessons alone; for any other, the
+// whole scope is read and sorted: O(n).
 func (e *Engine) bootstrapCands(ctx context.Context, req PackRequest, now time.Time) (mems, lessons []packCand, err error) {
 	e.flushAccesses() // "most used" ranks by the stored access counts
 	at := now
 	if !req.ValidAt.IsZero() {
 		at = utc(req.ValidAt)
 	}
-	var all []*Memory
 	statuses := []Status{StatusActive}
 	if req.IncludeQuarantined {
 		statuses = append(statuses, StatusQuarantined)
 	}
+	f := Filter{Namespaces: e.scope(), Pools: req.Pools, Types: req.Types, Statuses: statuses}
 	err = e.b.View(ctx, func(tx ReadTx) error {
-		return tx.Scan(ScanOptions{Filter: Filter{Namespaces: e.scope(), Pools: req.Pools, Types: req.Types,
-			Statuses: statuses}}, func(m *Memory) error {
+		if rr, ok := tx.(RankReader); ok {
+			mems, lessons, err = rankedCands(ctx, rr, f, at, req.Limit)
+			return err
+		}
+		var all []*Memory
+		err := tx.Scan(ScanOptions{Filter: f}, func(m *Memory) error {
 			if m.ValidAt(at) {
 				m.Embedding.Vector = nil
 				all = append(all, m)
 			}
 			return ctx.Err()
 		})
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(all, CompareRank)
+		for _, m := range all {
+			if m.Type == TypeLesson {
+				lessons = append(lessons, packCand{m: m})
+			} else if len(mems) < req.Limit {
+				mems = append(mems, packCand{m: m})
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("bootstrap candidates: %w", err)
 	}
-	sort.SliceStable(all, func(i, j int) bool {
-		a, b := all[i], all[j]
-		switch {
-		case a.Significance != b.Significance:
-			return a.Significance > b.Significance
-		case a.AccessCount != b.AccessCount:
-			return a.AccessCount > b.AccessCount
-		case !a.LastAccessedAt.Equal(b.LastAccessedAt):
-			return a.LastAccessedAt.After(b.LastAccessedAt)
+	return mems, lessons, nil
+}
+
+// errEnough stops a read that has found what it needs.
+var errEnough = errors.New("enough")
+
+// rankedCands is bootstrapCands for a backend that reads in rank order:
+// the memories other than lessons up to limit, then every lesson.
+func rankedCands(ctx context.Context, rr RankReader, f Filter, at time.Time, limit int) (mems, lessons []packCand, err error) {
+	types := f.Types
+	if types == nil {
+		types = Types
+	}
+	var others []Type
+	withLessons := false
+	for _, t := range types {
+		if t == TypeLesson {
+			withLessons = true
+		} else if !slices.Contains(others, t) {
+			others = append(others, t)
 		}
-		return a.ID < b.ID
-	})
-	for _, m := range all {
-		if m.Type == TypeLesson {
+	}
+	read := func(types []Type, fn func(*Memory) error) error {
+		g := f
+		g.Types = types
+		err := rr.Ranked(g, func(m *Memory) error {
+			if m.ValidAt(at) {
+				m.Embedding.Vector = nil
+				if err := fn(m); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		})
+		if errors.Is(err, errEnough) {
+			return nil
+		}
+		return err
+	}
+	if limit > 0 && len(others) > 0 {
+		err := read(others, func(m *Memory) error {
+			if mems = append(mems, packCand{m: m}); len(mems) == limit {
+				return errEnough
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if withLessons {
+		err := read([]Type{TypeLesson}, func(m *Memory) error {
 			lessons = append(lessons, packCand{m: m})
-		} else if len(mems) < req.Limit {
-			mems = append(mems, packCand{m: m})
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
 		}
 	}
 	return mems, lessons, nil

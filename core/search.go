@@ -360,15 +360,22 @@ func (p *pipeline) vectorHits(ctx context.Context, n int) ([]float32, []Hit, err
 		return vs[0], hits, err
 	}
 	// The vector index holds active memories only; the review queue is
-	// small, so its vectors are compared one by one.
+	// small, so its vectors are compared one by one. A backend that indexes
+	// memories by status (RankReader) reads the queue alone; any other
+	// scans the scope.
 	err = e.b.View(ctx, func(tx ReadTx) error {
-		return tx.Scan(ScanOptions{Filter: Filter{Namespaces: p.filter.Namespaces, Pools: p.filter.Pools,
-			Statuses: []Status{StatusQuarantined}}}, func(m *Memory) error {
+		f := Filter{Namespaces: p.filter.Namespaces, Pools: p.filter.Pools, Statuses: []Status{StatusQuarantined}}
+		add := func(m *Memory) error {
 			if m.Embedding.Model == e.model.ID && m.Embedding.Dim() == len(vs[0]) {
 				hits = append(hits, Hit{ID: m.ID, Score: dot(vs[0], m.Embedding.Vector)})
 			}
 			return ctx.Err()
-		})
+		}
+		if rr, ok := tx.(RankReader); ok {
+			f.Types = Types
+			return rr.Ranked(f, add)
+		}
+		return tx.Scan(ScanOptions{Filter: f}, add)
 	})
 	sort.SliceStable(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {

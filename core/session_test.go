@@ -14,8 +14,9 @@ import (
 	"github.com/memos-go/memos/embedders/hash"
 )
 
-// hideSessions is a backend whose read transactions do not offer
-// SessionReader, so that the engine keeps its own session index.
+// hideSessions is a backend whose read transactions offer none of the
+// optional interfaces of ReadTx (SessionReader, UpdateReader, RankReader,
+// MultiGetter), so that the engine keeps its own session index and scans.
 type hideSessions struct{ core.Backend }
 
 func (h hideSessions) View(ctx context.Context, fn func(core.ReadTx) error) error {

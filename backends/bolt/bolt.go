@@ -165,6 +165,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, err
 	}
 	d.storeID = storeID
+	if err := d.ensureSecondary(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
 	if err := d.openIndex(ctx, storeID); err != nil {
 		bdb.Close()
 		return nil, err

@@ -377,6 +377,9 @@ func (t *writeTx) flush() error {
 			return fmt.Errorf("bolt: commit: %w", err)
 		}
 	}
+	if err := markSecondary(sys, t.seq); err != nil {
+		return fmt.Errorf("bolt: commit: %w", err)
+	}
 	if t.deleted {
 		// Durable, so that the next Open finishes the scrub when this
 		// process ends before it does (see scrub.go).
@@ -402,6 +405,13 @@ func (t *writeTx) putCurrent(op string, m *driver.Memory) (ntok int, err error) 
 		return 0, err
 	}
 	key := idKey(m.ID)
+	old, err := secondaryOf(m.ID, t.tx.Bucket(bktMem).Get(key))
+	if err != nil {
+		return 0, err
+	}
+	if err := updateSecondary(t.tx, old, m); err != nil {
+		return 0, err
+	}
 	if err := t.tx.Bucket(bktMem).Put(key, rec); err != nil {
 		return 0, storeErr(op, m.ID, err)
 	}
@@ -525,6 +535,13 @@ func (t *writeTx) Delete(id int64) error {
 	if d.err != nil {
 		return fmt.Errorf("bolt: delete: %w of memory %d; restore the store from a backup", d.err, id)
 	}
+	old, err := secondaryOf(id, cur)
+	if err != nil {
+		return err
+	}
+	if err := updateSecondary(t.tx, old, nil); err != nil {
+		return err
+	}
 	if err := mem.Delete(key); err != nil {
 		return storeErr("delete", id, err)
 	}
@@ -624,6 +641,15 @@ func (t *writeTx) Touch(ids []int64, at time.Time) error {
 		nv, err := touchRecord(v, at)
 		if err != nil {
 			return fmt.Errorf("bolt: touch: %w of memory %d; restore the store from a backup", err, id)
+		}
+		old, err := secondaryOf(id, v)
+		if err != nil {
+			return err
+		}
+		touched := *old
+		touched.LastAccessedAt, touched.AccessCount = at, old.AccessCount+1
+		if err := updateSecondary(t.tx, old, &touched); err != nil {
+			return err
 		}
 		if err := mem.Put(key, nv); err != nil {
 			return storeErr("touch", id, err)

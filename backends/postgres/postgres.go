@@ -162,6 +162,9 @@ func (d *DB) init(ctx context.Context) error {
 	if err := migrate(ctx, tx, d.schema); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
+	if err := createOpenIndexes(ctx, tx, d.schema); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: %w", dbError(ctx, "initialise schema "+d.schema, err))
 	}

@@ -2,13 +2,16 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/memos-go/memos/backends/internal/ranked"
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
@@ -178,4 +181,131 @@ func TestSessionUsesIndex(t *testing.T) {
 	if !strings.Contains(plan.String(), "memories_session") {
 		t.Fatalf("the session query does not use memories_session:\n%s", plan.String())
 	}
+}
+
+// queryPlan returns SQLite's plan for q.
+func queryPlan(t *testing.T, d *DB, q string, args ...any) string {
+	t.Helper()
+	rows, err := d.r.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
+}
+
+// TestUpdatedAndRankedUseIndexes checks that the reads of a search as of a
+// past time and of the bootstrap pack go through the indexes Open creates:
+// no scan of the store, and no sort of a scope (each group is read in
+// order and merged).
+func TestUpdatedAndRankedUseIndexes(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memory.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// Scan walks the table in id order, not one of those indexes then a sort.
+	for _, f := range []driver.Filter{{}, {Namespaces: []string{"default"}}, {Namespaces: []string{"team:web", "default"},
+		Statuses: []driver.Status{driver.StatusActive}, Types: []driver.Type{driver.TypeLesson}}} {
+		q, args := scanQuery(f)
+		if plan := queryPlan(t, d, q, append(append([]any{0}, args...), 256)...); !strings.Contains(plan, "PRIMARY KEY") || strings.Contains(plan, "TEMP B-TREE") {
+			t.Fatalf("a page of Scan(%+v) does not walk the table in id order:\n%s", f, plan)
+		}
+	}
+	if plan := queryPlan(t, d, qUpdated, "default", "2024-01-01", 7, 256); !strings.Contains(plan, "memories_updated") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Fatalf("the changed-after query does not use memories_updated:\n%s", plan)
+	}
+	if plan := queryPlan(t, d, qUpdatedOther, "default"); !strings.Contains(plan, "memories_updated_other") {
+		t.Fatalf("the query of updated_at in other formats does not use memories_updated_other:\n%s", plan)
+	}
+	groups, err := ranked.Groups(driver.Filter{Namespaces: []string{"team", "default"},
+		Statuses: []driver.Status{driver.StatusActive}, Types: []driver.Type{driver.TypeFact, driver.TypeTurn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pools := range [][]driver.Pool{nil, {driver.PoolMemory}} {
+		q, args := rankedQuery(groups, pools)
+		plan := queryPlan(t, d, q, append(args, 10, 0)...)
+		if strings.Count(plan, "memories_rank") != len(groups) || strings.Contains(plan, "TEMP B-TREE") {
+			t.Fatalf("the ranked query does not read each group in order through memories_rank:\n%s", plan)
+		}
+	}
+}
+
+// TestUpdatedAfterOtherFormats checks UpdatedAfter on rows written with
+// plain SQL in SQLite's own time formats and with a zone offset, whose text
+// does not sort with the stored layout's: it returns exactly the memories
+// whose time is after the bound, also for bounds on the same day.
+func TestUpdatedAfterOtherFormats(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	d, err := Open(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	err = d.Update(ctx, func(tx driver.Tx) error {
+		for i := range 6 {
+			at := day.Add(time.Duration(i*5) * time.Hour)
+			m := &driver.Memory{Version: 1, Namespace: driver.DefaultNamespace, Pool: driver.PoolMemory, Type: driver.TypeFact,
+				Content: fmt.Sprintf("written by memos %d", i), Significance: 5, Trust: driver.Trust{Level: driver.TrustCertain, Score: 1},
+				CreatedAt: at, UpdatedAt: at, Status: driver.StatusActive}
+			if err := tx.Insert(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", dsn(path, time.Second, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range []string{"2025-02-01 10:00:00", "2025-02-01T11:00:00", "2025-02-01T13:30:00+02:00", "2025-02-01 23:59:59.5", "2025-02-02 00:00:00"} {
+		if _, err := raw.Exec(`INSERT INTO memories (content, created_at, updated_at) VALUES (?, ?, ?)`, "imported at "+ts, ts, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	for _, bound := range []time.Time{day.Add(-time.Hour), day.Add(9 * time.Hour), day.Add(10 * time.Hour), day.Add(11*time.Hour + 30*time.Minute),
+		day.Add(12 * time.Hour), day.Add(23 * time.Hour), day.Add(24 * time.Hour), day.Add(48 * time.Hour)} {
+		var got, want []int64
+		err := d.View(ctx, func(tx driver.ReadTx) error {
+			if err := tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
+				if m.UpdatedAt.After(bound) {
+					want = append(want, m.ID)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			return tx.(driver.UpdateReader).UpdatedAfter([]string{driver.DefaultNamespace}, bound, func(m *driver.Memory) error {
+				got = append(got, m.ID)
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("UpdatedAfter(%v) = %v, want %v", bound, got, want)
+		}
+	}
+	d.Close()
 }

@@ -192,7 +192,26 @@ var openIndexes = []string{
 	// Session expansion reads a session's members (driver.SessionReader)
 	// instead of scanning the store; turns without a session are left out.
 	`CREATE INDEX IF NOT EXISTS memories_session ON memories (namespace, session) WHERE session != ''`,
+	// A search as of a past time reads the memories changed since
+	// (driver.UpdateReader) instead of scanning the scope.
+	// Times are text in a fixed layout (timeLayout), whose order is the
+	// times' order; rows written with plain SQL (an import of a MemU
+	// memory.db) may hold SQLite's own formats, which do not sort with it:
+	// memories_updated_other lists those, read apart.
+	`CREATE INDEX IF NOT EXISTS memories_updated ON memories (namespace, updated_at)`,
+	`CREATE INDEX IF NOT EXISTS memories_updated_other ON memories (namespace) WHERE ` + otherTime,
+	// The bootstrap pack reads each (namespace, status, type) in rank order
+	// (driver.RankReader, driver.CompareRank) and stops at its limit.
+	`CREATE INDEX IF NOT EXISTS memories_rank ON memories (namespace, status, type,
+		significance DESC, access_count DESC, last_accessed_at DESC, id)`,
 }
+
+// canonicalTime is true for an updated_at in timeLayout (UTC, nine
+// fraction digits); otherTime for any other non-empty one.
+const (
+	canonicalTime = `(length(updated_at) = 30 AND substr(updated_at, 11, 1) = 'T' AND substr(updated_at, 30, 1) = 'Z')`
+	otherTime     = `(updated_at != '' AND NOT ` + canonicalTime + `)`
+)
 
 // schemaV2 stores each version once. In version 1, memory_versions held
 // every version, the current one included, as a full copy, so the current

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/memos-go/memos/backends/internal/ranked"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -81,6 +83,16 @@ var (
 		UNION ALL
 		SELECT seq, id, 1, '', '', '', '', 0, NULL FROM tombstones WHERE (seq, id) > (?1, ?2)
 		ORDER BY 1, 2 LIMIT ?3`
+	// qUpdated reads a page of the memories of one namespace changed after
+	// a time, in (updated_at, id) order after a position, through
+	// memories_updated (whose entries end with the id).
+	qUpdated = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories
+		WHERE namespace = ?1 AND (updated_at, id) > (?2, ?3) AND ` + canonicalTime + `
+		ORDER BY updated_at, id LIMIT ?4`
+	// qUpdatedOther reads the memories of one namespace whose updated_at is
+	// not in timeLayout, through memories_updated_other (normally none).
+	qUpdatedOther = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories
+		WHERE namespace = ? AND ` + otherTime
 	qAudit = `SELECT seq, time, action, memory_id, detail, prev_hash, hash FROM audit
 		WHERE seq > ? ORDER BY seq LIMIT ?`
 
@@ -88,7 +100,7 @@ var (
 	qSession = `SELECT id, valid_from, created_at FROM memories
 		WHERE namespace = ? AND session = ? AND session != ''`
 
-	readQueries = []string{qGet, qGetVersion, qHistory, qVersion, qEdges, qMeta, qChanges, qAudit, qSession}
+	readQueries = []string{qGet, qGetVersion, qHistory, qVersion, qEdges, qMeta, qChanges, qAudit, qSession, qUpdated, qUpdatedOther}
 )
 
 // Statements used only by write transactions, prepared at Open on the
@@ -297,9 +309,7 @@ func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) er
 	if opts.Limit < 0 {
 		return driver.Invalidf("scan: limit %d is negative", opts.Limit)
 	}
-	where, fargs := filterSQL(opts.Filter)
-	q := `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories AS m
-		WHERE m.id > ?` + where + ` ORDER BY m.id LIMIT ?`
+	q, fargs := scanQuery(opts.Filter)
 	after, left := opts.AfterID, opts.Limit
 	for {
 		n := pageSize
@@ -325,6 +335,16 @@ func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) er
 			}
 		}
 	}
+}
+
+// scanQuery returns the query of a page of Scan and the filter's
+// arguments. It walks the table in id order: NOT INDEXED keeps SQLite from
+// taking an index that leads with a filtered column (memories_updated,
+// memories_rank) and sorting every page's matches by id.
+func scanQuery(f driver.Filter) (string, []any) {
+	where, fargs := filterSQL(f)
+	return `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories AS m NOT INDEXED
+		WHERE m.id > ?` + where + ` ORDER BY m.id LIMIT ?`, fargs
 }
 
 func (t *readTx) scanPage(q string, args []any) ([]*driver.Memory, error) {
@@ -795,3 +815,104 @@ func (t *writeTx) AppendAudit(e *driver.AuditEntry) error {
 	e.Seq = uint64(seq)
 	return nil
 }
+
+// UpdatedAfter calls fn with the current version of every memory of
+// namespaces whose UpdatedAt is after t (see driver.UpdateReader), read
+// through the index memories_updated a page at a time.
+func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver.Memory) error) error {
+	after, err := encodeTime("time", at)
+	if err != nil {
+		if at.Year() > 9999 {
+			return nil // nothing is written after the year 9999
+		}
+		after = "" // every time is after one before the year 0
+	}
+	for i, ns := range namespaces {
+		if slices.Contains(namespaces[:i], ns) {
+			continue
+		}
+		// (after, MaxInt64) is past every memory written at after itself.
+		from, fromID := after, int64(math.MaxInt64)
+		for {
+			page, err := t.scanPage(qUpdated, []any{ns, from, fromID, pageSize})
+			if err != nil {
+				return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
+			}
+			for _, m := range page {
+				if err := fn(m); err != nil {
+					return err
+				}
+			}
+			if len(page) < pageSize {
+				break
+			}
+			last := page[len(page)-1]
+			if from, err = encodeTime("updated_at", last.UpdatedAt); err != nil {
+				return err
+			}
+			fromID = last.ID
+		}
+		// Times in other formats do not sort with timeLayout's: each is
+		// compared as a time.
+		page, err := t.scanPage(qUpdatedOther, []any{ns})
+		if err != nil {
+			return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
+		}
+		for _, m := range page {
+			if m.UpdatedAt.After(at) {
+				if err := fn(m); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Ranked calls fn with the current version of every memory that matches
+// f, in rank order (see driver.RankReader). Each (namespace, status, type)
+// is read in order through the index memories_rank and SQLite merges them
+// (a compound SELECT ordered by the index's columns), a page at a time.
+func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
+	groups, err := ranked.Groups(f)
+	if err != nil || len(groups) == 0 || (f.Pools != nil && len(f.Pools) == 0) {
+		return err
+	}
+	q, args := rankedQuery(groups, f.Pools)
+	return ranked.Pages(func(offset, limit int) ([]*driver.Memory, error) {
+		page, err := t.scanPage(q, append(args[:len(args):len(args)], limit, offset))
+		if err != nil {
+			return nil, t.fail("memories in rank order", err)
+		}
+		return page, nil
+	}, fn)
+}
+
+// rankedQuery returns the query of Ranked for groups and pools (nil: any)
+// and its arguments but the last two (LIMIT and OFFSET).
+func rankedQuery(groups []ranked.Group, pools []driver.Pool) (string, []any) {
+	var q strings.Builder
+	var args []any
+	for i, g := range groups {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		q.WriteString(`SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories
+			WHERE namespace = ? AND status = ? AND type = ?`)
+		args = append(args, g.Namespace, string(g.Status), string(g.Type))
+		if pools != nil {
+			fmt.Fprintf(&q, " AND pool IN (%s)", placeholders(len(pools)))
+			for _, p := range pools {
+				args = append(args, string(p))
+			}
+		}
+	}
+	q.WriteString(` ORDER BY significance DESC, access_count DESC, last_accessed_at DESC, id LIMIT ? OFFSET ?`)
+	return q.String(), args
+}
+
+var (
+	_ driver.SessionReader = (*readTx)(nil)
+	_ driver.UpdateReader  = (*readTx)(nil)
+	_ driver.RankReader    = (*readTx)(nil)
+)

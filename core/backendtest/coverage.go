@@ -22,6 +22,9 @@ var declaring = []reflect.Type{
 	reflect.TypeFor[driver.AuditReader](),
 	reflect.TypeFor[driver.Importer](),
 	reflect.TypeFor[driver.MultiGetter](),
+	reflect.TypeFor[driver.SessionReader](),
+	reflect.TypeFor[driver.UpdateReader](),
+	reflect.TypeFor[driver.RankReader](),
 }
 
 // covered lists the interfaces whose every method, embedded ones included,
@@ -33,6 +36,9 @@ var covered = []reflect.Type{
 	reflect.TypeFor[driver.AuditReader](),
 	reflect.TypeFor[driver.Importer](),
 	reflect.TypeFor[driver.MultiGetter](),
+	reflect.TypeFor[driver.SessionReader](),
+	reflect.TypeFor[driver.UpdateReader](),
+	reflect.TypeFor[driver.RankReader](),
 }
 
 // methodNames returns the qualified names of every method the suite must

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -238,4 +239,43 @@ type SessionMember struct {
 	ID        int64
 	ValidFrom time.Time
 	CreatedAt time.Time
+}
+
+// UpdateReader is an optional interface of ReadTx for backends that index
+// memories by the time their current version was written. A search as of
+// a past time uses it to find the memories changed since, which it rewinds
+// to their version at that time; without it the engine scans the scope.
+type UpdateReader interface {
+	// UpdatedAfter calls fn, in any order, with the current version of
+	// every memory of namespaces whose UpdatedAt is after t, whatever its
+	// status, until fn returns an error (which UpdatedAfter returns).
+	UpdatedAfter(namespaces []string, t time.Time, fn func(*Memory) error) error
+}
+
+// RankReader is an optional interface of ReadTx for backends that index
+// memories in rank order (see CompareRank). The bootstrap context pack reads
+// the first memories of its scope in that order and stops; without it the
+// engine reads and sorts the whole scope.
+type RankReader interface {
+	// Ranked calls fn with the current version of every memory that
+	// matches f, in rank order, until fn returns an error (which Ranked
+	// returns). f.Namespaces, f.Statuses and f.Types must not be nil: they
+	// name every value wanted (f.Pools may be nil, for any pool).
+	Ranked(f Filter, fn func(*Memory) error) error
+}
+
+// CompareRank orders memories for the bootstrap context pack: most
+// significant first, then most accessed, then most recently accessed
+// (never accessed last), then lowest id. It returns a negative number when
+// a comes first.
+func CompareRank(a, b *Memory) int {
+	switch {
+	case a.Significance != b.Significance:
+		return cmp.Compare(b.Significance, a.Significance)
+	case a.AccessCount != b.AccessCount:
+		return cmp.Compare(b.AccessCount, a.AccessCount)
+	case !a.LastAccessedAt.Equal(b.LastAccessedAt):
+		return b.LastAccessedAt.Compare(a.LastAccessedAt)
+	}
+	return cmp.Compare(a.ID, b.ID)
 }

@@ -3,7 +3,8 @@
 // conformance kits. It holds the memory model (Memory, Edge, pools, types,
 // trust, status), the interfaces a backend implements (Backend, ReadTx, Tx,
 // ChangeLog, GraphWriter and the optional AuditReader, Importer,
-// BackendStater), Embedder and VectorIndex, the sentinel errors with KindOf,
+// BackendStater, MultiGetter and the indexed reads SessionReader,
+// UpdateReader and RankReader), Embedder and VectorIndex, the sentinel errors with KindOf,
 // the name registry and vector math.
 //
 // It never imports the engine (package core), so a backend or a plugin links

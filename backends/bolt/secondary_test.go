@@ -1,0 +1,160 @@
+package bolt
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/memos-go/memos/core/driver"
+)
+
+// readersDump renders what the secondary indexes answer for a store's
+// memories, and what a scan says they must answer.
+func readersDump(t *testing.T, d *DB) (got, want string) {
+	t.Helper()
+	f := driver.Filter{Namespaces: []string{driver.DefaultNamespace, "team:web"}, Statuses: driver.Statuses, Types: driver.Types}
+	err := d.View(context.Background(), func(tx driver.ReadTx) error {
+		var all []*driver.Memory
+		if err := tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
+			all = append(all, m)
+			return nil
+		}); err != nil {
+			return err
+		}
+		slices.SortFunc(all, driver.CompareRank)
+		for _, m := range all {
+			want += fmt.Sprintf("rank %d\n", m.ID)
+		}
+		if err := tx.(driver.RankReader).Ranked(f, func(m *driver.Memory) error {
+			got += fmt.Sprintf("rank %d\n", m.ID)
+			return nil
+		}); err != nil {
+			return err
+		}
+		slices.SortFunc(all, func(a, b *driver.Memory) int { return int(a.ID - b.ID) })
+		for _, m := range all {
+			if m.UpdatedAt.After(testTime) {
+				want += fmt.Sprintf("updated %d\n", m.ID)
+			}
+		}
+		var upd []int64
+		if err := tx.(driver.UpdateReader).UpdatedAfter(f.Namespaces, testTime, func(m *driver.Memory) error {
+			upd = append(upd, m.ID)
+			return nil
+		}); err != nil {
+			return err
+		}
+		slices.Sort(upd)
+		for _, id := range upd {
+			got += fmt.Sprintf("updated %d\n", id)
+		}
+		for _, m := range all {
+			if m.Session == "s" {
+				want += fmt.Sprintf("session %d\n", m.ID)
+			}
+		}
+		ms, err := tx.(driver.SessionReader).Session(driver.DefaultNamespace, "s")
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(ms, func(a, b driver.SessionMember) int { return int(a.ID - b.ID) })
+		for _, m := range ms {
+			got += fmt.Sprintf("session %d\n", m.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, want
+}
+
+// TestSecondaryBuiltAtOpen checks that Open builds the secondary indexes of
+// a store that lacks them (one written by a memos that did not keep them),
+// and rebuilds them when a memos that does not know them wrote to the store
+// since they were last brought up to date.
+func TestSecondaryBuiltAtOpen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store")
+	d, err := Open(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.Update(ctx, func(tx driver.Tx) error {
+		for i := range 50 {
+			m := testMemory(fmt.Sprintf("memory %d", i))
+			m.Significance = 1 + i%3
+			m.UpdatedAt = testTime.Add(time.Duration(i%4) * time.Second)
+			if i%2 == 0 {
+				m.Session = "s"
+			}
+			if err := tx.Insert(m); err != nil {
+				return err
+			}
+		}
+		return tx.Touch([]int64{3, 4, 5}, testTime)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readersDump(t, d); got != want {
+		t.Fatalf("secondary indexes:\n%s\nwant\n%s", got, want)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(path, StoreFile)
+	raw := func(fn func(tx *bbolt.Tx) error) {
+		t.Helper()
+		bdb, err := bbolt.Open(file, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bdb.Update(fn); err != nil {
+			t.Fatal(err)
+		}
+		if err := bdb.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reopen := func(stage string) {
+		t.Helper()
+		d, err := Open(ctx, Config{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if got, want := readersDump(t, d); got != want {
+			t.Fatalf("%s: secondary indexes:\n%s\nwant\n%s", stage, got, want)
+		}
+	}
+	// As a memos without secondary indexes leaves a store.
+	raw(func(tx *bbolt.Tx) error {
+		for _, b := range secondaryBuckets {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bktSys).Delete(keySecondary)
+	})
+	reopen("built")
+	// A write by such a memos: the store's sequence number moved past the
+	// indexes' (here the indexes lose entries too, as they would miss its
+	// writes).
+	raw(func(tx *bbolt.Tx) error {
+		if err := tx.DeleteBucket(bktRank); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bktRank); err != nil {
+			return err
+		}
+		sys := tx.Bucket(bktSys)
+		return sys.Put(keySeq, u64(getU64(sys, keySeq)+1))
+	})
+	reopen("rebuilt")
+}

@@ -1,0 +1,182 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memos-go/memos/backends/internal/ranked"
+	"github.com/memos-go/memos/core/driver"
+)
+
+// openIndexes are indexes that Open creates when missing, outside the
+// numbered migrations: they change no data and no reader depends on their
+// absence, so a schema opened by an older memos keeps working (PostgreSQL
+// maintains them like any index) and one opened by a newer memos gets them
+// on its first open. Times are text in a fixed-width layout, compared and
+// ordered bytewise (COLLATE "C") whatever the database's collation.
+var openIndexes = []struct{ name, def string }{
+	// Session expansion reads a session's members (driver.SessionReader).
+	{"memories_session", `CREATE INDEX IF NOT EXISTS memories_session ON memories (namespace, session) WHERE session <> ''`},
+	// A search as of a past time reads the memories changed since
+	// (driver.UpdateReader).
+	{"memories_updated", `CREATE INDEX IF NOT EXISTS memories_updated ON memories (namespace, updated_at COLLATE "C", id)`},
+	// The bootstrap pack reads each (namespace, status, type) in rank
+	// order (driver.RankReader, driver.CompareRank) and stops at its limit.
+	{"memories_rank", `CREATE INDEX IF NOT EXISTS memories_rank ON memories (namespace, status, type,
+		significance DESC, access_count DESC, last_accessed_at COLLATE "C" DESC NULLS LAST, id)`},
+}
+
+// createOpenIndexes creates the openIndexes the schema lacks. It looks
+// first, so that opening a store that has them takes no lock on memories.
+func createOpenIndexes(ctx context.Context, tx pgx.Tx, schema string) error {
+	for _, ix := range openIndexes {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = $2`,
+			schema, ix.name).Scan(&n); err != nil {
+			return dbError(ctx, "read the indexes of schema "+schema, err)
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := tx.Exec(ctx, ix.def); err != nil {
+			return dbError(ctx, fmt.Sprintf("create index %s in schema %s", ix.name, schema), err)
+		}
+	}
+	return nil
+}
+
+var (
+	// qSession reads a session's members through memories_session.
+	qSession = `SELECT id, valid_from, created_at FROM memories
+		WHERE namespace = $1 AND session = $2 AND session <> ''`
+	// qUpdated reads a page of the memories of one namespace changed after
+	// a time, in (updated_at, id) order after a position, through
+	// memories_updated.
+	qUpdated = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories
+		WHERE namespace = $1 AND (updated_at COLLATE "C", id) > ($2, $3)
+		ORDER BY updated_at COLLATE "C", id LIMIT $4`
+)
+
+// Session returns the current version of every memory of session in
+// namespace (see driver.SessionReader).
+func (t *readTx) Session(namespace, session string) ([]driver.SessionMember, error) {
+	out, err := collect(t, qSession, []any{namespace, session}, func(r pgx.Rows) (driver.SessionMember, error) {
+		var m driver.SessionMember
+		var from, created *string
+		if err := r.Scan(&m.ID, &from, &created); err != nil {
+			return m, err
+		}
+		var err error
+		if m.ValidFrom, err = decodeTime("valid_from", from); err != nil {
+			return m, fmt.Errorf("memory %d: %w", m.ID, err)
+		}
+		if m.CreatedAt, err = decodeTime("created_at", created); err != nil {
+			return m, fmt.Errorf("memory %d: %w", m.ID, err)
+		}
+		return m, nil
+	})
+	if err != nil {
+		return nil, t.fail(fmt.Sprintf("members of session %q", session), err)
+	}
+	return out, nil
+}
+
+// UpdatedAfter calls fn with the current version of every memory of
+// namespaces whose UpdatedAt is after at (see driver.UpdateReader), a page
+// at a time.
+func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver.Memory) error) error {
+	after := ""
+	if s, err := encodeTime("time", at); err != nil {
+		if at.Year() > 9999 {
+			return nil // nothing is written after the year 9999
+		}
+	} else if s != nil {
+		after = *s
+	}
+	for i, ns := range namespaces {
+		if slices.Contains(namespaces[:i], ns) {
+			continue
+		}
+		// (after, MaxInt64) is past every memory written at after itself.
+		from, fromID := after, int64(math.MaxInt64)
+		for {
+			page, err := collect(t, qUpdated, []any{ns, from, fromID, pageSize}, scanMemoryRows)
+			if err != nil {
+				return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
+			}
+			for _, m := range page {
+				if err := fn(m); err != nil {
+					return err
+				}
+			}
+			if len(page) < pageSize {
+				break
+			}
+			last := page[len(page)-1]
+			s, err := encodeTime("updated_at", last.UpdatedAt)
+			if err != nil || s == nil {
+				return fmt.Errorf("memories changed after %s: memory %d: updated_at %v: %w", at.Format(time.RFC3339Nano), last.ID, last.UpdatedAt, err)
+			}
+			from, fromID = *s, last.ID
+		}
+	}
+	return nil
+}
+
+// Ranked calls fn with the current version of every memory that matches
+// f, in rank order (see driver.RankReader), a page at a time. PostgreSQL
+// does not merge ordered scans of a UNION ALL, so each page reads the first
+// memories of each (namespace, status, type) through memories_rank, as
+// many as the page ends at, and sorts those few.
+func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
+	groups, err := ranked.Groups(f)
+	if err != nil || len(groups) == 0 || (f.Pools != nil && len(f.Pools) == 0) {
+		return err
+	}
+	var ns, st, ty []string
+	for _, g := range groups {
+		ns, st, ty = append(ns, g.Namespace), append(st, string(g.Status)), append(ty, string(g.Type))
+	}
+	q := qRanked
+	args := []any{ns, st, ty}
+	if f.Pools != nil {
+		q = qRankedPools
+		args = append(args, strs(f.Pools))
+	}
+	return ranked.Pages(func(offset, limit int) ([]*driver.Memory, error) {
+		page, err := collect(t, q, append(args[:len(args):len(args)], offset+limit, limit, offset), scanMemoryRows)
+		if err != nil {
+			return nil, t.fail("memories in rank order", err)
+		}
+		return page, nil
+	}, fn)
+}
+
+// rankedQuery returns the query of Ranked: $1, $2, $3 are the groups'
+// namespaces, statuses and types, then the pools when pools is set, then
+// how many of each group to read, and the page's LIMIT and OFFSET.
+func rankedQuery(pools bool) string {
+	const order = `significance DESC, access_count DESC, last_accessed_at COLLATE "C" DESC NULLS LAST, id`
+	poolCond, n := "", 4
+	if pools {
+		poolCond, n = " AND pool = ANY($4)", 5
+	}
+	return fmt.Sprintf(`SELECT r.* FROM unnest($1::text[], $2::text[], $3::text[]) AS g (ns, st, ty)
+		CROSS JOIN LATERAL (SELECT `+memoryCols+`, last_accessed_at, access_count FROM memories
+			WHERE namespace = g.ns AND status = g.st AND type = g.ty%s
+			ORDER BY `+order+` LIMIT $%d) AS r
+		ORDER BY `+order+` LIMIT $%d OFFSET $%d`, poolCond, n, n+1, n+2)
+}
+
+var qRanked, qRankedPools = rankedQuery(false), rankedQuery(true)
+
+var (
+	_ driver.SessionReader = (*readTx)(nil)
+	_ driver.UpdateReader  = (*readTx)(nil)
+	_ driver.RankReader    = (*readTx)(nil)
+)

@@ -1,0 +1,279 @@
+package backendtest
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memos-go/memos/core/driver"
+)
+
+// testIndexedReaders checks the optional readers the engine uses instead of
+// scanning the store — driver.SessionReader, driver.UpdateReader and
+// driver.RankReader, each when the backend offers it — against what a Scan
+// of every memory says they must return: on a store of a few hundred
+// memories spread over namespaces, sessions, statuses, types and pools,
+// then after edits that move memories between all of these, accesses that
+// reorder them, and forgets; inside a write transaction (its own writes);
+// and after reopening the store.
+func testIndexedReaders(t *testing.T, f *fixture) {
+	var sr, ur, rr bool
+	f.view(t, func(tx driver.ReadTx) error {
+		_, sr = tx.(driver.SessionReader)
+		_, ur = tx.(driver.UpdateReader)
+		_, rr = tx.(driver.RankReader)
+		return nil
+	})
+	if !sr && !ur && !rr {
+		t.Logf("%s implements none of SessionReader, UpdateReader, RankReader; nothing to check", f.h.Name)
+		return
+	}
+	namespaces := []string{driver.DefaultNamespace, "team:web", "project:other"}
+	sessions := []string{"", "chat-1", "chat-2", "chat 3"}
+	types := []driver.Type{driver.TypeFact, driver.TypeTurn, driver.TypeLesson, driver.TypeEvent}
+	statuses := []driver.Status{driver.StatusActive, driver.StatusActive, driver.StatusQuarantined, driver.StatusArchived}
+	const n = 400
+	var ids []int64
+	f.update(t, func(tx driver.Tx) error {
+		for i := range n {
+			m := newMemory(fmt.Sprintf("memory %d of the readers case", i))
+			m.Namespace = namespaces[i%3]
+			if i < 300 {
+				m.Namespace = driver.DefaultNamespace // one group longer than a page or two, and more changed memories than a page of UpdatedAfter
+			}
+			m.Session = sessions[i%4]
+			m.Type = types[i%len(types)]
+			m.Pool = m.Type.DefaultPool()
+			if i%5 == 0 {
+				m.Pool = driver.PoolRaw
+			}
+			m.Status = statuses[i%7%4]
+			m.Significance = 1 + i%4 // many ties
+			m.CreatedAt = at(i % 9)
+			m.UpdatedAt = at(i % 13)
+			if i%3 != 0 {
+				m.ValidFrom = at(i % 5) // ties in session order, broken by created_at, then id
+			}
+			if err := tx.Insert(m); err != nil {
+				return err
+			}
+			ids = append(ids, m.ID)
+		}
+		// Access counts and times with ties; a third never accessed.
+		for i := range n {
+			if i%3 == 0 {
+				continue
+			}
+			for range i % 4 {
+				if err := tx.Touch([]int64{ids[i]}, at(100+i%6)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	check := func(stage string) {
+		t.Helper()
+		f.view(t, func(tx driver.ReadTx) error {
+			checkReaders(t, stage, tx, namespaces, sessions)
+			return nil
+		})
+	}
+	check("after insert")
+
+	// Edits that move memories between sessions, namespaces, statuses,
+	// types and ranks; accesses; forgets.
+	f.update(t, func(tx driver.Tx) error {
+		for i := 0; i < n; i += 7 {
+			m, err := tx.Get(ids[i], 0)
+			if err != nil {
+				return err
+			}
+			m.Version++
+			m.Session = sessions[(i/7)%4]
+			m.Namespace = namespaces[(i/7)%3]
+			m.Status = statuses[(i/7)%4]
+			m.Type = types[(i/7)%len(types)]
+			m.Significance = 10 - i%3
+			m.UpdatedAt = at(200 + i%3)
+			m.ValidFrom = at(i % 4)
+			if err := tx.Put(m); err != nil {
+				return err
+			}
+		}
+		if err := tx.Touch([]int64{ids[1], ids[2], ids[4], missingID}, at(300)); err != nil {
+			return err
+		}
+		for i := 3; i < n; i += 11 {
+			if err := tx.Delete(ids[i]); err != nil {
+				return err
+			}
+		}
+		// The transaction reads its own writes.
+		checkReaders(t, "inside the writing transaction", tx, namespaces, sessions)
+		return nil
+	})
+	for i := 3; i < n; i += 11 {
+		f.noteForgotten(ids[i], fmt.Sprintf("memory %d of the readers case", i))
+	}
+	check("after edits, accesses and forgets")
+	f.reopen(t)
+	check("after reopening")
+
+	if rr {
+		// A read stops when fn says so, with fn's error.
+		stop := errors.New("stop")
+		f.view(t, func(tx driver.ReadTx) error {
+			seen := 0
+			err := tx.(driver.RankReader).Ranked(driver.Filter{Namespaces: namespaces, Statuses: driver.Statuses, Types: driver.Types},
+				func(*driver.Memory) error {
+					if seen++; seen == 70 {
+						return stop
+					}
+					return nil
+				})
+			if !errors.Is(err, stop) || seen != 70 {
+				t.Errorf("Ranked whose fn stops at the 70th memory: %d memories, error %v; want 70 and fn's error", seen, err)
+			}
+			for _, flt := range []driver.Filter{
+				{Statuses: driver.Statuses, Types: driver.Types},
+				{Namespaces: namespaces, Types: driver.Types},
+				{Namespaces: namespaces, Statuses: driver.Statuses},
+			} {
+				if err := tx.(driver.RankReader).Ranked(flt, func(*driver.Memory) error { return nil }); !errors.Is(err, driver.ErrInvalid) {
+					t.Errorf("Ranked(%+v), which leaves a field open: error %v, want ErrInvalid", flt, err)
+				}
+			}
+			return nil
+		})
+	}
+	if ur {
+		f.view(t, func(tx driver.ReadTx) error {
+			stop := errors.New("stop")
+			seen := 0
+			err := tx.(driver.UpdateReader).UpdatedAfter(namespaces, time.Time{}, func(*driver.Memory) error {
+				seen++
+				return stop
+			})
+			if !errors.Is(err, stop) || seen != 1 {
+				t.Errorf("UpdatedAfter whose fn fails: called %d times, error %v; want once and fn's error", seen, err)
+			}
+			return nil
+		})
+	}
+}
+
+// checkReaders compares every optional reader tx offers with a Scan.
+func checkReaders(t *testing.T, stage string, tx driver.ReadTx, namespaces, sessions []string) {
+	t.Helper()
+	var all []*driver.Memory
+	if err := tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
+		all = append(all, m)
+		return nil
+	}); err != nil {
+		t.Fatalf("%s: Scan: %v", stage, err)
+	}
+	byID := map[int64]*driver.Memory{}
+	for _, m := range all {
+		byID[m.ID] = m
+	}
+	if r, ok := tx.(driver.SessionReader); ok {
+		for _, ns := range namespaces {
+			for _, s := range sessions[1:] {
+				got, err := r.Session(ns, s)
+				if err != nil {
+					t.Fatalf("%s: Session(%q, %q): %v", stage, ns, s, err)
+				}
+				var want []driver.SessionMember
+				for _, m := range all {
+					if m.Namespace == ns && m.Session == s {
+						want = append(want, driver.SessionMember{ID: m.ID, ValidFrom: m.ValidFrom, CreatedAt: m.CreatedAt})
+					}
+				}
+				byMember := func(a, b driver.SessionMember) int { return cmp.Compare(a.ID, b.ID) }
+				slices.SortFunc(got, byMember)
+				slices.SortFunc(want, byMember)
+				if !slices.EqualFunc(got, want, func(a, b driver.SessionMember) bool {
+					return a.ID == b.ID && a.ValidFrom.Equal(b.ValidFrom) && a.CreatedAt.Equal(b.CreatedAt)
+				}) {
+					t.Errorf("%s: Session(%q, %q) = %v, want %v", stage, ns, s, got, want)
+				}
+			}
+		}
+	}
+	if r, ok := tx.(driver.UpdateReader); ok {
+		for _, nss := range [][]string{namespaces, {driver.DefaultNamespace}, {"team:web", "project:other"}, {"project:nobody"}, nil} {
+			for _, after := range []time.Time{{}, at(5), at(12), at(13), at(201), at(1000)} {
+				var got, want []int64
+				err := r.UpdatedAfter(nss, after, func(m *driver.Memory) error {
+					got = append(got, m.ID)
+					if w := byID[m.ID]; w == nil {
+						t.Errorf("%s: UpdatedAfter returned memory %d, which Scan does not list", stage, m.ID)
+					} else if d := diffMemory(w, m); len(d) > 0 {
+						t.Errorf("%s: UpdatedAfter: memory %d differs from Scan:\n  %s", stage, m.ID, strings.Join(d, "\n  "))
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("%s: UpdatedAfter(%q, %v): %v", stage, nss, after, err)
+				}
+				for _, m := range all {
+					if slices.Contains(nss, m.Namespace) && m.UpdatedAt.After(after) {
+						want = append(want, m.ID)
+					}
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: UpdatedAfter(%q, %v) = %v, want %v", stage, nss, after, got, want)
+				}
+			}
+		}
+	}
+	if r, ok := tx.(driver.RankReader); ok {
+		filters := []driver.Filter{
+			{Namespaces: namespaces, Statuses: driver.Statuses, Types: driver.Types},
+			{Namespaces: []string{driver.DefaultNamespace}, Statuses: []driver.Status{driver.StatusActive}, Types: []driver.Type{driver.TypeFact}},
+			{Namespaces: []string{"team:web", driver.DefaultNamespace}, Statuses: []driver.Status{driver.StatusActive, driver.StatusQuarantined},
+				Types: []driver.Type{driver.TypeFact, driver.TypeTurn, driver.TypeEvent}},
+			{Namespaces: []string{"team:web", driver.DefaultNamespace}, Statuses: []driver.Status{driver.StatusActive},
+				Types: []driver.Type{driver.TypeLesson}, Pools: []driver.Pool{driver.PoolKnowledge}},
+			{Namespaces: namespaces, Statuses: driver.Statuses, Types: driver.Types, Pools: []driver.Pool{driver.PoolRaw, driver.PoolMemory}},
+			{Namespaces: namespaces, Statuses: driver.Statuses, Types: driver.Types, Pools: []driver.Pool{}},
+			{Namespaces: []string{}, Statuses: driver.Statuses, Types: driver.Types},
+			{Namespaces: []string{"project:nobody"}, Statuses: driver.Statuses, Types: driver.Types},
+		}
+		for _, flt := range filters {
+			var got, want []int64
+			err := r.Ranked(flt, func(m *driver.Memory) error {
+				got = append(got, m.ID)
+				if w := byID[m.ID]; w == nil {
+					t.Errorf("%s: Ranked returned memory %d, which Scan does not list", stage, m.ID)
+				} else if d := diffMemory(w, m); len(d) > 0 {
+					t.Errorf("%s: Ranked: memory %d differs from Scan:\n  %s", stage, m.ID, strings.Join(d, "\n  "))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("%s: Ranked(%+v): %v", stage, flt, err)
+			}
+			var ms []*driver.Memory
+			for _, m := range all {
+				if slices.Contains(flt.Namespaces, m.Namespace) && slices.Contains(flt.Statuses, m.Status) &&
+					slices.Contains(flt.Types, m.Type) && (flt.Pools == nil || slices.Contains(flt.Pools, m.Pool)) {
+					ms = append(ms, m)
+				}
+			}
+			slices.SortFunc(ms, driver.CompareRank)
+			for _, m := range ms {
+				want = append(want, m.ID)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: Ranked(%+v) =\n  %v\nwant\n  %v", stage, flt, got, want)
+			}
+		}
+	}
+}
