@@ -28,6 +28,34 @@ func compareCands(a, b cand) int {
 	return cmp.Compare(a.id, b.id)
 }
 
+// sortCands sorts cs best first. The lists it sorts are mostly a neighbour
+// list and one more (2*M+1 entries), where an insertion sort with better
+// inlined takes a third of the time of slices.SortFunc.
+func sortCands(cs []cand) {
+	if len(cs) > 64 {
+		slices.SortFunc(cs, compareCands)
+		return
+	}
+	for i := 1; i < len(cs); i++ {
+		c := cs[i]
+		j := i
+		for ; j > 0 && better(c, cs[j-1]); j-- {
+			cs[j] = cs[j-1]
+		}
+		cs[j] = c
+	}
+}
+
+// drain empties the result heap h into dst, best first.
+func (h *minHeap) drain(dst []cand) []cand {
+	n := len(*h)
+	dst = slices.Grow(dst[:0], n)[:n]
+	for i := n - 1; i >= 0; i-- {
+		dst[i] = h.pop()
+	}
+	return dst
+}
+
 // maxHeap keeps its best candidate on top (the queue of nodes to expand).
 type maxHeap []cand
 
@@ -246,8 +274,7 @@ func (ix *Index) searchLayer(s *searcher, q []float32, eps []cand, ef, level int
 			}
 		}
 	}
-	s.cands = append(s.cands[:0], s.results...)
-	slices.SortFunc(s.cands, compareCands)
+	s.cands = s.results.drain(s.cands)
 	return s.cands
 }
 
@@ -415,7 +442,7 @@ func (ix *Index) link(s *searcher, from, to uint32, level int) {
 		s.tmp = append(s.tmp, ix.cand(base, x))
 	}
 	s.tmp = append(s.tmp, ix.cand(base, to))
-	slices.SortFunc(s.tmp, compareCands)
+	sortCands(s.tmp)
 	// take reports whether c may be dropped. For a live member on level 0
 	// it also takes c's in-link off the count, atomically and only while
 	// another one remains, so that goroutines of a parallel build linking
