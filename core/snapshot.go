@@ -320,7 +320,8 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 // first ones and some from a random id on) with the loaded index: a snapshot
 // that passed the header checks but disagrees with the store is caught
 // before a search trusts it. It reports the first memory whose vector is not
-// in the index.
+// in the index. An index that implements VectorHolder (both built-in ones)
+// answers by lookup; another is asked by a filtered search per memory.
 func (s *shared) checkSample(ctx context.Context) error {
 	const per = 8
 	active := Filter{Statuses: []Status{StatusActive}}
@@ -346,8 +347,17 @@ func (s *shared) checkSample(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("check the vector snapshot: %w", err)
 	}
-	const k, same = 8, 0.999
+	holder, _ := s.vec.index().(VectorHolder)
+	const k, same = 8, HoldsSimilarity
 	for _, m := range sample {
+		if holder != nil {
+			// A lookup and a dot product, where a search walks the graph
+			// (with the filter, wider than an unfiltered one).
+			if !holder.Holds(VectorEntry{ID: m.ID, Namespace: m.Namespace, Pool: m.Pool, Vector: m.Embedding.Vector}) {
+				return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", s.snapPath, m.ID)
+			}
+			continue
+		}
 		hits, err := s.vec.Search(ctx, m.Embedding.Vector, k, VectorFilter{Namespaces: []string{m.Namespace}, Pools: []Pool{m.Pool}})
 		if err != nil {
 			return fmt.Errorf("check the vector snapshot: %w", err)
