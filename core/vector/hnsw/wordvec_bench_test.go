@@ -17,6 +17,7 @@ import (
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
 	"github.com/memos-go/memos/core/vector/hnsw"
+	"github.com/memos-go/memos/embedders/hash"
 	"github.com/memos-go/memos/embedders/wordvec"
 )
 
@@ -26,7 +27,8 @@ import (
 // MEMOS_HNSW_N vectors (default 100k) by joining each turn with the next
 // ones of its conversation, as a long-lived store holds many similar turns;
 // the queries are the data sets' questions, the even ones for tuning and the
-// odd ones held out. For each (M, efConstruction) of MEMOS_HNSW_GRID
+// odd ones held out. MEMOS_HNSW_EMBEDDER=hash embeds the same texts with the
+// hash embedder (256 d) instead. For each (M, efConstruction) of MEMOS_HNSW_GRID
 // ("16x200,24x100"; default: the package defaults) it reports the build rate
 // on all cores, and for each ef of MEMOS_HNSW_EF (default 32..400) the
 // latency and recall@10 against the exact index on both halves; the exact
@@ -218,7 +220,16 @@ func loadWordvec(n int) (*wordvecData, error) {
 		}
 	}
 	texts = texts[:min(n, len(texts))]
-	emb, err := wordvec.Open(ctx, wordvec.Config{Path: filepath.Join(data, "glove", "glove-6b-100d-top100k.txt.gz")})
+	var emb driver.Embedder
+	var err error
+	switch name := os.Getenv("MEMOS_HNSW_EMBEDDER"); name {
+	case "", "wordvec":
+		emb, err = wordvec.Open(ctx, wordvec.Config{Path: filepath.Join(data, "glove", "glove-6b-100d-top100k.txt.gz")})
+	case "hash":
+		emb, err = hash.Open(ctx, hash.Config{})
+	default:
+		err = fmt.Errorf("MEMOS_HNSW_EMBEDDER %q: use wordvec or hash", name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -263,8 +274,8 @@ func loadWordvec(n int) (*wordvecData, error) {
 		}
 		w.truth = append(w.truth, hits)
 	}
-	fmt.Fprintf(os.Stderr, "wordvec corpus: %d vectors of %d dims (%d distinct turns before variations), %d queries\n",
-		len(w.entries), w.dim, distinct, len(w.queries))
+	fmt.Fprintf(os.Stderr, "%s corpus: %d vectors of %d dims (%d distinct turns before variations), %d queries\n",
+		info.ID, len(w.entries), w.dim, distinct, len(w.queries))
 	return w, nil
 }
 
