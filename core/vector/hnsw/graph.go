@@ -30,7 +30,8 @@ func compareCands(a, b cand) int {
 
 // sortCands sorts cs best first. The lists it sorts are mostly a neighbour
 // list and one more (2*M+1 entries), where an insertion sort with better
-// inlined takes a third of the time of slices.SortFunc.
+// inlined took about a sixth of the time of slices.SortFunc in the profile
+// of a 100k build.
 func sortCands(cs []cand) {
 	if len(cs) > 64 {
 		slices.SortFunc(cs, compareCands)
