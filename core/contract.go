@@ -22,6 +22,7 @@ type (
 const (
 	MaxContentBytes  = driver.MaxContentBytes
 	DefaultNamespace = driver.DefaultNamespace
+	HoldsSimilarity  = driver.HoldsSimilarity
 
 	PoolRaw       = driver.PoolRaw
 	PoolMemory    = driver.PoolMemory
@@ -97,6 +98,7 @@ type (
 	VectorIndex           = driver.VectorIndex
 	PersistentVectorIndex = driver.PersistentVectorIndex
 	VectorIndexSizer      = driver.VectorIndexSizer
+	VectorHolder          = driver.VectorHolder
 	VectorEntry           = driver.VectorEntry
 	VectorFilter          = driver.VectorFilter
 	Turn                  = driver.Turn

@@ -210,8 +210,12 @@ func (s *shared) storeID(ctx context.Context) (string, error) {
 }
 
 // DefaultHNSWThreshold is the store size from which VectorIndex "auto"
-// chooses HNSW: below it an exact scan is fast enough (about 1.5 ms at 10k ×
-// 256 dimensions, 15 ms at 100k on 2 cores).
+// chooses HNSW. Measured on the dev turns (BenchmarkWordvecCrossover in
+// core/vector/hnsw, CPU time per query), HNSW at its default EfSearch
+// overtakes the exact scan near 25k vectors with wordvec embeddings and is
+// 2.4× cheaper at 50k (recall@10 0.997); with the hash embedder it is 1.8×
+// cheaper at 50k at recall 0.957, and only there does it match the exact
+// scan's cost at recall 0.97 (ef 600). See the README's Vector index section.
 const DefaultHNSWThreshold = 50_000
 
 // openIndex resolves the vector index name ("auto" by store size) and opens it.
@@ -320,7 +324,8 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 // first ones and some from a random id on) with the loaded index: a snapshot
 // that passed the header checks but disagrees with the store is caught
 // before a search trusts it. It reports the first memory whose vector is not
-// in the index.
+// in the index. An index that implements VectorHolder (both built-in ones)
+// answers by lookup; another is asked by a filtered search per memory.
 func (s *shared) checkSample(ctx context.Context) error {
 	const per = 8
 	active := Filter{Statuses: []Status{StatusActive}}
@@ -346,8 +351,17 @@ func (s *shared) checkSample(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("check the vector snapshot: %w", err)
 	}
-	const k, same = 8, 0.999
+	holder, _ := s.vec.index().(VectorHolder)
+	const k, same = 8, HoldsSimilarity
 	for _, m := range sample {
+		if holder != nil {
+			// A lookup and a dot product, where a search walks the graph
+			// (with the filter, wider than an unfiltered one).
+			if !holder.Holds(VectorEntry{ID: m.ID, Namespace: m.Namespace, Pool: m.Pool, Vector: m.Embedding.Vector}) {
+				return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", s.snapPath, m.ID)
+			}
+			continue
+		}
 		hits, err := s.vec.Search(ctx, m.Embedding.Vector, k, VectorFilter{Namespaces: []string{m.Namespace}, Pools: []Pool{m.Pool}})
 		if err != nil {
 			return fmt.Errorf("check the vector snapshot: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/vector"
+	"github.com/memos-go/memos/core/vector/hnsw"
 	"github.com/memos-go/memos/embedders/hash"
 )
 
@@ -98,11 +99,18 @@ func snapshotHeaderLen(t *testing.T, b []byte) int {
 }
 
 // A snapshot whose header matches the store but whose vectors do not (here
-// rewritten by hand) is caught by the sample check on open.
+// rewritten by hand) is caught by the sample check on open, for both
+// indexes (they answer it by lookup, driver.VectorHolder).
 func TestVectorSnapshotSampleCheck(t *testing.T) {
+	for _, kind := range []string{"exact", "hnsw"} {
+		t.Run(kind, func(t *testing.T) { testVectorSnapshotSampleCheck(t, kind) })
+	}
+}
+
+func testVectorSnapshotSampleCheck(t *testing.T, kind string) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "memory.db")
-	opts := core.Options{VectorSnapshot: path + ".vectors"}
+	opts := core.Options{VectorSnapshot: path + ".vectors", VectorIndex: kind}
 	e := openAt(t, path, opts)
 	m := remember(t, e, core.Input{Content: "the orchard grows apples and pears"})
 	if err := e.Close(); err != nil {
@@ -118,7 +126,12 @@ func TestVectorSnapshotSampleCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx := vector.NewExact(len(vs[0]))
+	var idx core.PersistentVectorIndex = vector.NewExact(len(vs[0]))
+	if kind == "hnsw" {
+		if idx, err = hnsw.New(len(vs[0]), hnsw.Config{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := idx.Add(ctx, core.VectorEntry{ID: m.ID, Namespace: m.Namespace, Pool: m.Pool, Vector: vs[0]}); err != nil {
 		t.Fatal(err)
 	}

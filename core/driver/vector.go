@@ -54,6 +54,21 @@ type PersistentVectorIndex interface {
 	Save(w io.Writer) error
 }
 
+// VectorHolder is an optional interface of VectorIndex that reports whether
+// the index holds an entry as given: e.ID, live, in e.Namespace and e.Pool,
+// with a vector whose cosine similarity to e.Vector is at least
+// HoldsSimilarity (a snapshot written on another CPU may round differently).
+// It costs a lookup and one dot product, where a search to the same effect
+// walks a graph; the engine checks a loaded snapshot against the store with
+// it (an index without it is checked by searches).
+type VectorHolder interface {
+	Holds(e VectorEntry) bool
+}
+
+// HoldsSimilarity is the similarity from which VectorHolder.Holds takes two
+// vectors for the same.
+const HoldsSimilarity = 0.999
+
 // VectorIndexSizer is an optional interface of VectorIndex that estimates
 // the memory the index holds (vectors, graph, bookkeeping), for Stats and
 // `memos stats`. The estimate counts allocated capacity, not just length.

@@ -41,7 +41,10 @@ type Exact struct {
 	pools interner
 }
 
-var _ driver.VectorIndex = (*Exact)(nil)
+var (
+	_ driver.VectorIndex  = (*Exact)(nil)
+	_ driver.VectorHolder = (*Exact)(nil)
+)
 
 // NewExact returns an empty exact index for vectors of dim dimensions. Every
 // vector added and every query must have exactly dim components. It panics if
@@ -186,6 +189,27 @@ func (x *Exact) Len() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return len(x.ids)
+}
+
+// Holds reports whether the index holds e as given: entry e.ID in
+// e.Namespace and e.Pool whose vector has cosine similarity at least
+// driver.HoldsSimilarity with e.Vector (see driver.VectorHolder).
+func (x *Exact) Holds(e driver.VectorEntry) bool {
+	if len(e.Vector) != x.dim {
+		return false
+	}
+	v := slices.Clone(e.Vector)
+	if !Normalize(v) {
+		return false
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	s, ok := x.slots[e.ID]
+	if !ok {
+		return false
+	}
+	return x.ns.names[x.nsOf[s]] == e.Namespace && x.pools.names[x.pool[s]] == string(e.Pool) &&
+		Dot(v, x.data[int(s)*x.dim:(int(s)+1)*x.dim]) >= driver.HoldsSimilarity
 }
 
 // Search returns up to k entries matching f, most similar to q first, ties

@@ -35,6 +35,15 @@
 // Gaussian clusters, the way text embeddings are distributed) it is 0.99 at
 // ef 32 and 0.998 at ef 64. EfSearch defaults to the value that is safe for
 // any data; a store whose embeddings cluster can lower it a lot for speed.
+// On real embeddings at 100k (wordvec of the dev turns, BenchmarkWordvec)
+// recall@10 is 0.976 at ef 128 and 0.996 at ef 400; with the hash embedder,
+// whose vectors have no semantic neighbourhoods, 0.82 and 0.93.
+//
+// Identical vectors (a turn stored twice) are common in a memory store. The
+// neighbour heuristic prunes a candidate that is a copy of a neighbour
+// already kept, so that the copies of a vector do not fill each other's
+// lists and cut themselves off from the rest of the graph.
+//
 // Each node's level is drawn from a generator seeded by Config.Seed whose
 // state is saved with the index, so the same seed and the same sequence of
 // calls build the same graph, also across Save and Load.

@@ -14,7 +14,10 @@ import (
 	"github.com/memos-go/memos/core/vector"
 )
 
-var _ driver.VectorIndex = (*Index)(nil)
+var (
+	_ driver.VectorIndex  = (*Index)(nil)
+	_ driver.VectorHolder = (*Index)(nil)
+)
 
 // Defaults for the zero Config. They were chosen by measurement (see the
 // package documentation and recall_test.go): at these values recall@10
@@ -227,6 +230,28 @@ func (ix *Index) Len() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.live
+}
+
+// Holds reports whether the index holds e as given: a live entry e.ID in
+// e.Namespace and e.Pool whose vector has cosine similarity at least
+// driver.HoldsSimilarity with e.Vector (see driver.VectorHolder).
+func (ix *Index) Holds(e driver.VectorEntry) bool {
+	if len(e.Vector) != ix.dim {
+		return false
+	}
+	v, ok := unitCopy(e.Vector)
+	if !ok {
+		return false
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	slot, ok := ix.byID[e.ID]
+	if !ok {
+		return false
+	}
+	n := &ix.nodes[slot]
+	return ix.nsNames[n.ns] == e.Namespace && ix.poolNames[n.pool] == e.Pool &&
+		vector.Dot(v, ix.vec(slot)) >= driver.HoldsSimilarity
 }
 
 // Stats describes an index's shape.

@@ -89,3 +89,70 @@ func meanRecall(t *testing.T, ix *Index, exact *vector.Exact, queries [][]float3
 	}
 	return mean(rs)
 }
+
+// TestRecallDuplicates: a store of conversation turns holds many identical
+// texts ("ok", "thanks!", a pasted snippet), which embed to identical
+// vectors. Here a third of the entries are exact copies of a few vectors, in
+// groups of up to 200, shuffled among the others. A graph whose nodes link
+// only to their copies (all as near as can be, so the neighbour heuristic
+// kept them all) walls the copies off from the rest: a search that reaches
+// them, or starts at one, cannot get out. Recall counts a hit whose score
+// ties the k-th exact one as found, since which of equal copies is returned
+// is arbitrary.
+func TestRecallDuplicates(t *testing.T) {
+	n, nq := recallSize()
+	rng := rand.New(rand.NewPCG(2024, 3))
+	data, queries := clustered(rng, n, nq, recallDim, 50)
+	groups := n / 100
+	for i := 0; i < n/3; i++ {
+		data[i] = data[n-1-i%groups] // groups of n/300 copies
+	}
+	rng.Shuffle(len(data), func(i, j int) { data[i], data[j] = data[j], data[i] })
+	// Half the queries sit on a duplicated vector, half anywhere.
+	for i := 0; i < nq/2; i++ {
+		queries[i] = data[rng.IntN(n)]
+	}
+	ctx := context.Background()
+	es := entries(data, 1)
+	exact := vector.NewExact(recallDim)
+	if err := exact.Add(ctx, es...); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		ix := newIndex(t, recallDim, Config{Workers: workers})
+		mustAdd(t, ix, es...)
+		var rs []float64
+		for _, q := range queries {
+			want, err := exact.Search(ctx, q, 10, driver.VectorFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, tieRecall(mustSearch(t, ix, q, 10, driver.VectorFilter{}), want))
+		}
+		r := mean(rs)
+		t.Logf("workers %d: n=%d, %d duplicated: recall@10 %.4f", workers, n, n/3, r)
+		if r < 0.95 {
+			t.Errorf("workers %d: recall@10 %.4f with many duplicates, want ≥ 0.95", workers, r)
+		}
+	}
+}
+
+// tieRecall is recall@k that counts a hit scoring at least the k-th exact
+// hit as found (a copy of a vector in want, or an exact tie).
+func tieRecall(got, want []driver.Hit) float64 {
+	if len(want) == 0 {
+		return 1
+	}
+	floor := want[len(want)-1].Score - 1e-6
+	in := make(map[int64]bool, len(want))
+	for _, h := range want {
+		in[h.ID] = true
+	}
+	n := 0
+	for _, h := range got {
+		if in[h.ID] || h.Score >= floor {
+			n++
+		}
+	}
+	return float64(min(n, len(want))) / float64(len(want))
+}

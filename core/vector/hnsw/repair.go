@@ -58,7 +58,7 @@ func (ix *Index) repair() {
 				orphans = append(orphans, orphan{slot, l})
 				continue
 			}
-			slices.SortFunc(cands, compareCands)
+			sortCands(cands)
 			sel := ix.selectNeighbors(s, cands, ix.maxLinks(l))
 			ix.setNeighbors(slot, l, sel)
 			for _, x := range ix.neighbors(slot, l) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/memos-go/memos/core/driver"
 )
@@ -178,7 +177,6 @@ func (ix *Index) scan(ctx context.Context, s *searcher, q []float32, k int, flt 
 			s.results.fix()
 		}
 	}
-	s.cands = append(s.cands[:0], s.results...)
-	slices.SortFunc(s.cands, compareCands)
+	s.cands = s.results.drain(s.cands)
 	return s.cands, nil
 }

@@ -83,6 +83,7 @@ func (k *kit) cases() []namedCase {
 		{"Concurrent", k.concurrent},
 		{"AgainstReference", k.againstReference},
 		{"SelectiveFilter", k.selectiveFilter},
+		{"Holds", k.holds},
 	}
 }
 
@@ -903,5 +904,64 @@ func (k *kit) selectiveFilter(t *testing.T) {
 		if rec := float64(found) / float64(total); rec < RecallThreshold {
 			t.Errorf("recall@10 in a namespace of %d entries among %d = %.3f, want ≥ %.2f", n/every, n, rec, RecallThreshold)
 		}
+	}
+}
+
+// holds checks driver.VectorHolder, for an index that implements it: an
+// entry is held as added (its vector at any length), and not with another
+// vector, namespace or pool, after it is removed or replaced, or when the
+// query has the wrong dimension or is zero.
+func (k *kit) holds(t *testing.T) {
+	const dim = 16
+	idx := k.newIndex(dim)
+	h, ok := idx.(driver.VectorHolder)
+	if !ok {
+		t.Skip("the index does not implement driver.VectorHolder")
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	es := randomEntries(r, 1, 40, dim, []string{"default", "user:a"}, driver.Pools)
+	k.add(t, idx, nil, es...)
+	for _, e := range es {
+		if !h.Holds(e) {
+			t.Fatalf("Holds(entry %d as added) = false", e.ID)
+		}
+	}
+	e := es[3]
+	scaled := entry(e.ID, e.Namespace, e.Pool, slices.Clone(e.Vector))
+	for i := range scaled.Vector {
+		scaled.Vector[i] *= 3
+	}
+	otherNS := "user:b"
+	otherPool := driver.PoolKnowledge
+	if e.Pool == otherPool {
+		otherPool = driver.PoolRaw
+	}
+	for _, c := range []struct {
+		name string
+		e    driver.VectorEntry
+		want bool
+	}{
+		{"the vector at another length", scaled, true},
+		{"another vector", entry(e.ID, e.Namespace, e.Pool, es[4].Vector), false},
+		{"another namespace", entry(e.ID, otherNS, e.Pool, e.Vector), false},
+		{"another pool", entry(e.ID, e.Namespace, otherPool, e.Vector), false},
+		{"an unknown id", entry(999, e.Namespace, e.Pool, e.Vector), false},
+		{"the wrong dimension", entry(e.ID, e.Namespace, e.Pool, e.Vector[:dim-1]), false},
+		{"a zero vector", entry(e.ID, e.Namespace, e.Pool, make([]float32, dim)), false},
+	} {
+		if got := h.Holds(c.e); got != c.want {
+			t.Errorf("Holds(entry %d with %s) = %v, want %v", e.ID, c.name, got, c.want)
+		}
+	}
+	if err := idx.Remove(bg, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	if h.Holds(e) {
+		t.Errorf("Holds(entry %d) after Remove = true", e.ID)
+	}
+	moved := entry(es[5].ID, es[5].Namespace, es[5].Pool, es[6].Vector)
+	k.add(t, idx, nil, moved)
+	if h.Holds(es[5]) || !h.Holds(moved) {
+		t.Errorf("after replacing entry %d: Holds(old) = %v, Holds(new) = %v; want false, true", moved.ID, h.Holds(es[5]), h.Holds(moved))
 	}
 }
