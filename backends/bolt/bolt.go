@@ -268,8 +268,12 @@ const storeFormat = 3
 const pageSize = 32768
 
 // appendFill is how full a page of the buckets whose keys only grow (ids,
-// change and audit sequence numbers) is left when it splits: new keys go to
-// the last page, so the pages before it stay as they are, full. (An edit
+// change and audit sequence numbers, and upd, whose keys grow with the
+// update time within a namespace) is left when it splits: new keys go to
+// the last page, so the pages before it stay as they are, full. Not for
+// buckets written in random key order (sess, rank): with full pages every
+// insert into the middle splits off a nearly empty page (100k turns: sess
+// took 62 MiB for 7 MiB of keys). (An edit
 // that makes a record of mem longer than the room left in its page, about
 // half a record, splits the page in two.)
 const appendFill = 1.0
@@ -282,7 +286,7 @@ const allocSize = 1 << 20
 // fillPages sets the fill of the append-only buckets for a write
 // transaction (bbolt keeps it per transaction).
 func fillPages(tx *bbolt.Tx) {
-	for _, name := range [][]byte{bktMem, bktChg, bktAudit} {
+	for _, name := range [][]byte{bktMem, bktChg, bktAudit, bktUpd} {
 		if b := tx.Bucket(name); b != nil {
 			b.FillPercent = appendFill
 		}
