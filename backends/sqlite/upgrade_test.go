@@ -79,7 +79,7 @@ func testUpgradeCompacts(t *testing.T, shared bool) {
 	if err := execAll(openIndexes...)(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
-	const n = 800 // enough rows that the pages every table and index takes at least do not decide the ratio
+	const n = 2000 // enough rows that the pages every table and index takes at least do not decide the ratio
 	vec := encodeVector(make([]float32, 256))
 	for i := range n {
 		if _, err := tx.Exec(`INSERT INTO memories (content, embedding) VALUES (?, ?)`,
