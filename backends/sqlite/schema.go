@@ -192,6 +192,9 @@ var openIndexes = []string{
 	// Session expansion reads a session's members (driver.SessionReader)
 	// instead of scanning the store; turns without a session are left out.
 	`CREATE INDEX IF NOT EXISTS memories_session ON memories (namespace, session) WHERE session != ''`,
+	// Keyword search reads the document frequency of a query's terms
+	// (prune.go). A virtual table over the FTS5 index: it stores nothing.
+	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab (memories_fts, row)`,
 }
 
 // schemaV2 stores each version once. In version 1, memory_versions held
