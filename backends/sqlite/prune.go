@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -460,6 +462,7 @@ type scorer struct {
 	phrases [][]int    // each phrase's tokens as slots
 	stems   []string   // by slot
 	byFirst [256][]int // slots by the first byte of their stem
+	first   [256]bool  // bytes that start a stem, in either case
 	pos     [][]int    // per slot, its positions in the current row
 	cache   map[string]string
 	newStem map[string]string // stems computed in this search
@@ -479,6 +482,10 @@ func (d *DB) newScorer(phrases []*prunePhrase) *scorer {
 				s.stems = append(s.stems, t)
 				if t != "" {
 					s.byFirst[t[0]] = append(s.byFirst[t[0]], k)
+					s.first[t[0]] = true
+					if 'a' <= t[0] && t[0] <= 'z' {
+						s.first[t[0]-('a'-'A')] = true
+					}
 				}
 			}
 			slots[i] = k
@@ -587,11 +594,96 @@ func (s *scorer) count(content []byte, freq []int) (n int, ok bool) {
 	return n, true
 }
 
+// isASCII reports whether b has no byte above 0x7f, eight bytes at a time.
+func isASCII(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII maps an ASCII letter to lower case and any other byte to itself.
+var lowerASCII = func() (l [256]byte) {
+	for b := range 256 {
+		l[b] = byte(b)
+		if 'A' <= b && b <= 'Z' {
+			l[b] = byte(b) + ('a' - 'A')
+		}
+	}
+	return l
+}()
+
+// tokensASCII is tokens for ASCII content. It finds the tokens' starts
+// eight bytes at a time (alnumMask) and looks at a token's bytes only when
+// its first byte starts a query token's stem.
+func (s *scorer) tokensASCII(content []byte) int {
+	n := 0
+	var prev uint64 // 0x80 when the byte before the current word is alphanumeric
+	var tail [8]byte
+	for i := 0; i < len(content); i += 8 {
+		var w uint64
+		if i+8 <= len(content) {
+			w = binary.LittleEndian.Uint64(content[i:])
+		} else {
+			tail = [8]byte{}
+			copy(tail[:], content[i:])
+			w = binary.LittleEndian.Uint64(tail[:])
+		}
+		a := alnumMask(w)
+		starts := a &^ (a<<8 | prev)
+		prev = a >> 56
+		for starts != 0 {
+			at := i + bits.TrailingZeros64(starts)>>3
+			starts &= starts - 1
+			if s.first[content[at]] {
+				end, upper := at, false
+				for ; end < len(content) && asciiClass[content[end]] != 0; end++ {
+					upper = upper || asciiClass[content[end]] == 2
+				}
+				t := content[at:end]
+				if upper {
+					buf := s.buf[:0]
+					for _, c := range t {
+						buf = append(buf, lowerASCII[c])
+					}
+					s.buf, t = buf, buf
+				}
+				s.see(t, n)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// alnumMask returns, for eight ASCII bytes, 0x80 in each byte that is a
+// letter or digit and 0 in the others. For a byte x below 0x80, x + 0x80 -
+// lo has its top bit set exactly when x >= lo, and never carries into the
+// next byte.
+func alnumMask(w uint64) uint64 {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	ge := func(w uint64, lo uint64) uint64 { return (w + ones*(0x80-lo)) & high }
+	le := func(w uint64, hi uint64) uint64 { return ^(w + ones*(0x7f-hi)) & high }
+	low := w | ones*0x20 // upper-case letters to lower case, and no others into a..z
+	return ge(w, '0')&le(w, '9') | ge(low, 'a')&le(low, 'z')
+}
+
 // tokens records the tokens of content that may have a query token's stem
 // and returns the number of tokens, as FTS5's tokenizer (porter unicode61
 // remove_diacritics 2) splits and folds them: ASCII by asciiClass, other
 // characters as FTS5 classifies them (see runeKinds).
 func (s *scorer) tokens(content []byte) (int, bool) {
+	if isASCII(content) {
+		return s.tokensASCII(content), true
+	}
 	n := 0
 	kinds := runeKindsNow()
 	for i := 0; i < len(content); {

@@ -281,3 +281,21 @@ func pruneDebug(t *testing.T, d *DB, q query.Node, id int64) {
 		t.Logf("%s stems %v vocab %d match %d", p.node, p.stems, df, cnt)
 	}
 }
+
+// TestAlnumMask checks the eight-bytes-at-a-time classification against
+// asciiClass for every ASCII byte in every position.
+func TestAlnumMask(t *testing.T) {
+	for b := range 128 {
+		for pos := range 8 {
+			w := uint64(b) << (8 * pos)
+			want := uint64(0)
+			if asciiClass[b] == 1 || asciiClass[b] == 2 {
+				want = 0x80 << (8 * pos)
+			}
+			// The other bytes are NUL (not alphanumeric).
+			if got := alnumMask(w); got != want {
+				t.Fatalf("alnumMask(%q at %d) = %#x, want %#x", rune(b), pos, got, want)
+			}
+		}
+	}
+}
