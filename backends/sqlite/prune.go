@@ -258,29 +258,43 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 	for i, p := range phrases {
 		idf[i] = p.idf
 	}
+	// One goroutine reads the candidates' content while this one scores
+	// them: reading (the store's pages) and tokenizing take about as long.
+	batches := make(chan *rowBatch, 4)
+	readErr := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		defer close(batches)
+		readErr <- readCandidates(crows, batches, stop)
+	}()
 	freq := make([]int, len(phrases))
 	ranked := make([]driver.Hit, 0, sum)
+	complete := true
 	d.prune.mu.RLock()
-	for crows.Next() {
-		var id int64
-		var content sql.RawBytes
-		if err := crows.Scan(&id, &content); err != nil {
-			d.prune.mu.RUnlock()
-			crows.Close()
-			return nil, pruneExact, err
+	for b := range batches {
+		if !complete {
+			continue // draining after stop
 		}
-		dl, ok := sc.count(content, freq)
-		if !ok {
-			d.prune.mu.RUnlock()
-			crows.Close()
-			return nil, pruneExact, nil // FTS5 answers
+		start := 0
+		for i, id := range b.ids {
+			dl, ok := sc.count(b.text[start:b.ends[i]], freq)
+			if !ok {
+				complete = false
+				close(stop)
+				break
+			}
+			start = b.ends[i]
+			ranked = append(ranked, driver.Hit{ID: id, Score: corpus.Score(freq, idf, dl)})
 		}
-		ranked = append(ranked, driver.Hit{ID: id, Score: corpus.Score(freq, idf, dl)})
 	}
 	d.prune.mu.RUnlock()
+	err = <-readErr
 	crows.Close()
-	if err := crows.Err(); err != nil {
+	if err != nil {
 		return nil, pruneExact, err
+	}
+	if !complete {
+		return nil, pruneExact, nil // FTS5 answers
 	}
 	sc.keepStems(d)
 	slices.SortFunc(ranked, func(a, b driver.Hit) int {
@@ -309,6 +323,51 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 		outcome = pruneProved
 	}
 	return ranked, outcome, nil
+}
+
+// A rowBatch is candidates read by readCandidates: ids[i]'s content is
+// text[ends[i-1]:ends[i]].
+type rowBatch struct {
+	ids  []int64
+	ends []int
+	text []byte
+}
+
+const rowBatchSize = 64
+
+// readCandidates sends the rows (id, content) of rows to out in batches,
+// until they end or stop is closed.
+func readCandidates(rows *sql.Rows, out chan<- *rowBatch, stop <-chan struct{}) error {
+	b := &rowBatch{}
+	send := func() bool {
+		select {
+		case out <- b:
+			b = &rowBatch{text: make([]byte, 0, cap(b.text))}
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	for rows.Next() {
+		var id int64
+		var content sql.RawBytes
+		if err := rows.Scan(&id, &content); err != nil {
+			return err
+		}
+		b.ids = append(b.ids, id)
+		b.text = append(b.text, content...)
+		b.ends = append(b.ends, len(b.text))
+		if len(b.ids) == rowBatchSize && !send() {
+			return nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(b.ids) > 0 {
+		send()
+	}
+	return nil
 }
 
 // passing returns, in order, the hits of ranked that pass the filter
