@@ -44,9 +44,10 @@ import (
 // limit of a phrase's bm25 term as its frequency grows). When the limit-th
 // best candidate that passes the filter scores above that bound, the result
 // is provably the one FTS5 returns (same rows, order and scores). Otherwise
-// it is the best of the candidates: an approximation, whose effect on
-// recall is measured (README, Keyword search). keyword_prune_rows -1 turns
-// the two phases off.
+// it is the best limit of the candidates: an approximation, whose effect
+// on recall is measured (README, Keyword search). When fewer than limit
+// candidates pass the filter, FTS5 answers. keyword_prune_rows -1 turns the
+// two phases off.
 //
 // Document frequencies are cached until the index changes: the cache is
 // keyed by FTS5's structure and averages records, which every write to
@@ -315,11 +316,14 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 			return nil, pruneExact, err
 		}
 	}
-	if len(ranked) > limit {
-		ranked = ranked[:limit]
+	if len(ranked) < limit {
+		// Fewer candidates pass than were asked for: rows that are not
+		// candidates would fill the rest. FTS5 answers.
+		return nil, pruneExact, nil
 	}
+	ranked = ranked[:limit]
 	outcome = pruneApprox
-	if len(ranked) == limit && ranked[limit-1].Score > bound {
+	if ranked[limit-1].Score > bound {
 		outcome = pruneProved
 	}
 	return ranked, outcome, nil
