@@ -897,6 +897,10 @@ func classifyRune(r rune) (runeKind, error) {
 		return rows.Err()
 	}()
 	if err != nil {
+		// Start over with a new in-memory database next time (its
+		// connection may have been dropped, and its tables with it).
+		runeOracle.Close()
+		runeOracle = nil
 		return runeKind{}, fmt.Errorf("classify %U: %w", r, err)
 	}
 	var k runeKind
