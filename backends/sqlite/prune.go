@@ -144,8 +144,8 @@ const (
 	pruneApprox                       // two phases, best of the candidates
 )
 
-// searchPruned answers a keyword search in two phases (see above). ok is
-// false when the query should run in FTS5 instead.
+// searchPruned answers a keyword search in two phases (see above), and
+// says how; outcome pruneExact (with no hits) means FTS5 should answer.
 func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where string, fargs []any, limit int) (hits []driver.Hit, outcome pruneOutcome, err error) {
 	tx, err := d.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -214,16 +214,20 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 	}
 	i := 0
 	for rows.Next() {
-		var v float64
+		var v sql.NullFloat64
 		if err := rows.Scan(&v); err != nil {
 			rows.Close()
 			return nil, pruneExact, err
 		}
+		if !v.Valid { // ln() of a value that is not positive: cannot happen
+			rows.Close()
+			return nil, pruneExact, nil
+		}
 		if i < len(phrases) {
-			if v <= 0 {
-				v = 1e-6 // as FTS5
+			if v.Float64 <= 0 {
+				v.Float64 = 1e-6 // as FTS5
 			}
-			phrases[i].idf = v
+			phrases[i].idf = v.Float64
 		}
 		i++
 	}

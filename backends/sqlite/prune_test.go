@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"path/filepath"
@@ -298,4 +299,88 @@ func TestAlnumMask(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPruneFollowsWrites checks that the cached document frequencies follow
+// the index: after each write (insert, content update, delete) the
+// two-phase search's scores are still FTS5's.
+func TestPruneFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memory.db"), KeywordPruneRows: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ms, _, err := backendtest.BenchWorkload(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		m.Content = fmt.Sprintf("note %d: the weather was fine and the team met", i)
+		if i%10 == 0 {
+			m.Content += " about the zebra project"
+		}
+	}
+	insert := func(batch []*driver.Memory) {
+		t.Helper()
+		err := d.Update(ctx, func(tx driver.Tx) error {
+			for _, m := range batch {
+				if err := tx.Insert(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(ms[:200])
+	q := &query.Or{Children: []query.Node{&query.Term{Text: "zebra"}, &query.Term{Text: "weather"}, &query.Term{Text: "team"}}}
+	check := func(step string, wantOutcome pruneOutcome) {
+		t.Helper()
+		before := d.pruneCounts[wantOutcome].Load()
+		got, err := d.SearchKeyword(ctx, q, driver.Filter{}, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.pruneCounts[wantOutcome].Load() == before {
+			t.Fatalf("%s: the search was not answered with outcome %d", step, wantOutcome)
+		}
+		want, err := d.searchPlain(ctx, q.String(), "", nil, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range got {
+			var s float64
+			err := d.r.QueryRowContext(ctx, `SELECT -bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? AND rowid = ?`, q.String(), h.ID).Scan(&s)
+			if err != nil || s != h.Score {
+				t.Fatalf("%s: row %d scored %.17g; FTS5: %.17g (%v)", step, h.ID, h.Score, s, err)
+			}
+		}
+		if wantOutcome == pruneProved && !slices.Equal(got, want) {
+			t.Fatalf("%s:\n got %s\nwant %s", step, fmtHits(got), fmtHits(want))
+		}
+	}
+	check("first", pruneProved)
+	insert(ms[200:])
+	check("after an insert", pruneProved)
+	err = d.Update(ctx, func(tx driver.Tx) error {
+		m, err := tx.Get(5, 0)
+		if err != nil {
+			return err
+		}
+		m.Content = "zebra zebra zebra weather"
+		m.Version++
+		return tx.Put(m)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after an update", pruneProved)
+	err = d.Update(ctx, func(tx driver.Tx) error { return tx.Delete(11) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after a delete", pruneProved)
 }
