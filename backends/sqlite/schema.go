@@ -204,6 +204,9 @@ var openIndexes = []string{
 	// (driver.RankReader, driver.CompareRank) and stops at its limit.
 	`CREATE INDEX IF NOT EXISTS memories_rank ON memories (namespace, status, type,
 		significance DESC, access_count DESC, last_accessed_at DESC, id)`,
+	// Keyword search reads the document frequency of a query's terms
+	// (prune.go). A virtual table over the FTS5 index: it stores nothing.
+	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab (memories_fts, row)`,
 }
 
 // canonicalTime is true for an updated_at in timeLayout (UTC, nine

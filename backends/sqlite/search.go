@@ -46,8 +46,22 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 	if limit <= 0 {
 		return nil, driver.Invalidf("keyword search: limit %d is not positive", limit)
 	}
-	expr := q.String()
 	where, fargs := filterSQL(f)
+	outcome := pruneNotTried
+	if d.pruneRows > 0 {
+		if phrases := prunable(q); phrases != nil {
+			hits, o, err := d.searchPruned(ctx, phrases, where, fargs, limit)
+			if err != nil {
+				return nil, dbError(ctx, fmt.Sprintf("keyword search for %s", q), err)
+			}
+			if outcome = o; outcome != pruneExact {
+				d.pruneCounts[outcome].Add(1)
+				return hits, nil
+			}
+		}
+	}
+	d.pruneCounts[outcome].Add(1)
+	expr := q.String()
 	if where != "" && d.tryUnfiltered(where) {
 		hits, ok, err := d.searchThenFilter(ctx, expr, where, fargs, limit)
 		if err != nil {

@@ -48,6 +48,12 @@ type Config struct {
 	// ReadConns is the number of connections serving read transactions and
 	// keyword searches at once (default GOMAXPROCS, at least 4).
 	ReadConns int `koanf:"read_conns"`
+	// KeywordPruneRows bounds the rows a natural-language keyword search
+	// (an OR of terms) scores: when its terms match more rows than this, the
+	// rarest terms, within this many rows, give the candidates and bm25 is
+	// computed for those only (see prune.go). Default
+	// DefaultKeywordPruneRows; -1 scores every match, as FTS5 does.
+	KeywordPruneRows int `koanf:"keyword_prune_rows"`
 }
 
 // DB is an open sqlite store. It implements driver.Backend and is safe for
@@ -71,6 +77,12 @@ type DB struct {
 	// unfilteredSkip counts, by filter clause, the searches left before
 	// ranking unfiltered first is tried again (see search.go).
 	unfilteredSkip map[string]int
+
+	pruneRows int        // Config.KeywordPruneRows; <= 0: off
+	prune     pruneCache // see prune.go
+	// pruneCounts counts keyword searches by how they were answered
+	// (pruneOutcome), for tests.
+	pruneCounts [4]atomic.Int64
 
 	// scrub is set while erasure may be pending: a delete committed (here,
 	// or in another process before Open) and the checkpoint that clears its
@@ -104,6 +116,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.BusyTimeout < 0 || cfg.ReadConns < 0 {
 		return nil, driver.Invalidf("sqlite: busy_timeout and read_conns must not be negative")
 	}
+	if cfg.KeywordPruneRows < -1 {
+		return nil, driver.Invalidf("sqlite: keyword_prune_rows is %d; use a positive number of rows, 0 for the default (%d) or -1 to score every match", cfg.KeywordPruneRows, DefaultKeywordPruneRows)
+	}
+	if cfg.KeywordPruneRows == 0 {
+		cfg.KeywordPruneRows = DefaultKeywordPruneRows
+	}
 	if cfg.BusyTimeout == 0 {
 		cfg.BusyTimeout = DefaultBusyTimeout
 	}
@@ -121,7 +139,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	d := &DB{path: path, busyTimeout: cfg.BusyTimeout, guard: guard.Guard{Backend: Name, Store: path}}
+	d := &DB{path: path, busyTimeout: cfg.BusyTimeout, pruneRows: cfg.KeywordPruneRows, guard: guard.Guard{Backend: Name, Store: path}}
 	if err := d.open(ctx, cfg); err != nil {
 		d.closeAll()
 		return nil, err

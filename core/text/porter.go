@@ -19,6 +19,20 @@ const (
 	stemMaxLen = 64
 )
 
+// MayStemTo reports whether the lower-case token tok can have the stem
+// stem, so that a caller looking for the tokens with given stems needs to
+// stem only those. The stemmer rewrites only a token's end: it removes a
+// suffix and may put back a shorter one (or an "e", or "i" for "y"), so a
+// stem is never longer than its token and differs from it in its last two
+// bytes at most ("sensibility" → "sensibiliti" → "sensible").
+func MayStemTo(tok []byte, stem string) bool {
+	if len(tok) < len(stem) {
+		return false
+	}
+	keep := max(1, len(stem)-2)
+	return string(tok[:keep]) == stem[:keep]
+}
+
 // Stem returns the porter stem of a lower-case token.
 func Stem(tok string) string {
 	if len(tok) < stemMinLen || len(tok) > stemMaxLen {

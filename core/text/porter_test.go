@@ -126,3 +126,35 @@ func TestStemMatchesFTS5(t *testing.T) {
 		t.Errorf("%d of %d stems differ from FTS5", bad, checked)
 	}
 }
+
+// TestMayStemTo checks, on the stemmer's test vocabulary, that every token
+// may stem to its stem, and that it is selective.
+func TestMayStemTo(t *testing.T) {
+	words := vocabulary(30000)
+	others := 0
+	for i, w := range words {
+		w = strings.ToLower(w)
+		st := Stem(w)
+		if !MayStemTo([]byte(w), st) {
+			t.Errorf("MayStemTo(%q, %q) = false; Stem(%q) = %q", w, st, w, st)
+		}
+		if o := Stem(strings.ToLower(words[(i+1)%len(words)])); o != st && MayStemTo([]byte(w), o) {
+			others++
+		}
+	}
+	if others > len(words)/10 {
+		t.Errorf("MayStemTo admitted %d of %d other words' stems; it should rule most out", others, len(words))
+	}
+	for _, c := range []struct {
+		tok, stem string
+		want      bool
+	}{
+		{"sensibility", "sensibl", true}, {"possibly", "possibl", true}, {"ies", "i", true},
+		{"say", "sai", true}, {"alice", "alic", true}, {"bob", "alic", false}, {"al", "alic", false},
+		{"apple", "alic", false}, {"alpine", "alic", true},
+	} {
+		if got := MayStemTo([]byte(c.tok), c.stem); got != c.want {
+			t.Errorf("MayStemTo(%q, %q) = %v, want %v", c.tok, c.stem, got, c.want)
+		}
+	}
+}

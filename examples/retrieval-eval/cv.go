@@ -187,7 +187,7 @@ func evaluate(ctx context.Context, set string, folds int, corpora []corpus, emb 
 		for si, s := range settings {
 			cfg := s.cfg
 			cfg.DisableAccessTracking = true
-			b, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+			b, err := sqlite.Open(ctx, sqlite.Config{Path: path, KeywordPruneRows: pruneRows})
 			if err != nil {
 				return nil, nil, err
 			}

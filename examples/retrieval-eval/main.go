@@ -14,6 +14,7 @@
 //	go run ./examples/retrieval-eval -set longmemeval -embedder hash
 //	go run ./examples/retrieval-eval -cfg '{"session_factor":0.3}' -cfg '{"session_window":2}'
 //	go run ./examples/retrieval-eval -cv -set locomo,longmemeval,scifact -embedder wordvec,hash
+//	go run ./examples/retrieval-eval -only keyword -keyword-prune-rows -1
 //
 // -cv cross-validates a grid of search settings (the -cfg ones, or the
 // built-in grid in cv.go): each is tuned on some folds and reported on the
@@ -89,6 +90,7 @@ func main() {
 	noRef := flag.Bool("no-ref-time", false, "search without the questions' reference time (the time words are then read against now)")
 	var cfgs cfgList
 	flag.Var(&cfgs, "cfg", "a search config as JSON (keys as in the config file); repeatable; each adds a row")
+	flag.IntVar(&pruneRows, "keyword-prune-rows", 0, "the sqlite store's keyword_prune_rows (0: its default; -1: score every match)")
 	cv := flag.Bool("cv", false, "cross-validate: tune a grid of settings (the -cfg ones, or a built-in grid) on some folds, report on the held-out one; -set and -embedder take comma-separated lists (locomo,longmemeval,scifact)")
 	flag.Parse()
 	if *cv {
@@ -113,6 +115,10 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// pruneRows is the -keyword-prune-rows flag: the stores searched are
+// opened with it as keyword_prune_rows.
+var pruneRows int
 
 // noClose hides an embedder's Close so that one loaded embedder serves many engines.
 type noClose struct{ core.Embedder }
@@ -210,7 +216,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 		}
 		for vi, v := range variants {
 			v.cfg.DisableAccessTracking = true
-			b, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+			b, err := sqlite.Open(ctx, sqlite.Config{Path: path, KeywordPruneRows: pruneRows})
 			if err != nil {
 				return err
 			}

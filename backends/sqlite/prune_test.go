@@ -1,0 +1,386 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/bench/dataset"
+	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
+)
+
+// pruneTexts are contents that exercise the scorer's tokenizer: upper
+// case, digits, Latin letters with diacritics (precomposed and combining),
+// other scripts, emoji with a variation selector, punctuation.
+var pruneTexts = []string{
+	"Alice's CAFÉ in São Paulo serves café au lait; Alice likes it.",
+	"Cafe\u0301 and cafe are one token; naïve NAÏVE naive.",
+	"I ❤️ jazz — really, I love JAZZ!!! jazz-age music…",
+	"東京 trip: Alice visited 東京 and Kyoto in 2024 (twice).",
+	"Straße strasse ½ ² ǅ dz Ωmega ohm",
+	"open-source tools: open source, opensource, OPEN SOURCE.",
+	"The running runner runs; he ran and will run again.",
+}
+
+// TestPrunedSearch checks the two-phase keyword search against FTS5 on a
+// real store of dev turns (or the bench workload without the shared data):
+// for natural-language questions and random ORs of words and phrases,
+// unfiltered and filtered, with a small row budget so that most searches
+// take two phases: every score it returns is bit-identical to FTS5's bm25
+// for that row; when the bound proves the result, it is exactly FTS5's
+// (ids, order, scores); with keyword_prune_rows -1 every result is
+// FTS5's. It logs how close the unproved results are.
+func TestPrunedSearch(t *testing.T) {
+	ctx := context.Background()
+	ms, _, err := backendtest.BenchWorkload(4000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var questions []string
+	turns, qs, err := dataset.DevTurns("../../../shared/data")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		t.Logf("the shared dev data is absent (%v): synthetic text only", err)
+	case err != nil:
+		t.Fatal(err)
+	default:
+		// Real text: dev turns in the workload's memories (namespaces,
+		// types), spread over the data sets.
+		for i, m := range ms {
+			m.Content = turns[i*len(turns)/len(ms)].Content
+		}
+		questions = qs
+	}
+	for i, s := range pruneTexts {
+		ms[i*7].Content = s
+	}
+	path := filepath.Join(t.TempDir(), "memory.db")
+	d, err := Open(ctx, Config{Path: path, KeywordPruneRows: 150})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for batch := range slices.Chunk(ms, 1000) {
+		err := d.Update(ctx, func(tx driver.Tx) error {
+			for _, m := range batch {
+				if err := tx.Insert(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Forget some, and change some: the index's figures must follow.
+	err = d.Update(ctx, func(tx driver.Tx) error {
+		for id := int64(3); id <= int64(len(ms)); id += 41 {
+			if err := tx.Delete(id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := Open(ctx, Config{Path: path, KeywordPruneRows: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exact.Close()
+
+	// Queries: the dev questions as the engine rewrites them, and random
+	// ORs of common and rare words and two-word phrases.
+	var queries []query.Node
+	for _, s := range questions {
+		if q := query.Natural(s); q != nil {
+			queries = append(queries, q)
+		}
+	}
+	counts := map[string]int{}
+	var docs [][]string
+	for _, m := range ms {
+		toks := text.Tokenize(m.Content)
+		docs = append(docs, toks)
+		for _, w := range toks {
+			counts[w]++
+		}
+	}
+	vocab := make([]string, 0, len(counts))
+	for w := range counts {
+		vocab = append(vocab, w)
+	}
+	slices.SortFunc(vocab, func(a, b string) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return strings.Compare(a, b)
+	})
+	r := rand.New(rand.NewPCG(17, 1))
+	for range 400 {
+		var kids []query.Node
+		for range 2 + r.IntN(9) {
+			switch r.IntN(6) {
+			case 0: // a phrase from a document
+				toks := docs[r.IntN(len(docs))]
+				if len(toks) >= 2 {
+					i := r.IntN(len(toks) - 1)
+					kids = append(kids, &query.Phrase{Terms: toks[i : i+2]})
+				}
+			case 1, 2: // a common word
+				kids = append(kids, &query.Term{Text: vocab[r.IntN(min(60, len(vocab)))]})
+			default:
+				kids = append(kids, &query.Term{Text: vocab[r.IntN(len(vocab))]})
+			}
+		}
+		if len(kids) >= 2 {
+			queries = append(queries, &query.Or{Children: kids})
+		}
+	}
+	for i, s := range pruneTexts {
+		if q := query.Natural(s); q != nil && i%2 == 0 {
+			queries = append(queries, q)
+		}
+	}
+
+	filters := []driver.Filter{
+		{},
+		{Namespaces: []string{ms[0].Namespace}, Statuses: []driver.Status{driver.StatusActive}},
+		{Types: []driver.Type{driver.TypeLesson}},
+	}
+	scoreOf, err := d.r.PrepareContext(ctx, `SELECT -bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? AND rowid = ?`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scoreOf.Close()
+	var outcomes [4]int
+	var overlap, overlapN float64
+	for i, q := range queries {
+		f := filters[i%len(filters)]
+		limit := []int{10, 30, 5}[i/len(filters)%3]
+		want, err := exact.SearchKeyword(ctx, q, f, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if where, fargs := filterSQL(f); where == "" {
+			plain, err := d.searchPlain(ctx, q.String(), "", nil, limit)
+			if err != nil || !slices.Equal(plain, want) {
+				t.Fatalf("keyword_prune_rows -1: %s = %s, %v; FTS5: %s", q, fmtHits(want), err, fmtHits(plain))
+			}
+		} else {
+			plain, err := d.searchPlain(ctx, q.String(), where, fargs, limit)
+			if err != nil || !slices.Equal(plain, want) {
+				t.Fatalf("keyword_prune_rows -1: %s (%+v) = %s, %v; FTS5: %s", q, f, fmtHits(want), err, fmtHits(plain))
+			}
+		}
+		var before [4]int64
+		for k := range before {
+			before[k] = d.pruneCounts[k].Load()
+		}
+		got, err := d.SearchKeyword(ctx, q, f, limit)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		outcome := -1
+		for k := range before {
+			if d.pruneCounts[k].Load() != before[k] {
+				outcome = k
+			}
+		}
+		if outcome < 0 {
+			t.Fatalf("%s: no outcome counted", q)
+		}
+		outcomes[outcome]++
+		for _, h := range got {
+			var s float64
+			if err := scoreOf.QueryRowContext(ctx, q.String(), h.ID).Scan(&s); err != nil {
+				t.Fatalf("%s: FTS5 score of %d: %v", q, h.ID, err)
+			}
+			if s != h.Score {
+				pruneDebug(t, d, q, h.ID)
+				t.Fatalf("%s: row %d scored %.17g; FTS5's bm25: %.17g", q, h.ID, h.Score, s)
+			}
+		}
+		switch pruneOutcome(outcome) {
+		case pruneApprox:
+			n := 0
+			for _, h := range got {
+				if slices.ContainsFunc(want, func(w driver.Hit) bool { return w.ID == h.ID }) {
+					n++
+				}
+			}
+			if len(want) > 0 {
+				overlap += float64(n) / float64(len(want))
+				overlapN++
+			}
+		default:
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s (outcome %d, limit %d, filter %+v):\n got %s\nwant %s", q, outcome, limit, f, fmtHits(got), fmtHits(want))
+			}
+		}
+	}
+	t.Logf("%d queries: not prunable %d, FTS5 %d, proved %d, approximate %d (mean overlap with FTS5's %.3f)",
+		len(queries), outcomes[pruneNotTried], outcomes[pruneExact], outcomes[pruneProved], outcomes[pruneApprox], overlap/max(overlapN, 1))
+	if outcomes[pruneProved] == 0 || outcomes[pruneExact] == 0 {
+		t.Errorf("outcomes %v: want searches both proved and answered by FTS5", outcomes)
+	}
+}
+
+func TestPruneRowsConfig(t *testing.T) {
+	_, err := Open(context.Background(), Config{Path: filepath.Join(t.TempDir(), "m.db"), KeywordPruneRows: -2})
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "keyword_prune_rows") {
+		t.Fatalf("keyword_prune_rows -2: %v; want ErrInvalid naming the key", err)
+	}
+}
+
+func TestSQLiteVarint(t *testing.T) {
+	for _, c := range []struct {
+		b    []byte
+		v    uint64
+		size int
+	}{
+		{[]byte{0x05}, 5, 1}, {[]byte{0x81, 0x00}, 128, 2}, {[]byte{0xff, 0x7f}, 0x3fff, 2},
+		{[]byte{0x86, 0xc3, 0x17, 0x99}, 106_903, 3}, {[]byte{0x81}, 0, 0},
+		{[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1<<64 - 1, 9},
+	} {
+		if v, n := sqliteVarint(c.b); v != c.v || n != c.size {
+			t.Errorf("sqliteVarint(% x) = %d, %d; want %d, %d", c.b, v, n, c.v, c.size)
+		}
+	}
+}
+
+func pruneDebug(t *testing.T, d *DB, q query.Node, id int64) {
+	ctx := context.Background()
+	var avg []byte
+	d.r.QueryRowContext(ctx, qFTSRecord, ftsAveragesID).Scan(&avg)
+	c, _ := decodeAverages(avg)
+	var n, sz int64
+	d.r.QueryRowContext(ctx, `SELECT count(*) FROM memories_fts_docsize`).Scan(&n)
+	t.Logf("averages %+v docsize rows %d", c, n)
+	var blob []byte
+	d.r.QueryRowContext(ctx, `SELECT sz FROM memories_fts_docsize WHERE id = ?`, id).Scan(&blob)
+	v, _ := sqliteVarint(blob)
+	sz = int64(v)
+	var content string
+	d.r.QueryRowContext(ctx, `SELECT content FROM memories WHERE id = ?`, id).Scan(&content)
+	t.Logf("docsize %d (% x) tokenize %d", sz, blob, len(text.Tokenize(content)))
+	for _, p := range prunable(q) {
+		var df, cnt int64
+		d.r.QueryRowContext(ctx, qVocabDF, p.stems[0]).Scan(&df)
+		d.r.QueryRowContext(ctx, qPhraseDF, p.node.String()).Scan(&cnt)
+		t.Logf("%s stems %v vocab %d match %d", p.node, p.stems, df, cnt)
+	}
+}
+
+// TestAlnumMask checks the eight-bytes-at-a-time classification against
+// asciiClass for every ASCII byte in every position.
+func TestAlnumMask(t *testing.T) {
+	for b := range 128 {
+		for pos := range 8 {
+			w := uint64(b) << (8 * pos)
+			want := uint64(0)
+			if asciiClass[b] == 1 || asciiClass[b] == 2 {
+				want = 0x80 << (8 * pos)
+			}
+			// The other bytes are NUL (not alphanumeric).
+			if got := alnumMask(w); got != want {
+				t.Fatalf("alnumMask(%q at %d) = %#x, want %#x", rune(b), pos, got, want)
+			}
+		}
+	}
+}
+
+// TestPruneFollowsWrites checks that the cached document frequencies follow
+// the index: after each write (insert, content update, delete) the
+// two-phase search's scores are still FTS5's.
+func TestPruneFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memory.db"), KeywordPruneRows: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ms, _, err := backendtest.BenchWorkload(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		m.Content = fmt.Sprintf("note %d: the weather was fine and the team met", i)
+		if i%10 == 0 {
+			m.Content += " about the zebra project"
+		}
+	}
+	insert := func(batch []*driver.Memory) {
+		t.Helper()
+		err := d.Update(ctx, func(tx driver.Tx) error {
+			for _, m := range batch {
+				if err := tx.Insert(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(ms[:200])
+	q := &query.Or{Children: []query.Node{&query.Term{Text: "zebra"}, &query.Term{Text: "weather"}, &query.Term{Text: "team"}}}
+	check := func(step string, wantOutcome pruneOutcome) {
+		t.Helper()
+		before := d.pruneCounts[wantOutcome].Load()
+		got, err := d.SearchKeyword(ctx, q, driver.Filter{}, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.pruneCounts[wantOutcome].Load() == before {
+			t.Fatalf("%s: the search was not answered with outcome %d", step, wantOutcome)
+		}
+		want, err := d.searchPlain(ctx, q.String(), "", nil, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range got {
+			var s float64
+			err := d.r.QueryRowContext(ctx, `SELECT -bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? AND rowid = ?`, q.String(), h.ID).Scan(&s)
+			if err != nil || s != h.Score {
+				t.Fatalf("%s: row %d scored %.17g; FTS5: %.17g (%v)", step, h.ID, h.Score, s, err)
+			}
+		}
+		if wantOutcome == pruneProved && !slices.Equal(got, want) {
+			t.Fatalf("%s:\n got %s\nwant %s", step, fmtHits(got), fmtHits(want))
+		}
+	}
+	check("first", pruneProved)
+	insert(ms[200:])
+	check("after an insert", pruneProved)
+	err = d.Update(ctx, func(tx driver.Tx) error {
+		m, err := tx.Get(5, 0)
+		if err != nil {
+			return err
+		}
+		m.Content = "zebra zebra zebra weather"
+		m.Version++
+		return tx.Put(m)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after an update", pruneProved)
+	err = d.Update(ctx, func(tx driver.Tx) error { return tx.Delete(11) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after a delete", pruneProved)
+}
