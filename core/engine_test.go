@@ -625,6 +625,45 @@ func TestAutoVectorIndex(t *testing.T) {
 	}
 }
 
+// A graph that does not reach the recall "auto" asks of it on the store's
+// own vectors is dropped: the exact index stays, and the next build waits
+// until the store has doubled.
+func TestAutoVectorIndexKeepsExactBelowRecall(t *testing.T) {
+	ctx := context.Background()
+	e := openAt(t, filepath.Join(t.TempDir(), "memory.db"), core.Options{VectorIndex: "auto", HNSWThreshold: 20})
+	defer e.Close()
+	core.SetHNSWMinRecall(e, 1.01) // no graph reaches it
+	var ins []core.Input
+	for i := range 60 {
+		ins = append(ins, core.Input{Content: fmt.Sprintf("entry %d of the release checklist", i)})
+	}
+	if _, err := e.RememberBatch(ctx, ins[:30]); err != nil {
+		t.Fatal(err)
+	}
+	if next := core.WaitAutoBuild(e); next != 60 {
+		t.Fatalf("after a graph below the recall bar the next build is at %d vectors, want 60", next)
+	}
+	if k := indexKind(t, e); k != "exact" {
+		t.Fatalf("index %q after a graph below the recall bar, want exact", k)
+	}
+	res, err := e.Search(ctx, core.SearchRequest{Query: "entry 7 of the release checklist", Mode: core.ModeVector})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Memory.Content != "entry 7 of the release checklist" {
+		t.Fatalf("vector search on the exact index: %v, %v", res, err)
+	}
+	// A graph that reaches it replaces the exact index at the doubled size.
+	core.SetHNSWMinRecall(e, core.DefaultHNSWMinRecall)
+	if _, err := e.RememberBatch(ctx, ins[30:59]); err != nil {
+		t.Fatal(err)
+	}
+	if k := indexKind(t, e); k != "exact" {
+		t.Fatalf("59 vectors, next build at 60: index %q, want exact", k)
+	}
+	if _, err := e.RememberBatch(ctx, ins[59:]); err != nil {
+		t.Fatal(err)
+	}
+	waitIndex(t, e, "hnsw")
+}
+
 // A store opened past the threshold with no graph saved opens on the exact
 // index at once and switches when the background build is done.
 func TestAutoVectorIndexAtOpen(t *testing.T) {

@@ -240,6 +240,7 @@ func (s *shared) openIndex(ctx context.Context, name string, threshold int) erro
 			return err
 		}
 		s.auto.threshold = threshold
+		s.auto.minRecall = DefaultHNSWMinRecall
 		s.maybeSwitch()
 		return nil
 	}
