@@ -99,6 +99,7 @@ var (
 	_ driver.Tx            = (*writeTx)(nil)
 	_ driver.AuditReader   = (*readTx)(nil)
 	_ driver.SessionReader = (*readTx)(nil)
+	_ driver.MultiGetter   = (*readTx)(nil)
 	_ driver.AuditReader   = (*writeTx)(nil)
 	_ driver.Importer      = (*writeTx)(nil)
 )

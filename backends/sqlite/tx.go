@@ -100,7 +100,11 @@ var (
 	qSession = `SELECT id, valid_from, created_at FROM memories
 		WHERE namespace = ? AND session = ? AND session != ''`
 
-	readQueries = []string{qGet, qGetVersion, qHistory, qVersion, qEdges, qMeta, qChanges, qAudit, qSession, qUpdated, qUpdatedOther}
+	// qGetMany reads the current version of a JSON array of ids.
+	qGetMany = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories
+		WHERE id IN (SELECT value FROM json_each(?))`
+
+	readQueries = []string{qGet, qGetVersion, qHistory, qVersion, qEdges, qMeta, qChanges, qAudit, qSession, qUpdated, qUpdatedOther, qGetMany}
 )
 
 // Statements used only by write transactions, prepared at Open on the
@@ -242,6 +246,42 @@ func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
 		return nil, t.fail(fmt.Sprintf("get memory %d", id), err)
 	}
 	return m, nil
+}
+
+// GetMany returns the current version of every memory of ids that exists
+// (driver.MultiGetter), in one statement: a search loads its candidates
+// with it instead of one Get each.
+func (t *readTx) GetMany(ids []int64) (map[int64]*driver.Memory, error) {
+	out := make(map[int64]*driver.Memory, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list := make([]byte, 0, 8*len(ids))
+	list = append(list, '[')
+	for i, id := range ids {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = strconv.AppendInt(list, id, 10)
+	}
+	list = append(list, ']')
+	op := fmt.Sprintf("get %d memories", len(ids))
+	rows, err := t.query(qGetMany, string(list))
+	if err != nil {
+		return nil, t.fail(op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, t.fail(op, err)
+		}
+		out[m.ID] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.fail(op, err)
+	}
+	return out, nil
 }
 
 // History returns every version of id, oldest first.
