@@ -263,15 +263,12 @@ func (x *sessionIndex) update(ctx context.Context, tx ReadTx) error {
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			m, err := tx.Get(id, 0)
-			if errors.Is(err, ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
+		err = eachMemory(tx, ids, func(m *Memory) error {
 			x.put(m)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	x.built, x.seq = true, seq

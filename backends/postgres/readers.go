@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -102,27 +101,22 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 		if slices.Contains(namespaces[:i], ns) {
 			continue
 		}
-		// (after, MaxInt64) is past every memory written at after itself.
-		from, fromID := after, int64(math.MaxInt64)
-		for {
-			page, err := collect(t, qUpdated, []any{ns, from, fromID, pageSize}, scanMemoryRows)
+		err := ranked.UpdatedPages(pageSize, after, func(from string, fromID int64) ([]*driver.Memory, error) {
+			return collect(t, qUpdated, []any{ns, from, fromID, pageSize}, scanMemoryRows)
+		}, func(u time.Time) (string, error) {
+			s, err := encodeTime("updated_at", u)
+			if err == nil && s == nil {
+				err = fmt.Errorf("no time")
+			}
 			if err != nil {
-				return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
+				return "", err
 			}
-			for _, m := range page {
-				if err := fn(m); err != nil {
-					return err
-				}
-			}
-			if len(page) < pageSize {
-				break
-			}
-			last := page[len(page)-1]
-			s, err := encodeTime("updated_at", last.UpdatedAt)
-			if err != nil || s == nil {
-				return fmt.Errorf("memories changed after %s: memory %d: updated_at %v: %w", at.Format(time.RFC3339Nano), last.ID, last.UpdatedAt, err)
-			}
-			from, fromID = *s, last.ID
+			return *s, nil
+		}, func(err error) error {
+			return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
+		}, fn)
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -871,26 +871,13 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 		if slices.Contains(namespaces[:i], ns) {
 			continue
 		}
-		// (after, MaxInt64) is past every memory written at after itself.
-		from, fromID := after, int64(math.MaxInt64)
-		for {
-			page, err := t.scanPage(qUpdated, []any{ns, from, fromID, pageSize})
-			if err != nil {
-				return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
-			}
-			for _, m := range page {
-				if err := fn(m); err != nil {
-					return err
-				}
-			}
-			if len(page) < pageSize {
-				break
-			}
-			last := page[len(page)-1]
-			if from, err = encodeTime("updated_at", last.UpdatedAt); err != nil {
-				return err
-			}
-			fromID = last.ID
+		err := ranked.UpdatedPages(pageSize, after, func(from string, fromID int64) ([]*driver.Memory, error) {
+			return t.scanPage(qUpdated, []any{ns, from, fromID, pageSize})
+		}, func(u time.Time) (string, error) { return encodeTime("updated_at", u) }, func(err error) error {
+			return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
+		}, fn)
+		if err != nil {
+			return err
 		}
 		// Times in other formats do not sort with timeLayout's: each is
 		// compared as a time.

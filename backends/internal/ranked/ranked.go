@@ -6,7 +6,9 @@ package ranked
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	"github.com/memos-go/memos/core/driver"
 )
@@ -74,5 +76,36 @@ func Pages(page func(offset, limit int) ([]*driver.Memory, error), fn func(*driv
 		}
 		offset += n
 		n = min(2*n, Max)
+	}
+}
+
+// UpdatedPages calls fn with every memory a keyset-paged query returns, in
+// (updated_at, id) order: page(from, fromID) reads at most size memories
+// whose key comes after (from, fromID), and key encodes a memory's
+// updated_at as the query compares it. The first page starts after
+// (from, MaxInt64), past every memory updated at from itself; the walk
+// ends with a page shorter than size. The errors of page and key are
+// returned through fail, fn's as they are.
+func UpdatedPages(size int, from string, page func(from string, fromID int64) ([]*driver.Memory, error),
+	key func(time.Time) (string, error), fail func(error) error, fn func(*driver.Memory) error) error {
+	fromID := int64(math.MaxInt64)
+	for {
+		p, err := page(from, fromID)
+		if err != nil {
+			return fail(err)
+		}
+		for _, m := range p {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		if len(p) < size {
+			return nil
+		}
+		last := p[len(p)-1]
+		if from, err = key(last.UpdatedAt); err != nil {
+			return fail(fmt.Errorf("memory %d: updated_at %v: %w", last.ID, last.UpdatedAt, err))
+		}
+		fromID = last.ID
 	}
 }
