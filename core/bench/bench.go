@@ -420,8 +420,8 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 	}
 	run.Open.Median = median(opens)
 	if run.Docs > 0 {
-		run.DiskPer100k = float64(run.DiskAllocated) / float64(run.Docs) * 1e5
-		run.OpenRSSPer100k = float64(run.OpenRSS) / float64(run.Docs) * 1e5
+		run.DiskPer100k = float64(run.DiskAllocated) * 1e5 / float64(run.Docs)
+		run.OpenRSSPer100k = float64(run.OpenRSS) * 1e5 / float64(run.Docs)
 	}
 	for _, mode := range Modes {
 		run.Latency[mode] = summarize(samples[mode])
