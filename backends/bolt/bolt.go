@@ -21,6 +21,7 @@ import (
 
 	"github.com/memos-go/memos/backends/internal/guard"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/text"
 )
 
 // Name is the name the backend registers under.
@@ -56,6 +57,10 @@ type Config struct {
 	// while another process holds it, before failing with
 	// driver.ErrUnavailable (default 30s).
 	Timeout time.Duration `koanf:"timeout"`
+	// KeywordPruneRows bounds the documents a natural-language keyword
+	// search scores, as sqlite's option of that name does (see
+	// search.go): 0 is text.DefaultPruneRows; -1 scores every match.
+	KeywordPruneRows int `koanf:"keyword_prune_rows"`
 }
 
 // DB is an open bolt store. It implements driver.Backend and is safe for
@@ -94,6 +99,11 @@ type DB struct {
 	// older indexMapping (for tests).
 	remapped bool
 
+	// pruneRows is Config.KeywordPruneRows (-1: off); pruneCounts counts
+	// keyword searches by how they were answered (pruneOutcome, search.go).
+	pruneRows   int
+	pruneCounts [4]atomic.Int64
+
 	guard guard.Guard // Close waits for View, Update and searches in progress
 }
 
@@ -122,6 +132,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	pruneRows, err := text.PruneRows(cfg.KeywordPruneRows)
+	if err != nil {
+		return nil, driver.Invalidf("bolt: %v", err)
 	}
 	dir, err := filepath.Abs(cfg.Path)
 	if err != nil {
@@ -154,7 +168,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("bolt: open %s: %w", file, err)
 	}
 	bdb.AllocSize = allocSize
-	d := &DB{dir: dir, bdb: bdb, writeSem: make(chan struct{}, 1), guard: guard.Guard{Backend: Name, Store: dir}}
+	d := &DB{dir: dir, bdb: bdb, writeSem: make(chan struct{}, 1), pruneRows: pruneRows, guard: guard.Guard{Backend: Name, Store: dir}}
 	d.readers.init()
 	storeID, err := d.initStore()
 	if err == nil {

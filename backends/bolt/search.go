@@ -11,6 +11,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
 	bq "github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/searcher"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/memos-go/memos/core/driver"
@@ -32,6 +33,9 @@ import (
 // core/text: adjacency for phrases, FTS5's NEAR algorithm, NOT) to keep or
 // drop the candidate, and scores the kept ones with FTS5's bm25 formula, so
 // that both backends rank alike. User text never reaches bleve's query-string parser.
+//
+// An OR of plain terms and phrases that matches many documents scores only
+// the candidates of its rarest ones (keyword_prune_rows, see prune.go).
 
 // candidates returns a bleve query whose matches are a superset of e's.
 func candidates(q *text.Query, e text.Expr) bq.Query {
@@ -195,7 +199,7 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 	if corpus.Docs == 0 {
 		return hits, nil
 	}
-	idfs, err := d.idfs(ctx, cq, corpus)
+	idfs, dfs, err := d.idfs(ctx, cq, corpus)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +208,7 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 		return nil, err
 	}
 
-	eval := func(_ context.Context, dm *search.DocumentMatch) (bool, error) {
+	var eval searcher.CustomFilterFunc = func(_ context.Context, dm *search.DocumentMatch) (bool, error) {
 		dl, err := docLen(dm.Fields[fieldLen])
 		if err != nil {
 			return false, fmt.Errorf("document %s: %w", dm.ID, err)
@@ -226,8 +230,33 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 	if cq.HasNot() {
 		cands = append(cands, tokenQuery(cq))
 	}
-	cand := bq.NewConjunctionQuery(append(cands, fqs...))
+	cands = append(cands, fqs...)
 	size := int(min(uint64(limit), corpus.Docs))
+	outcome := pruneNotTried
+	if d.pruneRows > 0 && stranded == nil {
+		if plan, ok := prunable(cq, dfs, d.pruneRows); !ok {
+			if plan.Rare != nil {
+				outcome = pruneExact
+			}
+		} else {
+			hits, o, err := d.searchPruned(ctx, cq, plan, cands, fqs, eval, size, idfs)
+			if err != nil {
+				return nil, err
+			}
+			if outcome = o; outcome != pruneExact {
+				d.pruneCounts[outcome].Add(1)
+				return hits, nil
+			}
+		}
+	}
+	d.pruneCounts[outcome].Add(1)
+	return d.scored(ctx, bq.NewConjunctionQuery(cands), eval, size)
+}
+
+// scored runs the candidate query cand, keeping and scoring its matches
+// with eval, and returns the best size of them, best first (ties by
+// ascending id).
+func (d *DB) scored(ctx context.Context, cand bq.Query, eval searcher.CustomFilterFunc, size int) ([]driver.Hit, error) {
 	req := bleve.NewSearchRequestOptions(bq.NewCustomFilterQueryWithFilter(cand, eval, []string{fieldLen}, nil), size, 0, false)
 	req.IncludeLocations = true
 	req.SortBy([]string{"-_score", "_id"})
@@ -235,6 +264,7 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 	if err != nil {
 		return nil, fmt.Errorf("bolt: search: %w", err)
 	}
+	hits := make([]driver.Hit, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		id, err := parseDocID(h.ID)
 		if err != nil {
@@ -270,10 +300,11 @@ func docLen(v any) (int, error) {
 
 // idfs returns the inverse document frequency of every phrase of cq, from the
 // number of documents that contain it (whatever else the query says), as
-// FTS5's bm25 computes it. The caller holds d.vis.
-func (d *DB) idfs(ctx context.Context, cq *text.Query, corpus text.Corpus) ([]float64, error) {
+// FTS5's bm25 computes it, and that number. The caller holds d.vis.
+func (d *DB) idfs(ctx context.Context, cq *text.Query, corpus text.Corpus) ([]float64, []int64, error) {
 	out := make([]float64, len(cq.Phrases()))
-	seen := map[string]float64{}
+	dfs := make([]int64, len(cq.Phrases()))
+	seen := map[string]int{}
 	var r index.IndexReader
 	defer func() {
 		if r != nil {
@@ -282,8 +313,8 @@ func (d *DB) idfs(ctx context.Context, cq *text.Query, corpus text.Corpus) ([]fl
 	}()
 	for i, p := range cq.Phrases() {
 		k := p.Key()
-		if v, ok := seen[k]; ok {
-			out[i] = v
+		if j, ok := seen[k]; ok {
+			out[i], dfs[i] = out[j], dfs[j]
 			continue
 		}
 		var n uint64
@@ -292,7 +323,7 @@ func (d *DB) idfs(ctx context.Context, cq *text.Query, corpus text.Corpus) ([]fl
 			// A term's document count is its postings list's length.
 			if r == nil {
 				if r, err = d.indexReader(); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			n, err = termCount(ctx, r, p.Tokens[0])
@@ -300,12 +331,12 @@ func (d *DB) idfs(ctx context.Context, cq *text.Query, corpus text.Corpus) ([]fl
 			n, err = d.countPhrase(ctx, p)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out[i] = corpus.IDF(n)
-		seen[k] = out[i]
+		out[i], dfs[i] = corpus.IDF(n), int64(n)
+		seen[k] = i
 	}
-	return out, nil
+	return out, dfs, nil
 }
 
 func (d *DB) indexReader() (index.IndexReader, error) {

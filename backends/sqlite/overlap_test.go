@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
@@ -71,29 +72,11 @@ func BenchmarkNaturalPrune(b *testing.B) {
 	for b.Loop() {
 		pruned, p50, counts := run(0)
 		exact, p50Exact, _ := run(-1)
-		var overlap float64
-		same := 0
-		for i := range exact {
-			want, got := exact[i][:min(10, len(exact[i]))], pruned[i][:min(10, len(pruned[i]))]
-			n := 0
-			for _, h := range got {
-				if slices.ContainsFunc(want, func(w driver.Hit) bool { return w.ID == h.ID }) {
-					n++
-				}
-			}
-			if len(want) == 0 {
-				overlap++
-			} else {
-				overlap += float64(n) / float64(len(want))
-			}
-			if n == len(want) && len(got) == len(want) {
-				same++
-			}
-		}
+		overlap, same := backendtest.TopOverlap(exact, pruned, 10)
 		b.ReportMetric(float64(p50Exact.Microseconds()), "exact-p50-µs")
 		b.ReportMetric(float64(p50.Microseconds()), "pruned-p50-µs")
-		b.ReportMetric(overlap/float64(len(exact)), "top10-overlap")
-		b.ReportMetric(float64(same)/float64(len(exact)), "same-top10")
+		b.ReportMetric(overlap, "top10-overlap")
+		b.ReportMetric(same, "same-top10")
 		b.ReportMetric(float64(counts[pruneProved])/float64(len(nodes)), "proved")
 		b.ReportMetric(float64(counts[pruneApprox])/float64(len(nodes)), "approximate")
 	}

@@ -54,10 +54,7 @@ import (
 // the index changes.
 
 // DefaultKeywordPruneRows is the default of Config.KeywordPruneRows.
-const DefaultKeywordPruneRows = 3000
-
-// bm25K1 is FTS5's k1: a phrase's bm25 term is below idf·(k1+1).
-const bm25K1 = 1.2
+const DefaultKeywordPruneRows = text.DefaultPruneRows
 
 // FTS5's shadow records read by the two-phase search: the averages record
 // (rows and tokens of the index) and the structure record (its segments).
@@ -175,38 +172,18 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 		return nil, pruneExact, err
 	}
 
-	// The rarest phrases within the row budget give the candidates.
-	order := make([]*prunePhrase, len(phrases))
-	copy(order, phrases)
-	slices.SortStableFunc(order, func(a, b *prunePhrase) int {
-		switch {
-		case a.df < b.df:
-			return -1
-		case a.df > b.df:
-			return 1
-		}
-		return 0
-	})
-	var total, sum int64
-	rare := 0
-	for i, p := range order {
-		total += p.df
-		if sum+p.df <= int64(d.pruneRows) && rare == i {
-			sum += p.df
-			rare++
-		}
-	}
-	if total <= int64(d.pruneRows) || rare == 0 {
-		// Few matches: FTS5 scores them all cheaply. Or every phrase is
-		// common: no small candidate set.
-		return nil, pruneExact, nil
-	}
-
-	// idf of every phrase, by SQLite's ln().
+	// The rarest phrases within the row budget give the candidates
+	// (text.PlanPrune); few matches, or every phrase common: FTS5 answers.
 	dfs := make([]int64, len(phrases))
 	for i, p := range phrases {
 		dfs[i] = p.df
 	}
+	plan, ok := text.PlanPrune(dfs, d.pruneRows)
+	if !ok {
+		return nil, pruneExact, nil
+	}
+
+	// idf of every phrase, by SQLite's ln().
 	dfJSON, _ := json.Marshal(dfs)
 	rows, err := tx.QueryContext(ctx, qIDF, int64(corpus.Docs), string(dfJSON))
 	if err != nil {
@@ -238,18 +215,13 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 	if i != len(phrases) {
 		return nil, pruneExact, fmt.Errorf("idf: %d values for %d phrases", i, len(phrases))
 	}
-	var bound float64 // above the score of any row that is not a candidate
-	for _, p := range order[rare:] {
-		bound += p.idf * (bm25K1 + 1)
-	}
-
 	// Phase 1: the candidates; phase 2: their exact scores.
-	kids := make([]query.Node, rare)
-	for i, p := range order[:rare] {
-		kids[i] = p.node
+	kids := make([]query.Node, len(plan.Rare))
+	for i, j := range plan.Rare {
+		kids[i] = phrases[j].node
 	}
 	var expr string
-	if rare == 1 {
+	if len(kids) == 1 {
 		expr = kids[0].String()
 	} else {
 		expr = (&query.Or{Children: kids}).String()
@@ -273,7 +245,11 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 		readErr <- readCandidates(crows, batches, stop)
 	}()
 	freq := make([]int, len(phrases))
-	ranked := make([]driver.Hit, 0, sum)
+	var size int64 // the candidates' number, at most
+	for _, j := range plan.Rare {
+		size += dfs[j]
+	}
+	ranked := make([]driver.Hit, 0, size)
 	complete := true
 	d.prune.mu.RLock()
 	for b := range batches {
@@ -327,7 +303,7 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 	}
 	ranked = ranked[:limit]
 	outcome = pruneApprox
-	if ranked[limit-1].Score > bound {
+	if ranked[limit-1].Score > plan.Bound(idf) {
 		outcome = pruneProved
 	}
 	return ranked, outcome, nil

@@ -22,6 +22,7 @@ import (
 
 	"github.com/memos-go/memos/backends/internal/guard"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/text"
 )
 
 // Name is the name the backend registers under.
@@ -117,12 +118,11 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.BusyTimeout < 0 || cfg.ReadConns < 0 {
 		return nil, driver.Invalidf("sqlite: busy_timeout and read_conns must not be negative")
 	}
-	if cfg.KeywordPruneRows < -1 {
-		return nil, driver.Invalidf("sqlite: keyword_prune_rows is %d; use a positive number of rows, 0 for the default (%d) or -1 to score every match", cfg.KeywordPruneRows, DefaultKeywordPruneRows)
+	rows, err := text.PruneRows(cfg.KeywordPruneRows)
+	if err != nil {
+		return nil, driver.Invalidf("sqlite: %v", err)
 	}
-	if cfg.KeywordPruneRows == 0 {
-		cfg.KeywordPruneRows = DefaultKeywordPruneRows
-	}
+	cfg.KeywordPruneRows = rows
 	if cfg.BusyTimeout == 0 {
 		cfg.BusyTimeout = DefaultBusyTimeout
 	}

@@ -119,3 +119,31 @@ func RunNaturalBenchmarks(b *testing.B, h Harness, w NaturalWorkload, n int) {
 		})
 	}
 }
+
+// TopOverlap compares the results of the same searches, got with what
+// exact returned, on their top k: the mean share of exact's top k that
+// got's top k holds (1 for an empty exact result), and the share of
+// searches whose top k is the same set.
+func TopOverlap(exact, got [][]driver.Hit, k int) (mean, same float64) {
+	if len(exact) == 0 {
+		return 1, 1
+	}
+	for i := range exact {
+		want, have := exact[i][:min(k, len(exact[i]))], got[i][:min(k, len(got[i]))]
+		n := 0
+		for _, h := range have {
+			if slices.ContainsFunc(want, func(w driver.Hit) bool { return w.ID == h.ID }) {
+				n++
+			}
+		}
+		if len(want) == 0 {
+			mean++
+		} else {
+			mean += float64(n) / float64(len(want))
+		}
+		if n == len(want) && len(have) == len(want) {
+			same++
+		}
+	}
+	return mean / float64(len(exact)), same / float64(len(exact))
+}

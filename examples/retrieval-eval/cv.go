@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench"
 	"github.com/memos-go/memos/examples/internal/evaldata"
@@ -187,7 +186,7 @@ func evaluate(ctx context.Context, set string, folds int, corpora []corpus, emb 
 		for si, s := range settings {
 			cfg := s.cfg
 			cfg.DisableAccessTracking = true
-			b, err := sqlite.Open(ctx, sqlite.Config{Path: path, KeywordPruneRows: pruneRows})
+			b, err := openBackend(ctx, path, pruneRows)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -15,6 +15,7 @@
 //	go run ./examples/retrieval-eval -cfg '{"session_factor":0.3}' -cfg '{"session_window":2}'
 //	go run ./examples/retrieval-eval -cv -set locomo,longmemeval,scifact -embedder wordvec,hash
 //	go run ./examples/retrieval-eval -only keyword -keyword-prune-rows -1
+//	go run ./examples/retrieval-eval -backend bolt -only keyword
 //
 // -cv cross-validates a grid of search settings (the -cfg ones, or the
 // built-in grid in cv.go): each is tuned on some folds and reported on the
@@ -42,9 +43,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memos-go/memos/backends/bolt"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench/dataset"
+	"github.com/memos-go/memos/core/driver"
 	_ "github.com/memos-go/memos/core/vector"
 	"github.com/memos-go/memos/examples/internal/evaldata"
 )
@@ -90,9 +93,14 @@ func main() {
 	noRef := flag.Bool("no-ref-time", false, "search without the questions' reference time (the time words are then read against now)")
 	var cfgs cfgList
 	flag.Var(&cfgs, "cfg", "a search config as JSON (keys as in the config file); repeatable; each adds a row")
-	flag.IntVar(&pruneRows, "keyword-prune-rows", 0, "the sqlite store's keyword_prune_rows (0: its default; -1: score every match)")
+	flag.IntVar(&pruneRows, "keyword-prune-rows", 0, "the store's keyword_prune_rows (0: its default; -1: score every match)")
+	flag.StringVar(&backendName, "backend", sqlite.Name, "the stores' backend: sqlite or bolt")
 	cv := flag.Bool("cv", false, "cross-validate: tune a grid of settings (the -cfg ones, or a built-in grid) on some folds, report on the held-out one; -set and -embedder take comma-separated lists (locomo,longmemeval,scifact)")
 	flag.Parse()
+	if backendName != sqlite.Name && backendName != bolt.Name {
+		fmt.Fprintf(os.Stderr, "retrieval-eval: -backend %q: use %s or %s\n", backendName, sqlite.Name, bolt.Name)
+		os.Exit(2)
+	}
 	if *cv {
 		err := runCV(context.Background(), *data, strings.Split(*set, ","), strings.Split(*embName, ","), cfgs, *maxCorpora)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -119,6 +127,29 @@ func main() {
 // pruneRows is the -keyword-prune-rows flag: the stores searched are
 // opened with it as keyword_prune_rows.
 var pruneRows int
+
+// backendName is the -backend flag: the backend of the stores.
+var backendName string
+
+// openBackend opens the store at path with the -backend backend and
+// keyword_prune_rows rows.
+func openBackend(ctx context.Context, path string, rows int) (driver.Backend, error) {
+	switch backendName {
+	case sqlite.Name:
+		s, err := sqlite.Open(ctx, sqlite.Config{Path: path, KeywordPruneRows: rows})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	case bolt.Name:
+		b, err := bolt.Open(ctx, bolt.Config{Path: path, KeywordPruneRows: rows})
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("-backend %q: use %s or %s", backendName, sqlite.Name, bolt.Name)
+}
 
 // noClose hides an embedder's Close so that one loaded embedder serves many engines.
 type noClose struct{ core.Embedder }
@@ -216,7 +247,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 		}
 		for vi, v := range variants {
 			v.cfg.DisableAccessTracking = true
-			b, err := sqlite.Open(ctx, sqlite.Config{Path: path, KeywordPruneRows: pruneRows})
+			b, err := openBackend(ctx, path, pruneRows)
 			if err != nil {
 				return err
 			}
@@ -312,7 +343,7 @@ func recall(want, got []string, k int) float64 {
 }
 
 func ingest(ctx context.Context, path string, emb core.Embedder, c corpus) error {
-	b, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	b, err := openBackend(ctx, path, 0)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,201 @@
+package bolt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/bench/dataset"
+	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/query"
+	"github.com/memos-go/memos/core/text"
+)
+
+// TestPrunedSearch checks the two-phase keyword search against scoring
+// every match, on a real store of dev turns (or the bench workload without
+// the shared data): for the dev questions and random ORs of words and
+// phrases, unfiltered and filtered, with a small row budget so that many
+// searches take two phases. When the bound proves the result, it is
+// exactly the exact search's (ids, order, scores); an approximate result's
+// hits that the exact search also returns have the same scores; with
+// keyword_prune_rows -1 no search takes two phases.
+func TestPrunedSearch(t *testing.T) {
+	ctx := context.Background()
+	ms, _, err := backendtest.BenchWorkload(3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var questions []string
+	turns, qs, err := dataset.DevTurns("../../../shared/data")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		t.Logf("the shared dev data is absent (%v): synthetic text only", err)
+	case err != nil:
+		t.Fatal(err)
+	default:
+		for i, m := range ms {
+			m.Content = turns[i*len(turns)/len(ms)].Content
+		}
+		questions = qs
+	}
+	path := filepath.Join(t.TempDir(), "store")
+	d, err := Open(ctx, Config{Path: path, KeywordPruneRows: 150})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for batch := range slices.Chunk(ms, 1000) {
+		err := d.Update(ctx, func(tx driver.Tx) error {
+			for _, m := range batch {
+				if err := tx.Insert(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = d.Update(ctx, func(tx driver.Tx) error {
+		for id := int64(3); id <= int64(len(ms)); id += 41 {
+			if err := tx.Delete(id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var queries []query.Node
+	for _, s := range questions {
+		if q := query.Natural(s); q != nil {
+			queries = append(queries, q)
+		}
+	}
+	counts := map[string]int{}
+	var docs [][]string
+	for _, m := range ms {
+		toks := text.Tokenize(m.Content)
+		docs = append(docs, toks)
+		for _, w := range toks {
+			counts[w]++
+		}
+	}
+	vocab := make([]string, 0, len(counts))
+	for w := range counts {
+		vocab = append(vocab, w)
+	}
+	slices.SortFunc(vocab, func(a, b string) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return strings.Compare(a, b)
+	})
+	r := rand.New(rand.NewPCG(17, 2))
+	for range 300 {
+		var kids []query.Node
+		for range 2 + r.IntN(9) {
+			switch r.IntN(6) {
+			case 0: // a phrase from a document
+				toks := docs[r.IntN(len(docs))]
+				if len(toks) >= 2 {
+					i := r.IntN(len(toks) - 1)
+					kids = append(kids, &query.Phrase{Terms: toks[i : i+2]})
+				}
+			case 1, 2: // a common word
+				kids = append(kids, &query.Term{Text: vocab[r.IntN(min(60, len(vocab)))]})
+			default:
+				kids = append(kids, &query.Term{Text: vocab[r.IntN(len(vocab))]})
+			}
+		}
+		if len(kids) >= 2 {
+			queries = append(queries, &query.Or{Children: kids})
+		}
+	}
+	filters := []driver.Filter{
+		{},
+		{Namespaces: []string{ms[0].Namespace}, Statuses: []driver.Status{driver.StatusActive}},
+		{Types: []driver.Type{driver.TypeLesson}},
+	}
+	search := func(rows int, q query.Node, f driver.Filter, limit int) ([]driver.Hit, pruneOutcome) {
+		t.Helper()
+		d.pruneRows = rows // no other search runs
+		var before [4]int64
+		for k := range before {
+			before[k] = d.pruneCounts[k].Load()
+		}
+		hits, err := d.SearchKeyword(ctx, q, f, limit)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		for k := range before {
+			if d.pruneCounts[k].Load() != before[k] {
+				return hits, pruneOutcome(k)
+			}
+		}
+		t.Fatalf("%s: no outcome counted", q)
+		return nil, 0
+	}
+	var outcomes [4]int
+	var overlap, overlapN float64
+	for i, q := range queries {
+		f := filters[i%len(filters)]
+		limit := []int{10, 30, 5}[i/len(filters)%3]
+		want, o := search(-1, q, f, limit)
+		if o != pruneNotTried {
+			t.Fatalf("%s: keyword_prune_rows -1 answered with outcome %d", q, o)
+		}
+		got, outcome := search(150, q, f, limit)
+		outcomes[outcome]++
+		switch outcome {
+		case pruneApprox:
+			n := 0
+			for _, h := range got {
+				if k := slices.IndexFunc(want, func(w driver.Hit) bool { return w.ID == h.ID }); k >= 0 {
+					if want[k].Score != h.Score {
+						t.Fatalf("%s: document %d scored %.17g; exact: %.17g", q, h.ID, h.Score, want[k].Score)
+					}
+					n++
+				}
+			}
+			if len(want) > 0 {
+				overlap += float64(n) / float64(len(want))
+				overlapN++
+			}
+		default:
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s (outcome %d, limit %d, filter %+v):\n got %s\nwant %s", q, outcome, limit, f, fmtHits(got), fmtHits(want))
+			}
+		}
+	}
+	t.Logf("%d queries: not prunable %d, exact %d, proved %d, approximate %d (mean overlap with the exact top %.3f)",
+		len(queries), outcomes[pruneNotTried], outcomes[pruneExact], outcomes[pruneProved], outcomes[pruneApprox], overlap/max(overlapN, 1))
+	if outcomes[pruneProved] == 0 || outcomes[pruneExact] == 0 {
+		t.Errorf("outcomes %v: want searches both proved and answered exactly", outcomes)
+	}
+}
+
+func fmtHits(hs []driver.Hit) string {
+	var b strings.Builder
+	for _, h := range hs {
+		fmt.Fprintf(&b, " %d:%.17g", h.ID, h.Score)
+	}
+	return b.String()
+}
+
+func TestPruneRowsConfig(t *testing.T) {
+	_, err := Open(context.Background(), Config{Path: filepath.Join(t.TempDir(), "store"), KeywordPruneRows: -2})
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "keyword_prune_rows") {
+		t.Fatalf("keyword_prune_rows -2: %v; want ErrInvalid naming the key", err)
+	}
+}
