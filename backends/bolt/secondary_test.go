@@ -1,8 +1,11 @@
 package bolt
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -157,4 +160,70 @@ func TestSecondaryBuiltAtOpen(t *testing.T) {
 		return sys.Put(keySeq, u64(getU64(sys, keySeq)+1))
 	})
 	reopen("rebuilt")
+}
+
+// TestKeyFieldOrder checks that the key fields sort bytewise as the values
+// they encode, both ways, that they are self-delimiting, and that times
+// decode to the same instant, across the edges of their encodings.
+func TestKeyFieldOrder(t *testing.T) {
+	ints := []int64{math.MinInt64, -1 << 40, -256, -1, 0, 1, 5, 10, 255, 256, 65535, 1 << 40, math.MaxInt64}
+	var times []time.Time
+	for _, tm := range []time.Time{
+		time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC), {}, time.Time{}.Add(time.Nanosecond), time.Time{}.Add(time.Hour),
+		time.Unix(0, math.MinInt64).Add(-time.Nanosecond), time.Unix(0, math.MinInt64), time.Unix(0, -1), time.Unix(0, 0),
+		testTime, testTime.Add(time.Nanosecond), time.Unix(0, math.MaxInt64), time.Unix(0, math.MaxInt64).Add(time.Nanosecond),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+	} {
+		times = append(times, tm)
+	}
+	for _, desc := range []bool{false, true} {
+		for i, a := range ints {
+			for j, b := range ints {
+				ka, kb := appendIntKey(nil, a, desc), appendIntKey(nil, b, desc)
+				want := cmpSign(i, j, desc)
+				if got := bytes.Compare(append(ka, 0xff), append(kb, 0)); (want != 0 && got != want) || keyFieldLen(ka, 'i', desc) != len(ka) {
+					t.Errorf("int %d vs %d desc %v: %d, want %d (%x %x)", a, b, desc, got, want, ka, kb)
+				}
+				if a >= 0 && b >= 0 {
+					ua, ub := appendUint(nil, uint64(a), desc), appendUint(nil, uint64(b), desc)
+					if got := bytes.Compare(append(ua, 0xff), append(ub, 0)); (want != 0 && got != want) || keyFieldLen(ua, 'u', desc) != len(ua) {
+						t.Errorf("uint %d vs %d desc %v: %d, want %d", a, b, desc, got, want)
+					}
+				}
+			}
+		}
+		for i, a := range times {
+			ka := appendTimeKey(nil, a, desc)
+			if keyFieldLen(ka, 't', desc) != len(ka) {
+				t.Errorf("time %v: length %d, field length %d", a, len(ka), keyFieldLen(ka, 't', desc))
+			}
+			if !desc {
+				if got, ok := decodeTimeKey(ka); !ok || !got.Equal(a) {
+					t.Errorf("time %v decodes to %v, %v", a, got, ok)
+				}
+			}
+			for j, b := range times {
+				kb := appendTimeKey(nil, b, desc)
+				want := cmpSign(i, j, desc)
+				if got := bytes.Compare(append(ka, 0xff), append(kb, 0)); want != 0 && got != want {
+					t.Errorf("time %v vs %v desc %v: %d, want %d", a, b, desc, got, want)
+				}
+			}
+		}
+	}
+	for i := range times[1:] {
+		if !times[i].Before(times[i+1]) {
+			t.Fatalf("times %d and %d out of order", i, i+1)
+		}
+	}
+}
+
+// cmpSign is the order of the i-th and j-th of a sorted list (reversed when
+// desc).
+func cmpSign(i, j int, desc bool) int {
+	c := cmp.Compare(i, j)
+	if desc {
+		c = -c
+	}
+	return c
 }
