@@ -105,6 +105,18 @@ func newIndexDoc(m *driver.Memory, toks []string) *indexDoc {
 	return &indexDoc{doc: d}
 }
 
+// mergePlan is how scorch merges the index's segments, over its defaults
+// (mergeplan.DefaultMergePlanOptions: up to 10 segments per tier, tiers 10
+// times apart). Every segment repeats the term dictionary and the
+// postings' headers of the terms it holds: fewer, larger segments take
+// less disk (100k turns: 121.8 MiB with the defaults, 116.7 with these)
+// for more merging in the background. It is given to every open, so an
+// index created with other options merges this way from then on. (A new
+// map each time: bleve writes into it.)
+func mergePlan() map[string]any {
+	return map[string]any{"scorchMergePlanOptions": map[string]any{"MaxSegmentsPerTier": 2, "TierGrowth": 4.0}}
+}
+
 // newIndex creates an empty index in dir.
 func newIndex(dir string) (bleve.Index, error) {
 	im := mapping.NewIndexMapping()
@@ -112,14 +124,14 @@ func newIndex(dir string) (bleve.Index, error) {
 	// bypasses the mapping; nothing is indexed dynamically.
 	im.DefaultMapping = mapping.NewDocumentDisabledMapping()
 	im.IndexDynamic, im.StoreDynamic, im.DocValuesDynamic = false, false, false
-	return bleve.NewUsing(dir, im, scorch.Name, scorch.Name, nil)
+	return bleve.NewUsing(dir, im, scorch.Name, scorch.Name, mergePlan())
 }
 
 // openIndex opens the keyword index and reconciles it with the store of
 // record; a missing, foreign or unreadable index is rebuilt from the store.
 func (d *DB) openIndex(ctx context.Context, storeID string) error {
 	dir := filepath.Join(d.dir, IndexDir)
-	idx, err := bleve.Open(dir)
+	idx, err := bleve.OpenUsing(dir, mergePlan())
 	if err == nil {
 		d.idx = idx
 		var ok bool
