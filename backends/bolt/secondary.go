@@ -22,15 +22,17 @@ import (
 //
 //   - sess: session number, id → valid_from, created_at, for memories
 //     with a session (driver.SessionReader: session expansion).
+//   - nsn: namespace → namespace number, which upd and rank keys start
+//     with instead of the namespace (numbered like sesn).
 //   - sesn: namespace, session → session number, numbered in the order
 //     sessions first appear (NextSequence), so that a session's entries are
 //     together in sess and a new session's go to its end: sess grows by
 //     appends, not by inserts at random places (which leave its pages half
 //     empty). A number outlives its session's last memory until the next
 //     rebuild.
-//   - upd: namespace, updated_at, id → nothing (driver.UpdateReader: the
+//   - upd: namespace number, updated_at, id → nothing (driver.UpdateReader: the
 //     memories a search as of a past time rewinds).
-//   - rank: namespace, status, type, then the rank order of
+//   - rank: namespace number, status, type, then the rank order of
 //     driver.CompareRank (significance and access count descending, last
 //     access descending, id) → nothing (driver.RankReader: the bootstrap
 //     pack).
@@ -58,11 +60,12 @@ import (
 var (
 	bktSess = []byte("sess")
 	bktSesn = []byte("sesn")
+	bktNsn  = []byte("nsn")
 	bktUpd  = []byte("upd")
 	bktRank = []byte("rank")
 	// secondaryBuckets are the buckets this file keeps; they are not part of
 	// storeFormat (a store without them is whole).
-	secondaryBuckets = [][]byte{bktSess, bktSesn, bktUpd, bktRank}
+	secondaryBuckets = [][]byte{bktSess, bktSesn, bktNsn, bktUpd, bktRank}
 	// keySecondary, in bktSys, holds secondaryVersion and the change
 	// sequence number the buckets are up to date with (16 bytes).
 	keySecondary = []byte("secondary")
@@ -71,7 +74,8 @@ var (
 // secondaryVersion is the layout of the secondary buckets; Open rebuilds
 // them when the store's is different. 1: fixed-width numbers and times,
 // names spelt out. 2: the compact fields of appendUint, appendIntKey,
-// appendTimeKey and appendCode; sess keyed by session number (sesn).
+// appendTimeKey and appendCode; sess keyed by session number (sesn), upd
+// and rank by namespace number (nsn).
 const secondaryVersion = 2
 
 // randomFill is how full a page of the buckets written in random key order
@@ -254,34 +258,40 @@ func appendInt(b []byte, v int64) []byte {
 	return binary.BigEndian.AppendUint64(b, uint64(v)^1<<63)
 }
 
-// Key prefixes.
-func sessPrefix(ns, session string) []byte { return appendStr(appendStr(nil, ns), session) }
-func updPrefix(ns string) []byte           { return appendStr(nil, ns) }
-func rankPrefix(g ranked.Group) []byte {
-	return appendCode(appendCode(appendStr(nil, g.Namespace), g.Status, driver.Statuses), g.Type, driver.Types)
+// Keys of the dictionaries, sesn and nsn.
+func sessName(ns, session string) []byte { return appendStr(appendStr(nil, ns), session) }
+func nsName(ns string) []byte            { return appendStr(nil, ns) }
+
+// rankGroup is the part of a rank key after the namespace's number that
+// names the group.
+func rankGroup(g ranked.Group) []byte {
+	return appendCode(appendCode(nil, g.Status, driver.Statuses), g.Type, driver.Types)
 }
 
-// rankKinds and rankDesc are the fields of a rank key after its prefix:
+// rankKinds and rankDesc are the fields of a rank key after its group:
 // significance, access count, last access, id.
 var (
 	rankKinds = "iitu"
 	rankDesc  = []bool{true, true, true, false}
 )
 
-// secondaryKV is one entry of a secondary bucket. The key of an entry of
-// sess is sessPrefix and the id until sessKey gives it its session number.
+// secondaryKV is one entry of a secondary bucket: its key is the number
+// that dictionary dict (sesn or nsn) gives name, then rest (see key).
 type secondaryKV struct {
-	bucket      []byte
-	k, v        []byte
-	ns, session string // of an entry of sess
-	id          uint64
+	bucket, dict []byte
+	name, rest   []byte
+	v            []byte
 }
 
-// sessNum returns the number of session in namespace ns, as appendUint
-// (the prefix of its keys in sess); nil if it has none and !create.
-func sessNum(sesn *bbolt.Bucket, ns, session string, create bool) ([]byte, error) {
-	k := sessPrefix(ns, session)
-	if v := sesn.Get(k); v != nil {
+// same reports whether a and b are the same entry.
+func (a secondaryKV) same(b secondaryKV) bool {
+	return bytes.Equal(a.bucket, b.bucket) && bytes.Equal(a.name, b.name) && bytes.Equal(a.rest, b.rest) && bytes.Equal(a.v, b.v)
+}
+
+// number returns the number dict gives name, as appendUint (the prefix of
+// keys); nil if it has none and !create.
+func number(dict *bbolt.Bucket, name []byte, create bool) ([]byte, error) {
+	if v := dict.Get(name); v != nil {
 		if keyFieldLen(v, 'u', false) != len(v) {
 			return nil, errCorrupt
 		}
@@ -290,39 +300,41 @@ func sessNum(sesn *bbolt.Bucket, ns, session string, create bool) ([]byte, error
 	if !create {
 		return nil, nil
 	}
-	n, err := sesn.NextSequence()
+	n, err := dict.NextSequence()
 	if err != nil {
 		return nil, err
 	}
 	v := appendUint(nil, n, false)
-	return v, sesn.Put(k, v)
+	return v, dict.Put(name, v)
 }
 
-// sessKey returns the key of e, an entry of sess, in the bucket: nil when
-// its session has no number and !create.
-func sessKey(sesn *bbolt.Bucket, e secondaryKV, create bool) ([]byte, error) {
-	num, err := sessNum(sesn, e.ns, e.session, create)
+// key returns the key of e in its bucket: nil when its name has no number
+// and !create.
+func (e secondaryKV) key(tx *bbolt.Tx, create bool) ([]byte, error) {
+	num, err := number(tx.Bucket(e.dict), e.name, create)
 	if num == nil || err != nil {
 		return nil, err
 	}
-	return appendUint(bytes.Clone(num), e.id, false), nil
+	return append(bytes.Clone(num), e.rest...), nil
 }
 
 // secondaryEntries returns the entries of the secondary buckets for m.
 func secondaryEntries(m *driver.Memory) []secondaryKV {
 	id := uint64(m.ID)
+	ns := nsName(m.Namespace)
 	out := make([]secondaryKV, 0, 3)
 	if m.Session != "" {
 		v := appendTimeKey(appendTimeKey(nil, m.ValidFrom, false), m.CreatedAt, false)
-		out = append(out, secondaryKV{bucket: bktSess, k: appendUint(sessPrefix(m.Namespace, m.Session), id, false), v: v,
-			ns: m.Namespace, session: m.Session, id: id})
+		out = append(out, secondaryKV{bucket: bktSess, dict: bktSesn, name: sessName(m.Namespace, m.Session),
+			rest: appendUint(nil, id, false), v: v})
 	}
-	out = append(out, secondaryKV{bucket: bktUpd, k: appendUint(appendTimeKey(updPrefix(m.Namespace), m.UpdatedAt, false), id, false)})
-	k := rankPrefix(ranked.Group{Namespace: m.Namespace, Status: m.Status, Type: m.Type})
+	out = append(out, secondaryKV{bucket: bktUpd, dict: bktNsn, name: ns,
+		rest: appendUint(appendTimeKey(nil, m.UpdatedAt, false), id, false)})
+	k := rankGroup(ranked.Group{Namespace: m.Namespace, Status: m.Status, Type: m.Type})
 	k = appendIntKey(k, int64(m.Significance), true)
 	k = appendIntKey(k, m.AccessCount, true)
 	k = appendTimeKey(k, m.LastAccessedAt, true)
-	out = append(out, secondaryKV{bucket: bktRank, k: appendUint(k, id, false)})
+	out = append(out, secondaryKV{bucket: bktRank, dict: bktNsn, name: ns, rest: appendUint(k, id, false)})
 	return out
 }
 
@@ -348,20 +360,10 @@ func updateSecondary(tx *bbolt.Tx, was, now *driver.Memory) error {
 	if now != nil {
 		after = secondaryEntries(now)
 	}
-	same := func(a secondaryKV, in []secondaryKV) bool {
-		return slices.ContainsFunc(in, func(b secondaryKV) bool {
-			return bytes.Equal(a.bucket, b.bucket) && bytes.Equal(a.k, b.k) && bytes.Equal(a.v, b.v)
-		})
-	}
-	key := func(e secondaryKV, create bool) ([]byte, error) {
-		if bytes.Equal(e.bucket, bktSess) {
-			return sessKey(tx.Bucket(bktSesn), e, create)
-		}
-		return e.k, nil
-	}
+	same := func(a secondaryKV, in []secondaryKV) bool { return slices.ContainsFunc(in, a.same) }
 	for _, e := range before {
 		if !same(e, after) {
-			k, err := key(e, false)
+			k, err := e.key(tx, false)
 			if err == nil && k != nil {
 				err = tx.Bucket(e.bucket).Delete(k)
 			}
@@ -372,7 +374,7 @@ func updateSecondary(tx *bbolt.Tx, was, now *driver.Memory) error {
 	}
 	for _, e := range after {
 		if !same(e, before) {
-			k, err := key(e, true)
+			k, err := e.key(tx, true)
 			if err == nil {
 				err = tx.Bucket(e.bucket).Put(k, e.v)
 			}
@@ -381,7 +383,38 @@ func updateSecondary(tx *bbolt.Tx, was, now *driver.Memory) error {
 			}
 		}
 	}
+	// A name no entry is filed under any more leaves its dictionary: a
+	// namespace or session name is the user's data, which a forget must
+	// not leave behind.
+	for _, e := range before {
+		if slices.ContainsFunc(after, func(a secondaryKV) bool { return bytes.Equal(a.dict, e.dict) && bytes.Equal(a.name, e.name) }) {
+			continue
+		}
+		if err := dropUnused(tx, e.dict, e.name); err != nil {
+			return fmt.Errorf("bolt: secondary index %s of memory %d: %w", e.dict, was.ID, err)
+		}
+	}
 	return nil
+}
+
+// dropUnused deletes name from dict if no key of the buckets numbered by
+// dict starts with its number.
+func dropUnused(tx *bbolt.Tx, dict, name []byte) error {
+	d := tx.Bucket(dict)
+	num, err := number(d, name, false)
+	if num == nil || err != nil {
+		return err
+	}
+	users := [][]byte{bktUpd, bktRank}
+	if bytes.Equal(dict, bktSesn) {
+		users = [][]byte{bktSess}
+	}
+	for _, b := range users {
+		if k, _ := tx.Bucket(b).Cursor().Seek(num); k != nil && bytes.HasPrefix(k, num) {
+			return nil
+		}
+	}
+	return d.Delete(name)
 }
 
 // markSecondary records that the secondary buckets are up to date with
@@ -417,9 +450,10 @@ func (d *DB) ensureSecondary() error {
 				return err
 			}
 		}
-		// Sessions are numbered in the order of their first memory.
-		sesn := tx.Bucket(bktSesn)
-		entries := map[string][]secondaryKV{}
+		// Sessions and namespaces are numbered in the order of their
+		// first memory.
+		type kv struct{ k, v []byte }
+		entries := map[string][]kv{}
 		c := tx.Bucket(bktMem).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if len(k) != 8 {
@@ -430,12 +464,11 @@ func (d *DB) ensureSecondary() error {
 				return err
 			}
 			for _, e := range secondaryEntries(m) {
-				if bytes.Equal(e.bucket, bktSess) {
-					if e.k, err = sessKey(sesn, e, true); err != nil {
-						return err
-					}
+				k, err := e.key(tx, true)
+				if err != nil {
+					return err
 				}
-				entries[string(e.bucket)] = append(entries[string(e.bucket)], e)
+				entries[string(e.bucket)] = append(entries[string(e.bucket)], kv{k, e.v})
 			}
 		}
 		for _, name := range [][]byte{bktSess, bktUpd, bktRank} {
@@ -447,7 +480,7 @@ func (d *DB) ensureSecondary() error {
 				b.FillPercent = randomFill
 			}
 			es := entries[string(name)]
-			slices.SortFunc(es, func(a, b secondaryKV) int { return bytes.Compare(a.k, b.k) })
+			slices.SortFunc(es, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
 			for _, e := range es {
 				if err := b.Put(e.k, e.v); err != nil {
 					return err
@@ -468,7 +501,7 @@ func (t *readTx) Session(namespace, session string) ([]driver.SessionMember, err
 	if err := t.check("session"); err != nil {
 		return nil, err
 	}
-	prefix, err := sessNum(t.tx.Bucket(bktSesn), namespace, session, false)
+	prefix, err := number(t.tx.Bucket(bktSesn), sessName(namespace, session), false)
 	if err != nil || prefix == nil {
 		if err != nil {
 			err = fmt.Errorf("bolt: session %q: %w", session, err)
@@ -506,7 +539,13 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 		if slices.Contains(namespaces[:i], ns) {
 			continue
 		}
-		prefix := updPrefix(ns)
+		prefix, err := number(t.tx.Bucket(bktNsn), nsName(ns), false)
+		if err != nil {
+			return fmt.Errorf("bolt: updated after: %w", err)
+		}
+		if prefix == nil {
+			continue // no memory was ever in ns
+		}
 		// After every key of time at: no id field starts with 0xff.
 		from := append(appendTimeKey(bytes.Clone(prefix), at, false), 0xff)
 		for k, _ := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
@@ -565,7 +604,14 @@ func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 	b := t.tx.Bucket(bktRank)
 	var h rankHeap
 	for _, g := range groups {
-		p := rankPrefix(g)
+		num, err := number(t.tx.Bucket(bktNsn), nsName(g.Namespace), false)
+		if err != nil {
+			return fmt.Errorf("bolt: ranked: %w", err)
+		}
+		if num == nil {
+			continue // no memory was ever in the namespace
+		}
+		p := append(bytes.Clone(num), rankGroup(g)...)
 		c := b.Cursor()
 		if k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p) {
 			h = append(h, &rankCursor{c: c, prefix: p, key: k})
