@@ -30,8 +30,9 @@ import (
 //     appends, not by inserts at random places (which leave its pages half
 //     empty). A number outlives its session's last memory until the next
 //     rebuild.
-//   - upd: namespace number, updated_at, id → nothing (driver.UpdateReader: the
-//     memories a search as of a past time rewinds).
+//   - upd: namespace number, updated_at's Unix second, id → nothing
+//     (driver.UpdateReader: the memories a search as of a past time
+//     rewinds; those of at's own second are read and checked).
 //   - rank: namespace number, status, type, then the rank order of
 //     driver.CompareRank (significance and access count descending, last
 //     access descending, id) → nothing (driver.RankReader: the bootstrap
@@ -329,7 +330,7 @@ func secondaryEntries(m *driver.Memory) []secondaryKV {
 			rest: appendUint(nil, id, false), v: v})
 	}
 	out = append(out, secondaryKV{bucket: bktUpd, dict: bktNsn, name: ns,
-		rest: appendUint(appendTimeKey(nil, m.UpdatedAt, false), id, false)})
+		rest: appendUint(appendIntKey(nil, m.UpdatedAt.Unix(), false), id, false)})
 	k := rankGroup(ranked.Group{Namespace: m.Namespace, Status: m.Status, Type: m.Type})
 	k = appendIntKey(k, int64(m.Significance), true)
 	k = appendIntKey(k, m.AccessCount, true)
@@ -546,10 +547,11 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 		if prefix == nil {
 			continue // no memory was ever in ns
 		}
-		// After every key of time at: no id field starts with 0xff.
-		from := append(appendTimeKey(bytes.Clone(prefix), at, false), 0xff)
+		// From the second of at on; the memories of that second that
+		// are not after it are left out below.
+		from := appendIntKey(bytes.Clone(prefix), at.Unix(), false)
 		for k, _ := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			fs, ok := splitKey(k[len(prefix):], "tu", []bool{false, false})
+			fs, ok := splitKey(k[len(prefix):], "iu", []bool{false, false})
 			var id uint64
 			if ok {
 				id, ok = decodeUint(fs[1])
@@ -560,7 +562,12 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 			ids = append(ids, int64(id))
 		}
 	}
-	return t.each(ids, fn)
+	return t.each(ids, func(m *driver.Memory) error {
+		if !m.UpdatedAt.After(at) {
+			return nil
+		}
+		return fn(m)
+	})
 }
 
 // each calls fn with the current version of every one of ids.

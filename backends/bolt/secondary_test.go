@@ -92,7 +92,7 @@ func TestSecondaryBuiltAtOpen(t *testing.T) {
 		for i := range 50 {
 			m := testMemory(fmt.Sprintf("memory %d", i))
 			m.Significance = 1 + i%3
-			m.UpdatedAt = testTime.Add(time.Duration(i%4) * time.Second)
+			m.UpdatedAt = testTime.Add(time.Duration(i%4) * 700 * time.Millisecond) // some in testTime's second, after it
 			if i%2 == 0 {
 				m.Session = "s"
 			}
