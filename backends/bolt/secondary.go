@@ -276,6 +276,48 @@ var (
 	rankDesc  = []bool{true, true, true, false}
 )
 
+// appendSessTimes appends the value of a sess entry: valid_from, then
+// created_at unless it is the same instant. A value need not sort: a time
+// is its nanoseconds (uvarint; 1 byte when none) and its Unix seconds
+// (varint).
+func appendSessTimes(b []byte, validFrom, createdAt time.Time) []byte {
+	b = appendValueTime(b, validFrom)
+	if !createdAt.Equal(validFrom) {
+		b = appendValueTime(b, createdAt)
+	}
+	return b
+}
+
+func appendValueTime(b []byte, t time.Time) []byte {
+	return binary.AppendVarint(binary.AppendUvarint(b, uint64(t.Nanosecond())), t.Unix())
+}
+
+// decodeSessTimes decodes a value of appendSessTimes.
+func decodeSessTimes(v []byte) (validFrom, createdAt time.Time, ok bool) {
+	next := func() (time.Time, bool) {
+		ns, n := binary.Uvarint(v)
+		if n <= 0 || ns >= 1e9 {
+			return time.Time{}, false
+		}
+		sec, m := binary.Varint(v[n:])
+		if m <= 0 {
+			return time.Time{}, false
+		}
+		v = v[n+m:]
+		return time.Unix(sec, int64(ns)).UTC(), true
+	}
+	if validFrom, ok = next(); !ok {
+		return
+	}
+	if len(v) == 0 {
+		return validFrom, validFrom, true
+	}
+	if createdAt, ok = next(); !ok || len(v) != 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	return validFrom, createdAt, true
+}
+
 // secondaryKV is one entry of a secondary bucket: its key is the number
 // that dictionary dict (sesn or nsn) gives name, then rest (see key).
 type secondaryKV struct {
@@ -325,7 +367,7 @@ func secondaryEntries(m *driver.Memory) []secondaryKV {
 	ns := nsName(m.Namespace)
 	out := make([]secondaryKV, 0, 3)
 	if m.Session != "" {
-		v := appendTimeKey(appendTimeKey(nil, m.ValidFrom, false), m.CreatedAt, false)
+		v := appendSessTimes(nil, m.ValidFrom, m.CreatedAt)
 		out = append(out, secondaryKV{bucket: bktSess, dict: bktSesn, name: sessName(m.Namespace, m.Session),
 			rest: appendUint(nil, id, false), v: v})
 	}
@@ -513,13 +555,8 @@ func (t *readTx) Session(namespace, session string) ([]driver.SessionMember, err
 	c := t.tx.Bucket(bktSess).Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		id, ok := decodeUint(k[len(prefix):])
-		var vf, ca time.Time
-		var okf, okc bool
-		if n := keyFieldLen(v, 't', false); n > 0 {
-			vf, okf = decodeTimeKey(v[:n])
-			ca, okc = decodeTimeKey(v[n:])
-		}
-		if !ok || !okf || !okc {
+		vf, ca, okv := decodeSessTimes(v)
+		if !ok || !okv {
 			return nil, fmt.Errorf("bolt: session %q: %w", session, errCorrupt)
 		}
 		out = append(out, driver.SessionMember{ID: int64(id), ValidFrom: vf, CreatedAt: ca})

@@ -227,3 +227,43 @@ func cmpSign(i, j int, desc bool) int {
 	}
 	return c
 }
+
+// TestDocIDOrder checks that docID sorts as the ids and parses back.
+func TestDocIDOrder(t *testing.T) {
+	ids := []int64{0, 1, 9, 61, 62, 63, 3843, 3844, 100000, 1 << 40, math.MaxInt64}
+	for i, a := range ids {
+		got, err := parseDocID(docID(a))
+		if err != nil || got != a {
+			t.Errorf("parseDocID(docID(%d) = %q) = %d, %v", a, docID(a), got, err)
+		}
+		for j, b := range ids {
+			if c := cmp.Compare(docID(a), docID(b)); c != cmp.Compare(i, j) {
+				t.Errorf("docID(%d) = %q vs docID(%d) = %q: %d", a, docID(a), b, docID(b), c)
+			}
+		}
+	}
+	for _, bad := range []string{"", "1", "2a", "1-", "0", "Bzzzzzzzzzzz"} {
+		if _, err := parseDocID(bad); err == nil {
+			t.Errorf("parseDocID(%q) accepted", bad)
+		}
+	}
+}
+
+// TestSessTimes checks that the value of a sess entry decodes to the same
+// instants, whether created_at is valid_from or not.
+func TestSessTimes(t *testing.T) {
+	times := []time.Time{{}, time.Date(-5, 1, 1, 0, 0, 0, 7, time.UTC), time.Unix(0, math.MinInt64), time.Unix(-1, 999999999),
+		testTime, testTime.Add(time.Nanosecond).In(time.FixedZone("x", 3600)), time.Unix(0, math.MaxInt64), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)}
+	for _, vf := range times {
+		for _, ca := range times {
+			v := appendSessTimes(nil, vf, ca)
+			gvf, gca, ok := decodeSessTimes(v)
+			if !ok || !gvf.Equal(vf) || !gca.Equal(ca) {
+				t.Errorf("%v, %v: decoded %v, %v, %v", vf, ca, gvf, gca, ok)
+			}
+			if _, _, ok := decodeSessTimes(v[:len(v)-1]); ok && !vf.Equal(ca) {
+				t.Errorf("%v, %v: a truncated value decodes", vf, ca)
+			}
+		}
+	}
+}
