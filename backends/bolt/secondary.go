@@ -17,19 +17,22 @@ import (
 )
 
 // This file holds the secondary indexes of the bbolt file: three buckets
-// that order the current version of every memory the way the engine reads
+// (and two dictionaries of names) that order the current version of every memory the way the engine reads
 // them besides by id, so that none of those reads scans the store.
 //
 //   - sess: session number, id → valid_from, created_at, for memories
 //     with a session (driver.SessionReader: session expansion).
 //   - nsn: namespace → namespace number, which upd and rank keys start
 //     with instead of the namespace (numbered like sesn).
+//   - sess values: valid_from, and created_at unless it is the same
+//     (appendSessTimes).
 //   - sesn: namespace, session → session number, numbered in the order
 //     sessions first appear (NextSequence), so that a session's entries are
 //     together in sess and a new session's go to its end: sess grows by
 //     appends, not by inserts at random places (which leave its pages half
-//     empty). A number outlives its session's last memory until the next
-//     rebuild.
+//     empty). A name leaves sesn or nsn with the last entry filed under
+//     its number (dropUnused): names are user data, which a forget must
+//     not leave behind.
 //   - upd: namespace number, updated_at's Unix second, id → nothing
 //     (driver.UpdateReader: the memories a search as of a past time
 //     rewinds; those of at's own second are read and checked).
