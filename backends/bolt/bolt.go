@@ -305,6 +305,11 @@ func fillPages(tx *bbolt.Tx) {
 			b.FillPercent = appendFill
 		}
 	}
+	for _, name := range [][]byte{bktSess, bktRank} {
+		if b := tx.Bucket(name); b != nil {
+			b.FillPercent = randomFill
+		}
+	}
 }
 
 // initStore creates the buckets of a new store, checks the format of an

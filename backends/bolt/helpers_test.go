@@ -48,5 +48,6 @@ func testMemory(content string) *driver.Memory {
 func secretMemory(content string) *driver.Memory {
 	m := testMemory(content)
 	m.Namespace = "vault:" + secretWord
+	m.Session = "session:" + secretWord // named by the secondary indexes (sesn) too
 	return m
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -46,8 +48,9 @@ var (
 // 1: content with term frequencies and norms. 2: content with positions
 // only (SkipFreqNorm): bm25 is computed from the positions and the length
 // field, so bleve's own frequencies and norms were never read, and they took
-// a tenth of the index.
-const indexMapping = 2
+// a tenth of the index. 3: document ids in base 62 (docID), not 19 decimal
+// digits.
+const indexMapping = 3
 
 // keywordStats are the corpus figures bm25 needs, kept in the bbolt file by
 // every write and mirrored here, under DB.vis, for searches.
@@ -67,23 +70,43 @@ type tokenStream analysis.TokenStream
 
 func (s tokenStream) Analyze([]byte) analysis.TokenStream { return analysis.TokenStream(s) }
 
-// docID is the bleve id of memory id: zero-padded so that bleve's order of
-// ids is numeric order, which breaks score ties.
+// base62 are the digits of docID, in ASCII order.
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// docID is the bleve id of memory id (never negative): the number of its
+// base 62 digits, as a digit, then the digits, so that bleve's order of ids
+// is numeric order, which breaks score ties. Every document stores its id:
+// 100,000 ids of 4 characters instead of 19 decimal digits took 0.4 MiB
+// less (and an index built with the old ids is rebuilt at open).
 func docID(id int64) string {
-	s := strconv.FormatInt(id, 10)
-	const width = 19
-	if len(s) >= width {
-		return s
+	var b [12]byte
+	i := len(b)
+	for u := uint64(id); ; u /= 62 {
+		i--
+		b[i] = base62[u%62]
+		if u < 62 {
+			break
+		}
 	}
-	b := make([]byte, width)
-	for i := range width - len(s) {
-		b[i] = '0'
-	}
-	copy(b[width-len(s):], s)
-	return string(b)
+	i--
+	b[i] = base62[len(b)-1-i]
+	return string(b[i:])
 }
 
-func parseDocID(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+func parseDocID(s string) (int64, error) {
+	if len(s) < 2 || strings.IndexByte(base62, s[0]) != len(s)-1 {
+		return 0, fmt.Errorf("bolt: malformed keyword index document id %q", s)
+	}
+	var u uint64
+	for _, c := range []byte(s[1:]) {
+		d := strings.IndexByte(base62, c)
+		if d < 0 || u > (math.MaxUint64-uint64(d))/62 {
+			return 0, fmt.Errorf("bolt: malformed keyword index document id %q", s)
+		}
+		u = u*62 + uint64(d)
+	}
+	return int64(u), nil
+}
 
 // newIndexDoc builds the document of m whose content has tokens toks
 // (unstemmed, as text.Tokenize returns them).
@@ -105,6 +128,19 @@ func newIndexDoc(m *driver.Memory, toks []string) *indexDoc {
 	return &indexDoc{doc: d}
 }
 
+// mergePlan is how scorch merges the index's segments, over its defaults
+// (mergeplan.DefaultMergePlanOptions: up to 10 segments per tier, tiers 10
+// times apart). Every segment repeats the term dictionary and the
+// postings' headers of the terms it holds: fewer, larger segments take
+// less disk (100k turns: 121.8 MiB with the defaults, 116.7 with 2 per
+// tier 4 apart, 115.4 with these) for more merging in the background
+// (about a fifth more CPU for an ingest of 1,000-memory batches). It is given to every open, so an
+// index created with other options merges this way from then on. (A new
+// map each time: bleve writes into it.)
+func mergePlan() map[string]any {
+	return map[string]any{"scorchMergePlanOptions": map[string]any{"MaxSegmentsPerTier": 1, "TierGrowth": 8.0}}
+}
+
 // newIndex creates an empty index in dir.
 func newIndex(dir string) (bleve.Index, error) {
 	im := mapping.NewIndexMapping()
@@ -112,14 +148,14 @@ func newIndex(dir string) (bleve.Index, error) {
 	// bypasses the mapping; nothing is indexed dynamically.
 	im.DefaultMapping = mapping.NewDocumentDisabledMapping()
 	im.IndexDynamic, im.StoreDynamic, im.DocValuesDynamic = false, false, false
-	return bleve.NewUsing(dir, im, scorch.Name, scorch.Name, nil)
+	return bleve.NewUsing(dir, im, scorch.Name, scorch.Name, mergePlan())
 }
 
 // openIndex opens the keyword index and reconciles it with the store of
 // record; a missing, foreign or unreadable index is rebuilt from the store.
 func (d *DB) openIndex(ctx context.Context, storeID string) error {
 	dir := filepath.Join(d.dir, IndexDir)
-	idx, err := bleve.Open(dir)
+	idx, err := bleve.OpenUsing(dir, mergePlan())
 	if err == nil {
 		d.idx = idx
 		var ok bool

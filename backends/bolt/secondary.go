@@ -5,6 +5,8 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -15,21 +17,38 @@ import (
 )
 
 // This file holds the secondary indexes of the bbolt file: three buckets
-// that order the current version of every memory the way the engine reads
+// (and two dictionaries of names) that order the current version of every memory the way the engine reads
 // them besides by id, so that none of those reads scans the store.
 //
-//   - sess: namespace, session, id → valid_from, created_at, for memories
+//   - sess: session number, id → valid_from, created_at, for memories
 //     with a session (driver.SessionReader: session expansion).
-//   - upd: namespace, updated_at, id → nothing (driver.UpdateReader: the
-//     memories a search as of a past time rewinds).
-//   - rank: namespace, status, type, then the rank order of
+//   - nsn: namespace → namespace number, which upd and rank keys start
+//     with instead of the namespace (numbered like sesn).
+//   - sess values: valid_from, and created_at unless it is the same
+//     (appendSessTimes).
+//   - sesn: namespace, session → session number, numbered in the order
+//     sessions first appear (NextSequence), so that a session's entries are
+//     together in sess and a new session's go to its end: sess grows by
+//     appends, not by inserts at random places (which leave its pages half
+//     empty). A name leaves sesn or nsn with the last entry filed under
+//     its number (dropUnused): names are user data, which a forget must
+//     not leave behind.
+//   - upd: namespace number, updated_at's Unix second, id → nothing
+//     (driver.UpdateReader: the memories a search as of a past time
+//     rewinds; those of at's own second are read and checked).
+//   - rank: namespace number, status, type, then the rank order of
 //     driver.CompareRank (significance and access count descending, last
 //     access descending, id) → nothing (driver.RankReader: the bootstrap
 //     pack).
 //
-// Strings are length-prefixed (uvarint) and numbers big-endian with the
-// sign bit flipped, inverted for descending order, so that keys sort as
-// the order they stand for; a time is its Unix seconds and nanoseconds.
+// Every field of a key is self-delimiting and sorts bytewise as the value
+// it stands for (see appendUint, appendIntKey, appendTimeKey), inverted
+// for descending order, so that keys sort as the order they stand for:
+// strings are length-prefixed (uvarint), a status or type is its 1-based
+// place in driver.Statuses or driver.Types (0 and the name when it is not
+// in them), small numbers take the bytes they need, and a time is tagged
+// by its range: the zero time is 1 byte, one within int64 Unix nanoseconds
+// 9.
 //
 // Every write of a current version (Insert, Put, Delete, Touch) updates
 // them in its own transaction (updateSecondary), from the memory it writes
@@ -44,76 +63,324 @@ import (
 
 var (
 	bktSess = []byte("sess")
+	bktSesn = []byte("sesn")
+	bktNsn  = []byte("nsn")
 	bktUpd  = []byte("upd")
 	bktRank = []byte("rank")
 	// secondaryBuckets are the buckets this file keeps; they are not part of
 	// storeFormat (a store without them is whole).
-	secondaryBuckets = [][]byte{bktSess, bktUpd, bktRank}
+	secondaryBuckets = [][]byte{bktSess, bktSesn, bktNsn, bktUpd, bktRank}
 	// keySecondary, in bktSys, holds secondaryVersion and the change
 	// sequence number the buckets are up to date with (16 bytes).
 	keySecondary = []byte("secondary")
 )
 
 // secondaryVersion is the layout of the secondary buckets; Open rebuilds
-// them when the store's is different.
-const secondaryVersion = 1
+// them when the store's is different. 1: fixed-width numbers and times,
+// names spelt out. 2: the compact fields of appendUint, appendIntKey,
+// appendTimeKey and appendCode; sess keyed by session number (sesn), upd
+// and rank by namespace number (nsn).
+const secondaryVersion = 2
+
+// randomFill is how full a page of the buckets written in random key order
+// (sess, rank) is left when it splits: the room left takes later inserts
+// into the page without a split (bbolt splits a page only once it
+// overflows), and bbolt's default, half, leaves pages that are no longer
+// written half empty.
+const randomFill = 0.9
 
 func appendStr(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// appendInt appends v so that keys sort by v, or by -v when desc.
-func appendInt(b []byte, v int64, desc bool) []byte {
-	u := uint64(v) ^ 1<<63
+// invert flips the bits of b[from:] (descending order).
+func invert(b []byte, from int, desc bool) []byte {
 	if desc {
-		u = ^u
+		for i := from; i < len(b); i++ {
+			b[i] = ^b[i]
+		}
 	}
-	return binary.BigEndian.AppendUint64(b, u)
+	return b
 }
 
-// appendTime appends t so that keys sort by t (the zero time first), or in
-// reverse when desc.
-func appendTime(b []byte, t time.Time, desc bool) []byte {
-	b = appendInt(b, t.Unix(), desc)
-	n := uint32(t.Nanosecond())
+// appendUint appends u as the number of bytes it needs (0–8) and those
+// bytes, big-endian: shorter numbers are smaller, so keys sort by u, or by
+// -u when desc.
+func appendUint(b []byte, u uint64, desc bool) []byte {
+	n := (bits.Len64(u) + 7) / 8
+	from := len(b)
+	b = append(b, byte(n))
+	for i := n - 1; i >= 0; i-- {
+		b = append(b, byte(u>>(8*i)))
+	}
+	return invert(b, from, desc)
+}
+
+// appendIntKey appends v so that keys sort by v, or by -v when desc: a
+// negative v as 0 and its 8 bytes with the sign bit flipped, any other as
+// appendUint with its length byte shifted by one.
+func appendIntKey(b []byte, v int64, desc bool) []byte {
+	from := len(b)
+	if v < 0 {
+		b = binary.BigEndian.AppendUint64(append(b, 0), uint64(v)^1<<63)
+	} else {
+		b = appendUint(b, uint64(v), false)
+		b[from]++
+	}
+	return invert(b, from, desc)
+}
+
+// Tags of a time's range in appendTimeKey.
+const (
+	timeBeforeZero = iota // before the zero time: Unix seconds and nanoseconds, 12 bytes
+	timeZero              // the zero time: nothing
+	timeEarly             // after the zero time, before int64 Unix nanoseconds: 12 bytes
+	timeNanos             // Unix nanoseconds, 8 bytes
+	timeLate              // after int64 Unix nanoseconds: 12 bytes
+)
+
+// Bounds of the times with int64 Unix nanoseconds.
+var (
+	minNanos = time.Unix(0, math.MinInt64)
+	maxNanos = time.Unix(0, math.MaxInt64)
+)
+
+// appendTimeKey appends t so that keys sort by t, or in reverse when desc.
+func appendTimeKey(b []byte, t time.Time, desc bool) []byte {
+	from := len(b)
+	secs := func(tag byte) []byte {
+		b = appendInt(append(b, tag), t.Unix())
+		return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
+	}
+	switch {
+	case t.IsZero():
+		b = append(b, timeZero)
+	case t.Before(time.Time{}):
+		b = secs(timeBeforeZero)
+	case t.Before(minNanos):
+		b = secs(timeEarly)
+	case t.After(maxNanos):
+		b = secs(timeLate)
+	default:
+		b = appendInt(append(b, timeNanos), t.UnixNano())
+	}
+	return invert(b, from, desc)
+}
+
+// keyFieldLen returns the length of the field of kind ('u': appendUint,
+// 'i': appendIntKey, 't': appendTimeKey) at the start of p, or -1 if p is
+// too short for it.
+func keyFieldLen(p []byte, kind byte, desc bool) int {
+	if len(p) == 0 {
+		return -1
+	}
+	tag := p[0]
 	if desc {
-		n = ^n
+		tag = ^tag
 	}
-	return binary.BigEndian.AppendUint32(b, n)
+	n := -1
+	switch kind {
+	case 'u':
+		if tag <= 8 {
+			n = 1 + int(tag)
+		}
+	case 'i':
+		if tag == 0 {
+			n = 9
+		} else if tag <= 9 {
+			n = int(tag)
+		}
+	case 't':
+		switch tag {
+		case timeZero:
+			n = 1
+		case timeNanos:
+			n = 9
+		case timeBeforeZero, timeEarly, timeLate:
+			n = 13
+		}
+	}
+	if n > len(p) {
+		return -1
+	}
+	return n
 }
 
-func decodeTime(p []byte) time.Time {
-	sec := int64(binary.BigEndian.Uint64(p) ^ 1<<63)
-	return time.Unix(sec, int64(binary.BigEndian.Uint32(p[8:]))).UTC()
+// decodeUint decodes an ascending appendUint field that is all of p.
+func decodeUint(p []byte) (uint64, bool) {
+	if keyFieldLen(p, 'u', false) != len(p) {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range p[1:] {
+		u = u<<8 | uint64(c)
+	}
+	return u, true
 }
 
-// Key prefixes.
-func sessPrefix(ns, session string) []byte { return appendStr(appendStr(nil, ns), session) }
-func updPrefix(ns string) []byte           { return appendStr(nil, ns) }
-func rankPrefix(g ranked.Group) []byte {
-	return appendStr(appendStr(appendStr(nil, g.Namespace), string(g.Status)), string(g.Type))
+// decodeTimeKey decodes an ascending appendTimeKey field that is all of p.
+func decodeTimeKey(p []byte) (time.Time, bool) {
+	if keyFieldLen(p, 't', false) != len(p) {
+		return time.Time{}, false
+	}
+	switch p[0] {
+	case timeZero:
+		return time.Time{}, true
+	case timeNanos:
+		return time.Unix(0, int64(binary.BigEndian.Uint64(p[1:])^1<<63)).UTC(), true
+	}
+	sec := int64(binary.BigEndian.Uint64(p[1:]) ^ 1<<63)
+	return time.Unix(sec, int64(binary.BigEndian.Uint32(p[9:]))).UTC(), true
 }
 
-// secondaryKV is one entry of a secondary bucket.
+// splitKey splits p into fields of kinds (see keyFieldLen; desc[i] for the
+// i-th), reporting false unless they are all of p.
+func splitKey(p []byte, kinds string, desc []bool) ([][]byte, bool) {
+	out := make([][]byte, len(kinds))
+	for i := range kinds {
+		n := keyFieldLen(p, kinds[i], desc[i])
+		if n < 0 {
+			return nil, false
+		}
+		out[i], p = p[:n], p[n:]
+	}
+	return out, len(p) == 0
+}
+
+// appendCode appends s as its 1-based place in names, or 0 and s when it
+// is not there.
+func appendCode[T ~string](b []byte, s T, names []T) []byte {
+	if i := slices.Index(names, s); i >= 0 && i < 255 {
+		return append(b, byte(i+1))
+	}
+	return appendStr(append(b, 0), string(s))
+}
+
+// appendInt appends v, 8 bytes big-endian with the sign bit flipped, so
+// that keys sort by v.
+func appendInt(b []byte, v int64) []byte {
+	return binary.BigEndian.AppendUint64(b, uint64(v)^1<<63)
+}
+
+// Keys of the dictionaries, sesn and nsn.
+func sessName(ns, session string) []byte { return appendStr(appendStr(nil, ns), session) }
+func nsName(ns string) []byte            { return appendStr(nil, ns) }
+
+// rankGroup is the part of a rank key after the namespace's number that
+// names the group.
+func rankGroup(g ranked.Group) []byte {
+	return appendCode(appendCode(nil, g.Status, driver.Statuses), g.Type, driver.Types)
+}
+
+// rankKinds and rankDesc are the fields of a rank key after its group:
+// significance, access count, last access, id.
+var (
+	rankKinds = "iitu"
+	rankDesc  = []bool{true, true, true, false}
+)
+
+// appendSessTimes appends the value of a sess entry: valid_from, then
+// created_at unless it is the same instant. A value need not sort: a time
+// is its nanoseconds (uvarint; 1 byte when none) and its Unix seconds
+// (varint).
+func appendSessTimes(b []byte, validFrom, createdAt time.Time) []byte {
+	b = appendValueTime(b, validFrom)
+	if !createdAt.Equal(validFrom) {
+		b = appendValueTime(b, createdAt)
+	}
+	return b
+}
+
+func appendValueTime(b []byte, t time.Time) []byte {
+	return binary.AppendVarint(binary.AppendUvarint(b, uint64(t.Nanosecond())), t.Unix())
+}
+
+// decodeSessTimes decodes a value of appendSessTimes.
+func decodeSessTimes(v []byte) (validFrom, createdAt time.Time, ok bool) {
+	next := func() (time.Time, bool) {
+		ns, n := binary.Uvarint(v)
+		if n <= 0 || ns >= 1e9 {
+			return time.Time{}, false
+		}
+		sec, m := binary.Varint(v[n:])
+		if m <= 0 {
+			return time.Time{}, false
+		}
+		v = v[n+m:]
+		return time.Unix(sec, int64(ns)).UTC(), true
+	}
+	if validFrom, ok = next(); !ok {
+		return
+	}
+	if len(v) == 0 {
+		return validFrom, validFrom, true
+	}
+	if createdAt, ok = next(); !ok || len(v) != 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	return validFrom, createdAt, true
+}
+
+// secondaryKV is one entry of a secondary bucket: its key is the number
+// that dictionary dict (sesn or nsn) gives name, then rest (see key).
 type secondaryKV struct {
-	bucket []byte
-	k, v   []byte
+	bucket, dict []byte
+	name, rest   []byte
+	v            []byte
+}
+
+// same reports whether a and b are the same entry.
+func (a secondaryKV) same(b secondaryKV) bool {
+	return bytes.Equal(a.bucket, b.bucket) && bytes.Equal(a.name, b.name) && bytes.Equal(a.rest, b.rest) && bytes.Equal(a.v, b.v)
+}
+
+// number returns the number dict gives name, as appendUint (the prefix of
+// keys); nil if it has none and !create.
+func number(dict *bbolt.Bucket, name []byte, create bool) ([]byte, error) {
+	if v := dict.Get(name); v != nil {
+		if keyFieldLen(v, 'u', false) != len(v) {
+			return nil, errCorrupt
+		}
+		return v, nil
+	}
+	if !create {
+		return nil, nil
+	}
+	n, err := dict.NextSequence()
+	if err != nil {
+		return nil, err
+	}
+	v := appendUint(nil, n, false)
+	return v, dict.Put(name, v)
+}
+
+// key returns the key of e in its bucket: nil when its name has no number
+// and !create.
+func (e secondaryKV) key(tx *bbolt.Tx, create bool) ([]byte, error) {
+	num, err := number(tx.Bucket(e.dict), e.name, create)
+	if num == nil || err != nil {
+		return nil, err
+	}
+	return append(bytes.Clone(num), e.rest...), nil
 }
 
 // secondaryEntries returns the entries of the secondary buckets for m.
 func secondaryEntries(m *driver.Memory) []secondaryKV {
-	id := idKey(m.ID)
+	id := uint64(m.ID)
+	ns := nsName(m.Namespace)
 	out := make([]secondaryKV, 0, 3)
 	if m.Session != "" {
-		v := appendTime(appendTime(nil, m.ValidFrom, false), m.CreatedAt, false)
-		out = append(out, secondaryKV{bktSess, append(sessPrefix(m.Namespace, m.Session), id...), v})
+		v := appendSessTimes(nil, m.ValidFrom, m.CreatedAt)
+		out = append(out, secondaryKV{bucket: bktSess, dict: bktSesn, name: sessName(m.Namespace, m.Session),
+			rest: appendUint(nil, id, false), v: v})
 	}
-	out = append(out, secondaryKV{bktUpd, append(appendTime(updPrefix(m.Namespace), m.UpdatedAt, false), id...), nil})
-	k := rankPrefix(ranked.Group{Namespace: m.Namespace, Status: m.Status, Type: m.Type})
-	k = appendInt(k, int64(m.Significance), true)
-	k = appendInt(k, m.AccessCount, true)
-	k = appendTime(k, m.LastAccessedAt, true)
-	out = append(out, secondaryKV{bktRank, append(k, id...), nil})
+	out = append(out, secondaryKV{bucket: bktUpd, dict: bktNsn, name: ns,
+		rest: appendUint(appendIntKey(nil, m.UpdatedAt.Unix(), false), id, false)})
+	k := rankGroup(ranked.Group{Namespace: m.Namespace, Status: m.Status, Type: m.Type})
+	k = appendIntKey(k, int64(m.Significance), true)
+	k = appendIntKey(k, m.AccessCount, true)
+	k = appendTimeKey(k, m.LastAccessedAt, true)
+	out = append(out, secondaryKV{bucket: bktRank, dict: bktNsn, name: ns, rest: appendUint(k, id, false)})
 	return out
 }
 
@@ -139,26 +406,61 @@ func updateSecondary(tx *bbolt.Tx, was, now *driver.Memory) error {
 	if now != nil {
 		after = secondaryEntries(now)
 	}
-	same := func(a secondaryKV, in []secondaryKV) bool {
-		return slices.ContainsFunc(in, func(b secondaryKV) bool {
-			return bytes.Equal(a.bucket, b.bucket) && bytes.Equal(a.k, b.k) && bytes.Equal(a.v, b.v)
-		})
-	}
+	same := func(a secondaryKV, in []secondaryKV) bool { return slices.ContainsFunc(in, a.same) }
 	for _, e := range before {
 		if !same(e, after) {
-			if err := tx.Bucket(e.bucket).Delete(e.k); err != nil {
+			k, err := e.key(tx, false)
+			if err == nil && k != nil {
+				err = tx.Bucket(e.bucket).Delete(k)
+			}
+			if err != nil {
 				return fmt.Errorf("bolt: secondary index %s of memory %d: %w", e.bucket, was.ID, err)
 			}
 		}
 	}
 	for _, e := range after {
 		if !same(e, before) {
-			if err := tx.Bucket(e.bucket).Put(e.k, e.v); err != nil {
+			k, err := e.key(tx, true)
+			if err == nil {
+				err = tx.Bucket(e.bucket).Put(k, e.v)
+			}
+			if err != nil {
 				return fmt.Errorf("bolt: secondary index %s of memory %d: %w", e.bucket, now.ID, err)
 			}
 		}
 	}
+	// A name no entry is filed under any more leaves its dictionary: a
+	// namespace or session name is the user's data, which a forget must
+	// not leave behind.
+	for _, e := range before {
+		if slices.ContainsFunc(after, func(a secondaryKV) bool { return bytes.Equal(a.dict, e.dict) && bytes.Equal(a.name, e.name) }) {
+			continue
+		}
+		if err := dropUnused(tx, e.dict, e.name); err != nil {
+			return fmt.Errorf("bolt: secondary index %s of memory %d: %w", e.dict, was.ID, err)
+		}
+	}
 	return nil
+}
+
+// dropUnused deletes name from dict if no key of the buckets numbered by
+// dict starts with its number.
+func dropUnused(tx *bbolt.Tx, dict, name []byte) error {
+	d := tx.Bucket(dict)
+	num, err := number(d, name, false)
+	if num == nil || err != nil {
+		return err
+	}
+	users := [][]byte{bktUpd, bktRank}
+	if bytes.Equal(dict, bktSesn) {
+		users = [][]byte{bktSess}
+	}
+	for _, b := range users {
+		if k, _ := tx.Bucket(b).Cursor().Seek(num); k != nil && bytes.HasPrefix(k, num) {
+			return nil
+		}
+	}
+	return d.Delete(name)
 }
 
 // markSecondary records that the secondary buckets are up to date with
@@ -184,7 +486,20 @@ func (d *DB) ensureSecondary() error {
 				return nil
 			}
 		}
-		entries := map[string][]secondaryKV{}
+		for _, name := range secondaryBuckets {
+			if tx.Bucket(name) != nil {
+				if err := tx.DeleteBucket(name); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		// Sessions and namespaces are numbered in the order of their
+		// first memory.
+		type kv struct{ k, v []byte }
+		entries := map[string][]kv{}
 		c := tx.Bucket(bktMem).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if len(k) != 8 {
@@ -195,22 +510,23 @@ func (d *DB) ensureSecondary() error {
 				return err
 			}
 			for _, e := range secondaryEntries(m) {
-				entries[string(e.bucket)] = append(entries[string(e.bucket)], e)
-			}
-		}
-		for _, name := range secondaryBuckets {
-			if tx.Bucket(name) != nil {
-				if err := tx.DeleteBucket(name); err != nil {
+				k, err := e.key(tx, true)
+				if err != nil {
 					return err
 				}
+				entries[string(e.bucket)] = append(entries[string(e.bucket)], kv{k, e.v})
 			}
-			b, err := tx.CreateBucket(name)
-			if err != nil {
-				return err
+		}
+		for _, name := range [][]byte{bktSess, bktUpd, bktRank} {
+			b := tx.Bucket(name)
+			// Written in key order; later writes to sess (a session that
+			// is not the newest) and rank land anywhere in them.
+			b.FillPercent = appendFill
+			if !bytes.Equal(name, bktUpd) {
+				b.FillPercent = randomFill
 			}
-			b.FillPercent = appendFill // filled in key order
 			es := entries[string(name)]
-			slices.SortFunc(es, func(a, b secondaryKV) int { return bytes.Compare(a.k, b.k) })
+			slices.SortFunc(es, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
 			for _, e := range es {
 				if err := b.Put(e.k, e.v); err != nil {
 					return err
@@ -231,15 +547,22 @@ func (t *readTx) Session(namespace, session string) ([]driver.SessionMember, err
 	if err := t.check("session"); err != nil {
 		return nil, err
 	}
-	prefix := sessPrefix(namespace, session)
+	prefix, err := number(t.tx.Bucket(bktSesn), sessName(namespace, session), false)
+	if err != nil || prefix == nil {
+		if err != nil {
+			err = fmt.Errorf("bolt: session %q: %w", session, err)
+		}
+		return nil, err
+	}
 	var out []driver.SessionMember
 	c := t.tx.Bucket(bktSess).Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if len(k) != len(prefix)+8 || len(v) != 24 {
+		id, ok := decodeUint(k[len(prefix):])
+		vf, ca, okv := decodeSessTimes(v)
+		if !ok || !okv {
 			return nil, fmt.Errorf("bolt: session %q: %w", session, errCorrupt)
 		}
-		out = append(out, driver.SessionMember{ID: int64(binary.BigEndian.Uint64(k[len(prefix):])),
-			ValidFrom: decodeTime(v), CreatedAt: decodeTime(v[12:])})
+		out = append(out, driver.SessionMember{ID: int64(id), ValidFrom: vf, CreatedAt: ca})
 	}
 	return out, nil
 }
@@ -257,17 +580,34 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 		if slices.Contains(namespaces[:i], ns) {
 			continue
 		}
-		prefix := updPrefix(ns)
-		// After every key of time at: no id is 2^64-1.
-		from := binary.BigEndian.AppendUint64(appendTime(bytes.Clone(prefix), at, false), ^uint64(0))
+		prefix, err := number(t.tx.Bucket(bktNsn), nsName(ns), false)
+		if err != nil {
+			return fmt.Errorf("bolt: updated after: %w", err)
+		}
+		if prefix == nil {
+			continue // no memory was ever in ns
+		}
+		// From the second of at on; the memories of that second that
+		// are not after it are left out below.
+		from := appendIntKey(bytes.Clone(prefix), at.Unix(), false)
 		for k, _ := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if len(k) != len(prefix)+20 {
+			fs, ok := splitKey(k[len(prefix):], "iu", []bool{false, false})
+			var id uint64
+			if ok {
+				id, ok = decodeUint(fs[1])
+			}
+			if !ok {
 				return fmt.Errorf("bolt: updated after: %w", errCorrupt)
 			}
-			ids = append(ids, int64(binary.BigEndian.Uint64(k[len(prefix)+12:])))
+			ids = append(ids, int64(id))
 		}
 	}
-	return t.each(ids, fn)
+	return t.each(ids, func(m *driver.Memory) error {
+		if !m.UpdatedAt.After(at) {
+			return nil
+		}
+		return fn(m)
+	})
 }
 
 // each calls fn with the current version of every one of ids.
@@ -311,7 +651,14 @@ func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 	b := t.tx.Bucket(bktRank)
 	var h rankHeap
 	for _, g := range groups {
-		p := rankPrefix(g)
+		num, err := number(t.tx.Bucket(bktNsn), nsName(g.Namespace), false)
+		if err != nil {
+			return fmt.Errorf("bolt: ranked: %w", err)
+		}
+		if num == nil {
+			continue // no memory was ever in the namespace
+		}
+		p := append(bytes.Clone(num), rankGroup(g)...)
 		c := b.Cursor()
 		if k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p) {
 			h = append(h, &rankCursor{c: c, prefix: p, key: k})
@@ -327,10 +674,15 @@ func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 		}
 		rc := h[0]
 		k := rc.key
-		if len(k) != len(rc.prefix)+36 {
+		fs, ok := splitKey(k[len(rc.prefix):], rankKinds, rankDesc)
+		var u uint64
+		if ok {
+			u, ok = decodeUint(fs[3])
+		}
+		if !ok {
 			return fmt.Errorf("bolt: ranked: %w", errCorrupt)
 		}
-		id := int64(binary.BigEndian.Uint64(k[len(k)-8:]))
+		id := int64(u)
 		if next, _ := rc.c.Next(); next != nil && bytes.HasPrefix(next, rc.prefix) {
 			rc.key = next
 			heap.Fix(&h, 0)

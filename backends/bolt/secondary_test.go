@@ -1,8 +1,11 @@
 package bolt
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -89,7 +92,7 @@ func TestSecondaryBuiltAtOpen(t *testing.T) {
 		for i := range 50 {
 			m := testMemory(fmt.Sprintf("memory %d", i))
 			m.Significance = 1 + i%3
-			m.UpdatedAt = testTime.Add(time.Duration(i%4) * time.Second)
+			m.UpdatedAt = testTime.Add(time.Duration(i%4) * 700 * time.Millisecond) // some in testTime's second, after it
 			if i%2 == 0 {
 				m.Session = "s"
 			}
@@ -157,4 +160,110 @@ func TestSecondaryBuiltAtOpen(t *testing.T) {
 		return sys.Put(keySeq, u64(getU64(sys, keySeq)+1))
 	})
 	reopen("rebuilt")
+}
+
+// TestKeyFieldOrder checks that the key fields sort bytewise as the values
+// they encode, both ways, that they are self-delimiting, and that times
+// decode to the same instant, across the edges of their encodings.
+func TestKeyFieldOrder(t *testing.T) {
+	ints := []int64{math.MinInt64, -1 << 40, -256, -1, 0, 1, 5, 10, 255, 256, 65535, 1 << 40, math.MaxInt64}
+	var times []time.Time
+	for _, tm := range []time.Time{
+		time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC), {}, time.Time{}.Add(time.Nanosecond), time.Time{}.Add(time.Hour),
+		time.Unix(0, math.MinInt64).Add(-time.Nanosecond), time.Unix(0, math.MinInt64), time.Unix(0, -1), time.Unix(0, 0),
+		testTime, testTime.Add(time.Nanosecond), time.Unix(0, math.MaxInt64), time.Unix(0, math.MaxInt64).Add(time.Nanosecond),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+	} {
+		times = append(times, tm)
+	}
+	for _, desc := range []bool{false, true} {
+		for i, a := range ints {
+			for j, b := range ints {
+				ka, kb := appendIntKey(nil, a, desc), appendIntKey(nil, b, desc)
+				want := cmpSign(i, j, desc)
+				if got := bytes.Compare(append(ka, 0xff), append(kb, 0)); (want != 0 && got != want) || keyFieldLen(ka, 'i', desc) != len(ka) {
+					t.Errorf("int %d vs %d desc %v: %d, want %d (%x %x)", a, b, desc, got, want, ka, kb)
+				}
+				if a >= 0 && b >= 0 {
+					ua, ub := appendUint(nil, uint64(a), desc), appendUint(nil, uint64(b), desc)
+					if got := bytes.Compare(append(ua, 0xff), append(ub, 0)); (want != 0 && got != want) || keyFieldLen(ua, 'u', desc) != len(ua) {
+						t.Errorf("uint %d vs %d desc %v: %d, want %d", a, b, desc, got, want)
+					}
+				}
+			}
+		}
+		for i, a := range times {
+			ka := appendTimeKey(nil, a, desc)
+			if keyFieldLen(ka, 't', desc) != len(ka) {
+				t.Errorf("time %v: length %d, field length %d", a, len(ka), keyFieldLen(ka, 't', desc))
+			}
+			if !desc {
+				if got, ok := decodeTimeKey(ka); !ok || !got.Equal(a) {
+					t.Errorf("time %v decodes to %v, %v", a, got, ok)
+				}
+			}
+			for j, b := range times {
+				kb := appendTimeKey(nil, b, desc)
+				want := cmpSign(i, j, desc)
+				if got := bytes.Compare(append(ka, 0xff), append(kb, 0)); want != 0 && got != want {
+					t.Errorf("time %v vs %v desc %v: %d, want %d", a, b, desc, got, want)
+				}
+			}
+		}
+	}
+	for i := range times[1:] {
+		if !times[i].Before(times[i+1]) {
+			t.Fatalf("times %d and %d out of order", i, i+1)
+		}
+	}
+}
+
+// cmpSign is the order of the i-th and j-th of a sorted list (reversed when
+// desc).
+func cmpSign(i, j int, desc bool) int {
+	c := cmp.Compare(i, j)
+	if desc {
+		c = -c
+	}
+	return c
+}
+
+// TestDocIDOrder checks that docID sorts as the ids and parses back.
+func TestDocIDOrder(t *testing.T) {
+	ids := []int64{0, 1, 9, 61, 62, 63, 3843, 3844, 100000, 1 << 40, math.MaxInt64}
+	for i, a := range ids {
+		got, err := parseDocID(docID(a))
+		if err != nil || got != a {
+			t.Errorf("parseDocID(docID(%d) = %q) = %d, %v", a, docID(a), got, err)
+		}
+		for j, b := range ids {
+			if c := cmp.Compare(docID(a), docID(b)); c != cmp.Compare(i, j) {
+				t.Errorf("docID(%d) = %q vs docID(%d) = %q: %d", a, docID(a), b, docID(b), c)
+			}
+		}
+	}
+	for _, bad := range []string{"", "1", "2a", "1-", "0", "Bzzzzzzzzzzz"} {
+		if _, err := parseDocID(bad); err == nil {
+			t.Errorf("parseDocID(%q) accepted", bad)
+		}
+	}
+}
+
+// TestSessTimes checks that the value of a sess entry decodes to the same
+// instants, whether created_at is valid_from or not.
+func TestSessTimes(t *testing.T) {
+	times := []time.Time{{}, time.Date(-5, 1, 1, 0, 0, 0, 7, time.UTC), time.Unix(0, math.MinInt64), time.Unix(-1, 999999999),
+		testTime, testTime.Add(time.Nanosecond).In(time.FixedZone("x", 3600)), time.Unix(0, math.MaxInt64), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)}
+	for _, vf := range times {
+		for _, ca := range times {
+			v := appendSessTimes(nil, vf, ca)
+			gvf, gca, ok := decodeSessTimes(v)
+			if !ok || !gvf.Equal(vf) || !gca.Equal(ca) {
+				t.Errorf("%v, %v: decoded %v, %v, %v", vf, ca, gvf, gca, ok)
+			}
+			if _, _, ok := decodeSessTimes(v[:len(v)-1]); ok && !vf.Equal(ca) {
+				t.Errorf("%v, %v: a truncated value decodes", vf, ca)
+			}
+		}
+	}
 }
