@@ -47,6 +47,12 @@ func TestCrashConsistency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts writer processes")
 	}
+	if raceEnabled {
+		// Where the kills land depends on timing, and under the race
+		// detector they rarely land between a commit and its index update,
+		// so the test would not exercise recovery; .ci/run runs it without.
+		t.Skip("kill timing: run without -race")
+	}
 	dir := t.TempDir() + "/store"
 	r := rand.New(rand.NewPCG(2026, 5))
 	m := newCrashModel()
