@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
-	"github.com/memos-go/memos/core/text"
 )
 
 // TestPrunedSearch checks the two-phase keyword search against scoring
@@ -80,60 +78,15 @@ func TestPrunedSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var queries []query.Node
-	for _, s := range questions {
-		if q := query.Natural(s); q != nil {
-			queries = append(queries, q)
-		}
+	contents := make([]string, len(ms))
+	for i, m := range ms {
+		contents[i] = m.Content
 	}
-	counts := map[string]int{}
-	var docs [][]string
-	for _, m := range ms {
-		toks := text.Tokenize(m.Content)
-		docs = append(docs, toks)
-		for _, w := range toks {
-			counts[w]++
-		}
-	}
-	vocab := make([]string, 0, len(counts))
-	for w := range counts {
-		vocab = append(vocab, w)
-	}
-	slices.SortFunc(vocab, func(a, b string) int {
-		if counts[a] != counts[b] {
-			return counts[b] - counts[a]
-		}
-		return strings.Compare(a, b)
-	})
-	r := rand.New(rand.NewPCG(17, 2))
-	for range 300 {
-		var kids []query.Node
-		for range 2 + r.IntN(9) {
-			switch r.IntN(6) {
-			case 0: // a phrase from a document
-				toks := docs[r.IntN(len(docs))]
-				if len(toks) >= 2 {
-					i := r.IntN(len(toks) - 1)
-					kids = append(kids, &query.Phrase{Terms: toks[i : i+2]})
-				}
-			case 1, 2: // a common word
-				kids = append(kids, &query.Term{Text: vocab[r.IntN(min(60, len(vocab)))]})
-			default:
-				kids = append(kids, &query.Term{Text: vocab[r.IntN(len(vocab))]})
-			}
-		}
-		if len(kids) >= 2 {
-			queries = append(queries, &query.Or{Children: kids})
-		}
-	}
+	queries := backendtest.PruneQueries(contents, questions, 300, 2)
 	if raceEnabled {
 		// Every 40th query under the race detector (all kinds stay);
 		// .ci/run runs them all without it.
-		var some []query.Node
-		for i := 0; i < len(queries); i += 40 {
-			some = append(some, queries[i])
-		}
-		queries = some
+		queries = backendtest.EveryNth(queries, 40)
 	}
 	filters := []driver.Filter{
 		{},
