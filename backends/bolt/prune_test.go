@@ -53,19 +53,7 @@ func TestPrunedSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	for batch := range slices.Chunk(ms, 1000) {
-		err := d.Update(ctx, func(tx driver.Tx) error {
-			for _, m := range batch {
-				if err := tx.Insert(m); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	backendtest.InsertAll(t, d, ms)
 	err = d.Update(ctx, func(tx driver.Tx) error {
 		for id := int64(3); id <= int64(len(ms)); id += 41 {
 			if err := tx.Delete(id); err != nil {

@@ -35,19 +35,7 @@ func TestFilterAfterRanking(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	for batch := range slices.Chunk(ms, 1000) {
-		err := d.Update(ctx, func(tx driver.Tx) error {
-			for _, m := range batch {
-				if err := tx.Insert(m); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	backendtest.InsertAll(t, d, ms)
 	// Forget some, so that deleted rows are in neither result.
 	err = d.Update(ctx, func(tx driver.Tx) error {
 		for id := int64(1); id <= 3000; id += 37 {

@@ -202,7 +202,7 @@ func benchOpen(b *testing.B, h Harness, path string) driver.Backend {
 }
 
 // benchInsert inserts ms in one transaction, as new memories.
-func benchInsert(b *testing.B, bk driver.Backend, ms []*driver.Memory) {
+func benchInsert(b testing.TB, bk driver.Backend, ms []*driver.Memory) {
 	b.Helper()
 	err := bk.Update(context.Background(), func(tx driver.Tx) error {
 		for _, m := range ms {
@@ -218,14 +218,21 @@ func benchInsert(b *testing.B, bk driver.Backend, ms []*driver.Memory) {
 	}
 }
 
+// InsertAll inserts ms into bk, a thousand to a transaction. Each memory's
+// ID is reset first, so that one workload can fill several stores.
+func InsertAll(tb testing.TB, bk driver.Backend, ms []*driver.Memory) {
+	tb.Helper()
+	for batch := range slices.Chunk(ms, benchBatch) {
+		benchInsert(tb, bk, batch)
+	}
+}
+
 // benchBuild builds a store of ms at path, closes it and returns the size
 // of its files (everything in path's directory).
 func benchBuild(b *testing.B, h Harness, path string, ms []*driver.Memory) int64 {
 	b.Helper()
 	bk := benchOpen(b, h, path)
-	for batch := range slices.Chunk(ms, benchBatch) {
-		benchInsert(b, bk, batch)
-	}
+	InsertAll(b, bk, ms)
 	if err := bk.Close(); err != nil {
 		b.Fatal(err)
 	}

@@ -90,9 +90,7 @@ func RunNaturalBenchmarks(b *testing.B, h Harness, w NaturalWorkload, n int) {
 					return
 				}
 				bk := benchOpen(b, h, path)
-				for batch := range slices.Chunk(mems, benchBatch) {
-					benchInsert(b, bk, batch)
-				}
+				InsertAll(b, bk, mems)
 				if err := bk.Close(); err != nil {
 					b.Fatal(err)
 				}
