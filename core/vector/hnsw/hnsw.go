@@ -158,6 +158,9 @@ type Index struct {
 	top     int // level of the entry point; -1 when the graph is empty
 	live    int
 	tombs   int
+	// unwalked counts nodes inserted in parallel since the last
+	// reachability walk (maybeReconnect).
+	unwalked int
 
 	nsNames   []string
 	nsIndex   map[string]uint32
@@ -338,16 +341,6 @@ func (ix *Index) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 			return err
 		}
 	}
-	if ix.cfg.workers() > 1 && len(entries) > 1 {
-		// Parallel inserts keep nodes reachable in nearly every
-		// interleaving, not all (TestParallelBuild under the race detector
-		// left 3–6 of 3,000 cut off about one run in eight): one walk over
-		// level 0 per call finds any and links it back (about 2% of a 100k
-		// build, which adds 4,096 at a time).
-		ix.mu.Lock()
-		ix.reconnectUnreachable(ix.build)
-		ix.mu.Unlock()
-	}
 	return nil
 }
 
@@ -396,7 +389,26 @@ func (ix *Index) addLocked(entries []driver.VectorEntry, vecs [][]float32) error
 	}
 	ix.insertAll(todo)
 	ix.maybeRepair()
+	ix.maybeReconnect(len(todo))
 	return nil
+}
+
+// maybeReconnect counts n nodes inserted and, once the nodes inserted in
+// parallel since the last walk reach a tenth of the graph, walks level 0
+// and links back any node the concurrent inserts cut off. Parallel inserts
+// keep nodes reachable in nearly every interleaving, not all
+// (TestParallelBuild under the race detector left 3–6 of 3,000 cut off
+// about one run in eight). The walk costs O(graph), so it is amortised over
+// a tenth of the graph's inserts rather than run per batch; Save's repair
+// walks too, so a saved graph is always whole.
+func (ix *Index) maybeReconnect(n int) {
+	if ix.cfg.workers() <= 1 || n <= 1 {
+		return
+	}
+	ix.unwalked += n
+	if 10*ix.unwalked >= ix.live {
+		ix.reconnectUnreachable(ix.build)
+	}
 }
 
 // setUp allocates a live node for e with vector v and a random level; it is

@@ -80,6 +80,7 @@ func (ix *Index) repair() {
 // nearest one takes it into its list. The caller holds the write lock and
 // has removed all tombstones.
 func (ix *Index) reconnectUnreachable(s *searcher) {
+	ix.unwalked = 0
 	if ix.top < 0 {
 		return
 	}
