@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
@@ -247,4 +248,18 @@ func decodeMemory(m *driver.Memory, entities, metadata, validFrom, validTo, crea
 	}
 	m.Embedding.Vector, err = decodeVector(vec, dim)
 	return err
+}
+
+// jsonIDs renders the ids of xs as a JSON array, for statements that take
+// a list of ids through json_each.
+func jsonIDs[T any](xs []T, id func(T) int64) string {
+	b := make([]byte, 0, 12*len(xs)+2)
+	b = append(b, '[')
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id(x), 10)
+	}
+	return string(append(b, ']'))
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -375,16 +374,7 @@ func (d *DB) passing(ctx context.Context, tx *sql.Tx, ranked []driver.Hit, where
 		}
 		chunk := rest[:n]
 		rest = rest[n:]
-		ids := make([]byte, 0, 12*len(chunk))
-		ids = append(ids, '[')
-		for i, h := range chunk {
-			if i > 0 {
-				ids = append(ids, ',')
-			}
-			ids = strconv.AppendInt(ids, h.ID, 10)
-		}
-		ids = append(ids, ']')
-		rows, err := st.QueryContext(ctx, append([]any{string(ids)}, fargs...)...)
+		rows, err := st.QueryContext(ctx, append([]any{jsonIDs(chunk, hitID)}, fargs...)...)
 		if err != nil {
 			return nil, err
 		}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -211,16 +210,7 @@ func (d *DB) searchThenFilter(ctx context.Context, expr, where string, fargs []a
 	if len(ranked) == 0 {
 		return []driver.Hit{}, true, nil
 	}
-	ids := make([]byte, 0, 12*len(ranked))
-	ids = append(ids, '[')
-	for i, h := range ranked {
-		if i > 0 {
-			ids = append(ids, ',')
-		}
-		ids = strconv.AppendInt(ids, h.ID, 10)
-	}
-	ids = append(ids, ']')
-	args := append([]any{string(ids)}, fargs...)
+	args := append([]any{jsonIDs(ranked, hitID)}, fargs...)
 	prows, err := tx.StmtContext(ctx, pass).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, false, err
@@ -284,3 +274,5 @@ func searchError(ctx context.Context, expr string, err error) error {
 	}
 	return dbError(ctx, fmt.Sprintf("keyword search for %s", expr), err)
 }
+
+func hitID(h driver.Hit) int64 { return h.ID }

@@ -256,17 +256,8 @@ func (t *readTx) GetMany(ids []int64) (map[int64]*driver.Memory, error) {
 	if len(ids) == 0 {
 		return out, nil
 	}
-	list := make([]byte, 0, 8*len(ids))
-	list = append(list, '[')
-	for i, id := range ids {
-		if i > 0 {
-			list = append(list, ',')
-		}
-		list = strconv.AppendInt(list, id, 10)
-	}
-	list = append(list, ']')
 	op := fmt.Sprintf("get %d memories", len(ids))
-	rows, err := t.query(qGetMany, string(list))
+	rows, err := t.query(qGetMany, jsonIDs(ids, func(id int64) int64 { return id }))
 	if err != nil {
 		return nil, t.fail(op, err)
 	}
