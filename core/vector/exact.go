@@ -32,7 +32,7 @@ type Exact struct {
 	dim int
 
 	mu    sync.RWMutex
-	data  []float32       // row s is data[s*dim : (s+1)*dim], unit length
+	rows  Rows            // row s is slot s's vector, unit length
 	ids   []int64         // slot → id
 	nsOf  []uint32        // slot → interned namespace
 	pool  []uint32        // slot → interned pool
@@ -46,15 +46,22 @@ var (
 	_ driver.VectorHolder = (*Exact)(nil)
 )
 
-// NewExact returns an empty exact index for vectors of dim dimensions. Every
-// vector added and every query must have exactly dim components. It panics if
-// dim < 1.
-func NewExact(dim int) *Exact {
-	if dim < 1 {
-		panic(fmt.Sprintf("vector: NewExact(%d): dimension must be at least 1", dim))
+// NewExact returns an empty exact index for vectors of dim dimensions,
+// stored as float32. Every vector added and every query must have exactly
+// dim components. It panics if dim < 1.
+func NewExact(dim int) *Exact { return NewExactPrecision(dim, Float32) }
+
+// NewExactPrecision is NewExact storing the vectors at precision p (see
+// Rows). It panics if dim < 1 or p is not a known precision.
+func NewExactPrecision(dim int, p Precision) *Exact {
+	if dim < 1 || !p.Valid() {
+		panic(fmt.Sprintf("vector: NewExactPrecision(%d, %v): dimension must be at least 1 and the precision known", dim, p))
 	}
-	return &Exact{dim: dim, slots: make(map[int64]int32)}
+	return &Exact{dim: dim, rows: NewRows(dim, p), slots: make(map[int64]int32)}
 }
+
+// Precision returns the precision the index stores its vectors at.
+func (x *Exact) Precision() Precision { return x.rows.Precision() }
 
 // Dim returns the dimension fixed at construction.
 func (x *Exact) Dim() int { return x.dim }
@@ -95,14 +102,14 @@ func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	if len(x.ids)+len(entries) > math.MaxInt32 {
 		return fmt.Errorf("vector add: %w: the exact index holds at most %d entries", driver.ErrInvalid, math.MaxInt32)
 	}
-	x.reserve(len(entries))
+	x.rows.Reserve(len(entries))
 	for i, e := range entries {
 		row := buf[i*x.dim : (i+1)*x.dim]
 		ns, pool := x.ns.acquire(e.Namespace), x.pools.acquire(string(e.Pool))
 		if s, ok := x.slots[e.ID]; ok {
 			x.ns.release(x.nsOf[s])
 			x.pools.release(x.pool[s])
-			copy(x.data[int(s)*x.dim:], row)
+			x.rows.Set(int(s), row)
 			x.nsOf[s], x.pool[s] = ns, pool
 			continue
 		}
@@ -110,7 +117,7 @@ func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 		x.ids = append(x.ids, e.ID)
 		x.nsOf = append(x.nsOf, ns)
 		x.pool = append(x.pool, pool)
-		x.data = append(x.data, row...)
+		x.rows.Append(row)
 	}
 	return nil
 }
@@ -125,18 +132,6 @@ func normalized(v []float32) bool {
 	}
 	n := Dot(v, v)
 	return n > 0.99 && n < 1.01 // false for NaN and ±Inf
-}
-
-// reserve makes room for n more rows. The row storage grows by half its size
-// at least (append grows large slices by a quarter, which makes a bulk load
-// copy every vector about four times).
-func (x *Exact) reserve(n int) {
-	need := (len(x.ids) + n) * x.dim
-	if need <= cap(x.data) {
-		return
-	}
-	c := max(need, cap(x.data)+cap(x.data)/2, 64*x.dim)
-	x.data = slices.Grow(x.data, c-len(x.data))
 }
 
 // Remove deletes ids; unknown ids are ignored.
@@ -159,13 +154,13 @@ func (x *Exact) Remove(ctx context.Context, ids ...int64) error {
 			x.ids[s] = x.ids[last]
 			x.nsOf[s] = x.nsOf[last]
 			x.pool[s] = x.pool[last]
-			copy(x.data[int(s)*x.dim:(int(s)+1)*x.dim], x.data[int(last)*x.dim:])
+			x.rows.Move(int(s), int(last))
 			x.slots[x.ids[s]] = s
 		}
 		x.ids = x.ids[:last]
 		x.nsOf = x.nsOf[:last]
 		x.pool = x.pool[:last]
-		x.data = x.data[:int(last)*x.dim]
+		x.rows.Truncate(int(last))
 	}
 	x.shrink()
 	return nil
@@ -181,7 +176,7 @@ func (x *Exact) shrink() {
 	x.ids = slices.Grow(slices.Clone(x.ids[:n:n]), n)
 	x.nsOf = slices.Grow(slices.Clone(x.nsOf[:n:n]), n)
 	x.pool = slices.Grow(slices.Clone(x.pool[:n:n]), n)
-	x.data = slices.Grow(slices.Clone(x.data[:n*x.dim:n*x.dim]), n*x.dim)
+	x.rows.Compact()
 }
 
 // Len returns the number of entries.
@@ -209,7 +204,7 @@ func (x *Exact) Holds(e driver.VectorEntry) bool {
 		return false
 	}
 	return x.ns.names[x.nsOf[s]] == e.Namespace && x.pools.names[x.pool[s]] == string(e.Pool) &&
-		Dot(v, x.data[int(s)*x.dim:(int(s)+1)*x.dim]) >= driver.HoldsSimilarity
+		x.rows.Dot(v, int(s)) >= driver.HoldsSimilarity
 }
 
 // Search returns up to k entries matching f, most similar to q first, ties
@@ -244,7 +239,6 @@ func (x *Exact) Search(ctx context.Context, q []float32, k int, f driver.VectorF
 
 	scan := func(lo, hi int) (*topK, error) {
 		top := newTopK(min(k, n))
-		dim := x.dim
 		for start := lo; start < hi; start += ctxCheckRows {
 			if start > lo {
 				if err := ctx.Err(); err != nil {
@@ -255,7 +249,7 @@ func (x *Exact) Search(ctx context.Context, q []float32, k int, f driver.VectorF
 				if (!nsAny && !nsOK[x.nsOf[s]]) || (!poolAny && !poolOK[x.pool[s]]) {
 					continue
 				}
-				top.push(Dot(x.data[s*dim:(s+1)*dim], qn), x.ids[s])
+				top.push(x.rows.Dot(qn, s), x.ids[s])
 			}
 		}
 		return top, nil

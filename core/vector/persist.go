@@ -8,13 +8,20 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"unsafe"
 
 	"github.com/memos-go/memos/core/driver"
 )
 
 // exactMagic starts a snapshot of an Exact index; the digit is the format
-// version.
-const exactMagic = "MEMOSEX1"
+// version. Version 1 holds float32 vectors; version 2 follows the magic with
+// a precision byte and holds the vectors at that precision (at Int8: the
+// codes, then the per-vector scales as float32). A Float32 index is written
+// as version 1, as before precisions existed.
+const (
+	exactMagic   = "MEMOSEX1"
+	exactMagicV2 = "MEMOSEX2"
+)
 
 var _ driver.PersistentVectorIndex = (*Exact)(nil)
 
@@ -45,11 +52,27 @@ func (x *Exact) Save(w io.Writer) error {
 		}
 		return nil
 	}
+	prec := x.rows.Precision()
+	f, codes, scales := x.rows.Raw()
+	header := func() error {
+		if prec == Float32 {
+			_, err := bw.WriteString(exactMagic)
+			return err
+		}
+		_, err := bw.WriteString(exactMagicV2)
+		return errors.Join(err, bw.WriteByte(byte(prec)))
+	}
+	vectors := func() error {
+		if prec == Float32 {
+			return put(f)
+		}
+		return errors.Join(put(codes), put(scales))
+	}
 	err := errors.Join(
-		func() error { _, err := bw.WriteString(exactMagic); return err }(),
+		header(),
 		put(uint32(x.dim)), put(uint64(len(x.ids))), put(x.ids),
 		putNames(x.ns.names), putNames(x.pools.names), put(x.nsOf), put(x.pool),
-		put(x.data[:len(x.ids)*x.dim]),
+		vectors(),
 		bw.Flush(),
 	)
 	if err != nil {
@@ -72,8 +95,18 @@ func LoadExact(r io.Reader) (*Exact, error) {
 	}
 	get := func(v any) error { return binary.Read(tr, binary.LittleEndian, v) }
 	magic := make([]byte, len(exactMagic))
-	if _, err := io.ReadFull(tr, magic); err != nil || string(magic) != exactMagic {
+	if _, err := io.ReadFull(tr, magic); err != nil || (string(magic) != exactMagic && string(magic) != exactMagicV2) {
 		return fail("header", fmt.Errorf("not an exact-index snapshot (magic %q)", magic))
+	}
+	prec := Float32
+	if string(magic) == exactMagicV2 {
+		var b uint8
+		if err := get(&b); err != nil {
+			return fail("header", err)
+		}
+		if prec = Precision(b); !prec.Valid() || prec == Float32 {
+			return fail("header", fmt.Errorf("unknown vector precision %d", b))
+		}
 	}
 	var dim uint32
 	var n uint64
@@ -105,7 +138,7 @@ func LoadExact(r io.Reader) (*Exact, error) {
 		}
 		return names, nil
 	}
-	x := NewExact(int(dim))
+	x := NewExactPrecision(int(dim), prec)
 	x.ids = make([]int64, n)
 	if err := get(x.ids); err != nil {
 		return fail("ids", err)
@@ -119,9 +152,27 @@ func LoadExact(r io.Reader) (*Exact, error) {
 		return fail("pools", err)
 	}
 	x.nsOf, x.pool = make([]uint32, n), make([]uint32, n)
-	x.data = make([]float32, int(n)*int(dim))
-	if err := errors.Join(get(x.nsOf), get(x.pool), readFloats(tr, x.data)); err != nil {
+	if err := errors.Join(get(x.nsOf), get(x.pool)); err != nil {
 		return fail("entries", err)
+	}
+	var f, scales []float32
+	var codes []int8
+	if prec == Float32 {
+		f = make([]float32, int(n)*int(dim))
+		if err := readFloats(tr, f); err != nil {
+			return fail("vectors", err)
+		}
+	} else {
+		codes, scales = make([]int8, int(n)*int(dim)), make([]float32, n)
+		if _, err := io.ReadFull(tr, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(codes))), len(codes))); err != nil {
+			return fail("vectors", err)
+		}
+		if err := readFloats(tr, scales); err != nil {
+			return fail("vectors", err)
+		}
+	}
+	if x.rows, err = RowsOf(int(dim), prec, int(n), f, codes, scales); err != nil {
+		return fail("vectors", err)
 	}
 	sum := crc.Sum32()
 	var want uint32

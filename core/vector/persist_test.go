@@ -12,9 +12,15 @@ import (
 )
 
 func TestSaveLoadRoundTrip(t *testing.T) {
+	for _, p := range []Precision{Float32, Int8} {
+		t.Run(p.String(), func(t *testing.T) { testSaveLoadRoundTrip(t, p) })
+	}
+}
+
+func testSaveLoadRoundTrip(t *testing.T, p Precision) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
-	x := NewExact(16)
+	x := NewExactPrecision(16, p)
 	var entries []driver.VectorEntry
 	for i := range 300 {
 		v := make([]float32, 16)
@@ -44,8 +50,12 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if y.Len() != x.Len() || y.Dim() != 16 {
-		t.Fatalf("loaded %d×%d, saved %d×16", y.Len(), y.Dim(), x.Len())
+	if y.Len() != x.Len() || y.Dim() != 16 || y.Precision() != p {
+		t.Fatalf("loaded %d×%d at %v, saved %d×16 at %v", y.Len(), y.Dim(), y.Precision(), x.Len(), p)
+	}
+	// A float32 index is written in the format of before precisions.
+	if magic := string(buf.Bytes()[:len(exactMagic)]); (p == Float32) != (magic == exactMagic) {
+		t.Fatalf("a %v index was saved with magic %q", p, magic)
 	}
 	for _, f := range []driver.VectorFilter{{}, {Namespaces: []string{"project:p2"}}, {Pools: []driver.Pool{driver.PoolRaw}}, {Namespaces: []string{"project:p1"}}} {
 		want, _ := x.Search(ctx, entries[7].Vector, 10, f)

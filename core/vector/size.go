@@ -14,6 +14,6 @@ const mapEntryBytes = 20
 func (x *Exact) MemoryBytes() int64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return int64(cap(x.data))*4 + int64(cap(x.ids))*8 + int64(cap(x.nsOf)+cap(x.pool))*4 +
+	return x.rows.Bytes() + int64(cap(x.ids))*8 + int64(cap(x.nsOf)+cap(x.pool))*4 +
 		int64(len(x.slots))*mapEntryBytes
 }

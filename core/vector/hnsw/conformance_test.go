@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/vector"
 	"github.com/memos-go/memos/core/vector/vectortest"
 )
 
@@ -39,4 +40,18 @@ func TestConformanceGraphOnly(t *testing.T) {
 		}
 		return ix
 	}, false)
+}
+
+// TestConformanceInt8 runs the kit on an index storing its vectors as int8
+// (vector.Int8): scores within 0.02 of the cosine similarity.
+func TestConformanceInt8(t *testing.T) {
+	vectortest.RunReduced(t, func(dim int) driver.VectorIndex {
+		cfg := conformanceConfig()
+		cfg.Precision = vector.Int8
+		ix, err := New(dim, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}, 0.02)
 }

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"sync/atomic"
-
-	"github.com/memos-go/memos/core/vector"
 )
 
 // cand is a node met during a search with its similarity to the query.
@@ -182,6 +180,11 @@ type searcher struct {
 	tmp     []cand
 	nb      []uint32 // a copy of one neighbour list, when locking
 
+	// Decoded stored vectors (Int8; see Index.vec): the node being inserted
+	// or reconnected, the base of a link or replacement, and a candidate
+	// compared with the selected ones.
+	qv, bv, cv []float32
+
 	// locking is set for the searchers of a parallel build (see
 	// insertParallel): they copy a neighbour list under its node's lock
 	// instead of reading it in place, since other workers modify lists.
@@ -200,7 +203,7 @@ type liveOnly struct{}
 func (liveOnly) accept(ix *Index, slot uint32) bool { return ix.nodes[slot].state == stateLive }
 
 func (ix *Index) cand(q []float32, slot uint32) cand {
-	return cand{sim: vector.Dot(q, ix.vec(slot)), slot: slot, id: ix.nodes[slot].id}
+	return cand{sim: ix.vecs.Dot(q, int(slot)), slot: slot, id: ix.nodes[slot].id}
 }
 
 // linksOf returns slot's neighbours at level for s to read: the list itself,
@@ -305,10 +308,10 @@ func (ix *Index) selectNeighbors(s *searcher, cands []cand, m int) []uint32 {
 		if len(s.sel) >= m {
 			break
 		}
-		cv := ix.vec(c.slot)
+		cv := ix.vec(c.slot, &s.cv)
 		keep, dup := true, false
 		for _, r := range s.sel {
-			if d := vector.Dot(cv, ix.vec(r)); d > c.sim || d >= dupSim {
+			if d := ix.vecs.Dot(cv, int(r)); d > c.sim || d >= dupSim {
 				keep, dup = false, d >= dupSim
 				break
 			}
@@ -345,7 +348,7 @@ func (ix *Index) selectNeighbors(s *searcher, cands []cand, m int) []uint32 {
 // write lock and has set the node up; in a parallel build (s.locking) the
 // entry point does not change meanwhile (see insertParallel).
 func (ix *Index) insert(s *searcher, slot uint32, level int) {
-	q := ix.vec(slot)
+	q := ix.vec(slot, &s.qv)
 	if ix.top < 0 {
 		ix.entry, ix.top = slot, level
 		return
@@ -437,7 +440,7 @@ func (ix *Index) link(s *searcher, from, to uint32, level int) {
 		}
 		return
 	}
-	base := ix.vec(from)
+	base := ix.vec(from, &s.bv)
 	s.tmp = s.tmp[:0]
 	for _, x := range b[1 : 1+n] {
 		s.tmp = append(s.tmp, ix.cand(base, x))
@@ -476,9 +479,9 @@ func (ix *Index) link(s *searcher, from, to uint32, level int) {
 		}
 	}
 	for i := len(s.tmp) - 1; drop < 0 && i >= len(s.tmp)-max(1, len(s.tmp)/4); i-- {
-		cv := ix.vec(s.tmp[i].slot)
+		cv := ix.vec(s.tmp[i].slot, &s.cv)
 		for _, r := range s.tmp[:i] {
-			if vector.Dot(cv, ix.vec(r.slot)) > s.tmp[i].sim {
+			if ix.vecs.Dot(cv, int(r.slot)) > s.tmp[i].sim {
 				if take(s.tmp[i]) {
 					drop = i
 				}

@@ -75,6 +75,10 @@ type Config struct {
 	// 2*M times the search's ef, an estimate of the similarity computations a
 	// graph walk costs. Negative never scans.
 	ExactBelow int
+	// Precision is how the vectors are stored (see vector.Rows): Float32,
+	// the zero value, or Int8, a quarter of the memory for scores off by a
+	// few thousandths and slower similarity computations.
+	Precision vector.Precision
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -95,6 +99,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := def(&c.EfSearch, DefaultEfSearch, 1, maxEf, "EfSearch"); err != nil {
 		return c, err
+	}
+	if !c.Precision.Valid() {
+		return c, driver.Invalidf("hnsw: unknown Precision %v", c.Precision)
 	}
 	if c.Workers < 0 || c.Workers > maxWorkers {
 		return c, driver.Invalidf("hnsw: Workers is %d; use 1..%d, or 0 for one per CPU", c.Workers, maxWorkers)
@@ -146,11 +153,11 @@ type Index struct {
 	rng *rand.PCG
 
 	dim     int
-	stride0 int        // level-0 link block: count + 2*M ids
-	vecs    []float32  // slot*dim .. (slot+1)*dim
-	links0  []uint32   // slot*stride0: count, then neighbour slots
-	indeg   []uint32   // level-0 in-links per slot, so that no link drop orphans a node
-	upper   [][]uint32 // per slot: levels 1..level, blocks of count + M ids
+	stride0 int         // level-0 link block: count + 2*M ids
+	vecs    vector.Rows // row slot is slot's vector
+	links0  []uint32    // slot*stride0: count, then neighbour slots
+	indeg   []uint32    // level-0 in-links per slot, so that no link drop orphans a node
+	upper   [][]uint32  // per slot: levels 1..level, blocks of count + M ids
 	nodes   []node
 	byID    map[int64]uint32 // live entries only
 	free    []uint32         // stack of free slots
@@ -199,6 +206,7 @@ func New(dim int, cfg Config) (*Index, error) {
 		mL:        1 / math.Log(float64(cfg.M)),
 		rng:       rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15),
 		stride0:   2*cfg.M + 1,
+		vecs:      vector.NewRows(dim, cfg.Precision),
 		byID:      make(map[int64]uint32),
 		top:       -1,
 		nsIndex:   make(map[string]uint32),
@@ -254,7 +262,7 @@ func (ix *Index) Holds(e driver.VectorEntry) bool {
 	}
 	n := &ix.nodes[slot]
 	return ix.nsNames[n.ns] == e.Namespace && ix.poolNames[n.pool] == e.Pool &&
-		vector.Dot(v, ix.vec(slot)) >= driver.HoldsSimilarity
+		ix.vecs.Dot(v, int(slot)) >= driver.HoldsSimilarity
 }
 
 // Stats describes an index's shape.
@@ -365,7 +373,7 @@ func (ix *Index) addLocked(entries []driver.VectorEntry, vecs [][]float32) error
 		if !ok {
 			continue
 		}
-		if slices.Equal(ix.vec(old), vecs[i]) {
+		if ix.vecs.Equal(int(old), vecs[i]) {
 			// Same vector: only the attributes change; the graph stays.
 			ns, pool := ix.intern(e.Namespace, e.Pool)
 			n := &ix.nodes[old]
@@ -473,12 +481,12 @@ func (ix *Index) alloc(v []float32, level int) uint32 {
 	if n := len(ix.free); n > 0 {
 		slot = ix.free[n-1]
 		ix.free = ix.free[:n-1]
-		copy(ix.vec(slot), v)
+		ix.vecs.Set(int(slot), v)
 		ix.links0[int(slot)*ix.stride0] = 0
 	} else {
 		slot = uint32(len(ix.nodes))
 		ix.nodes = append(ix.nodes, node{})
-		ix.vecs = append(ix.vecs, v...)
+		ix.vecs.Append(v)
 		ix.links0 = append(ix.links0, make([]uint32, ix.stride0)...)
 		ix.indeg = append(ix.indeg, 0)
 		ix.upper = append(ix.upper, nil)
@@ -555,10 +563,15 @@ func (ix *Index) maybeRepair() {
 	}
 }
 
-// vec returns slot's stored vector (not a copy).
-func (ix *Index) vec(slot uint32) []float32 {
-	i := int(slot) * ix.dim
-	return ix.vecs[i : i+ix.dim : i+ix.dim]
+// vec returns slot's stored vector as float32: at Float32 the stored row
+// (not a copy), at Int8 decoded into *buf (see vector.Rows.Row), a scratch
+// buffer of the caller's.
+func (ix *Index) vec(slot uint32, buf *[]float32) []float32 {
+	v := ix.vecs.Row(int(slot), *buf)
+	if ix.cfg.Precision != vector.Float32 {
+		*buf = v
+	}
+	return v
 }
 
 // maxLinks is the capacity of a level's neighbour list.

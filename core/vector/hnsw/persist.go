@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/vector"
 )
 
 // The file format, version 1. All integers are little-endian.
@@ -29,13 +30,20 @@ import (
 //	free slots: count u32, then the free-list stack bottom to top, u32 each
 //	CRC-32C of everything above, u32
 //
+// Version 2 is version 1 with the vector precision (u32, see
+// vector.Precision) after the version, and the vectors at that precision: at
+// Int8 slots*dim codes (i8), then slots scales (f32). A Float32 index is
+// written as version 1.
+//
 // A new version gets a new number; Load rejects versions it does not know.
 const (
 	magic         = "MEMOSHNW"
 	formatVersion = 1
-	nodeBytes     = 18
-	maxNameBytes  = 1 << 16
-	chunkBytes    = 1 << 16
+	// formatPrecision is the first version that records the precision.
+	formatPrecision = 2
+	nodeBytes       = 18
+	maxNameBytes    = 1 << 16
+	chunkBytes      = 1 << 16
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -55,8 +63,13 @@ func (ix *Index) Save(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	e := &encoder{w: bw}
 	e.write([]byte(magic))
-	e.u32(formatVersion)
 	c := ix.cfg
+	if c.Precision == vector.Float32 {
+		e.u32(formatVersion)
+	} else {
+		e.u32(formatPrecision)
+		e.u32(uint32(c.Precision))
+	}
 	e.u32(uint32(c.M))
 	e.u32(uint32(c.EfConstruction))
 	e.u32(uint32(c.EfSearch))
@@ -92,7 +105,13 @@ func (ix *Index) Save(w io.Writer) error {
 		b[16], b[17] = n.level, n.state
 		e.write(b[:])
 	}
-	e.f32s(ix.vecs)
+	f, codes, scales := ix.vecs.Raw()
+	if c.Precision == vector.Float32 {
+		e.f32s(f)
+	} else {
+		e.write(int8Bytes(codes))
+		e.f32s(scales)
+	}
 	e.u32s(ix.links0)
 	for i := range ix.nodes {
 		if ix.nodes[i].state != stateFree {
@@ -168,11 +187,20 @@ func loadHeader(d *decoder) (*Index, int, error) {
 	if string(m) != magic {
 		return nil, 0, fmt.Errorf("%w: hnsw: load: not an HNSW index (bad magic %q)", driver.ErrInvalid, m)
 	}
-	if v := d.u32(); d.err == nil && v != formatVersion {
-		return nil, 0, fmt.Errorf("%w: hnsw: load: index format version %d is not supported (this build reads %d); rebuild the index",
-			driver.ErrInvalid, v, formatVersion)
+	var prec vector.Precision
+	switch v := d.u32(); {
+	case d.err != nil:
+	case v == formatPrecision:
+		p := d.u32()
+		if prec = vector.Precision(p); d.err == nil && (!prec.Valid() || prec == vector.Float32) {
+			return nil, 0, corrupt("vector precision %d", p)
+		}
+	case v != formatVersion:
+		return nil, 0, fmt.Errorf("%w: hnsw: load: index format version %d is not supported (this build reads %d and %d); rebuild the index",
+			driver.ErrInvalid, v, formatVersion, formatPrecision)
 	}
 	cfg := Config{
+		Precision:      prec,
 		M:              int(d.u32()),
 		EfConstruction: int(d.u32()),
 		EfSearch:       int(d.u32()),
@@ -316,11 +344,22 @@ func loadNodes(d *decoder, ix *Index, slots int) (int, error) {
 // every link and counts in-degrees.
 func loadLinks(d *decoder, ix *Index, slots, upperWords int) error {
 	cfg, dim := ix.cfg, ix.dim
-	ix.vecs = d.f32s(slots*dim, 1<<26)
+	var f, scales []float32
+	var codes []int8
+	if ix.cfg.Precision == vector.Float32 {
+		f = d.f32s(slots*dim, 1<<26)
+	} else {
+		codes = d.i8s(slots*dim, 1<<26)
+		scales = d.f32s(slots, 1<<24)
+	}
 	ix.links0 = d.u32s(slots*ix.stride0, 1<<26)
 	upper := d.u32s(upperWords, 1<<24)
 	if d.err != nil {
 		return d.err
+	}
+	var err error
+	if ix.vecs, err = vector.RowsOf(dim, ix.cfg.Precision, slots, f, codes, scales); err != nil {
+		return corrupt("%v", err)
 	}
 	ix.upper = make([][]uint32, slots)
 	for i := range ix.nodes {
@@ -490,6 +529,23 @@ func (d *decoder) f32s(n, prealloc int) []float32 {
 		d.words(floatWords(s[j:]))
 	}
 	return s
+}
+
+// i8s reads n bytes as int8s, allocating at most prealloc up front.
+func (d *decoder) i8s(n, prealloc int) []int8 {
+	s := make([]int8, 0, min(n, prealloc))
+	for len(s) < n && d.err == nil {
+		j := len(s)
+		s = slices.Grow(s, min(n-j, 4*readWords))
+		s = s[:min(n, cap(s))]
+		d.read(int8Bytes(s[j:]))
+	}
+	return s
+}
+
+// int8Bytes views s's memory as bytes.
+func int8Bytes(s []int8) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
 // readWords is the most a read of many values asks for at once, in words.

@@ -106,7 +106,7 @@ func (ix *Index) reconnectUnreachable(s *searcher) {
 		if n.state != stateLive || seen[slot] {
 			continue
 		}
-		q := ix.vec(slot)
+		q := ix.vec(slot, &s.qv)
 		ep := ix.cand(q, ix.entry)
 		for l := ix.top; l > 0; l-- {
 			ep = ix.greedy(s, q, ep, l)
@@ -129,7 +129,7 @@ func (ix *Index) dead(slot uint32) bool { return ix.nodes[slot].state == stateTo
 // level: its live neighbours and the live nodes found by walking through its
 // tombstoned neighbours (and their tombstoned neighbours, up to maxDeadHops).
 func (ix *Index) replacements(s *searcher, slot uint32, level int) []cand {
-	base := ix.vec(slot)
+	base := ix.vec(slot, &s.bv)
 	s.vis.reset(len(ix.nodes))
 	s.vis.visit(slot)
 	s.tmp = s.tmp[:0]
@@ -184,7 +184,7 @@ func (x notSelf) accept(ix *Index, slot uint32) bool {
 // reconnect links a live node that lost every neighbour at level by
 // searching for it from the entry point, as insert does.
 func (ix *Index) reconnect(s *searcher, slot uint32, level int) {
-	q := ix.vec(slot)
+	q := ix.vec(slot, &s.qv)
 	ep := ix.cand(q, ix.entry)
 	for l := ix.top; l > level; l-- {
 		ep = ix.greedy(s, q, ep, l)
@@ -206,7 +206,7 @@ func (ix *Index) freeTombs() {
 		}
 		ix.setNeighbors(slot, 0, nil)
 		ix.nodes[slot] = node{state: stateFree}
-		clear(ix.vec(slot))
+		ix.vecs.Clear(int(slot))
 		ix.upper[slot] = nil
 		ix.free = append(ix.free, slot)
 	}

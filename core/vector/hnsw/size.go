@@ -14,7 +14,7 @@ var _ driver.VectorIndexSizer = (*Index)(nil)
 func (ix *Index) MemoryBytes() int64 {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	n := int64(cap(ix.vecs))*4 + int64(cap(ix.links0)+cap(ix.indeg)+cap(ix.free))*4 +
+	n := ix.vecs.Bytes() + int64(cap(ix.links0)+cap(ix.indeg)+cap(ix.free))*4 +
 		int64(cap(ix.nodes))*int64(unsafe.Sizeof(node{})) + int64(len(ix.byID))*20
 	n += int64(cap(ix.upper)) * int64(unsafe.Sizeof([]uint32(nil)))
 	for _, u := range ix.upper {

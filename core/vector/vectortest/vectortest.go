@@ -54,7 +54,20 @@ const scoreEps = 1e-4
 // exact says whether the index claims exact results.
 func Run(t *testing.T, newIndex func(dim int) driver.VectorIndex, exact bool) {
 	t.Helper()
-	k := &kit{newIndex: newIndex, exact: exact}
+	run(t, &kit{newIndex: newIndex, exact: exact, eps: scoreEps})
+}
+
+// RunReduced runs the kit against an index that stores vectors at reduced
+// precision (such as vector.Int8): its scores may differ from the cosine
+// similarity by up to eps, hits whose reference scores are within eps may
+// trade places, and it is held to RecallThreshold like an approximate index.
+func RunReduced(t *testing.T, newIndex func(dim int) driver.VectorIndex, eps float64) {
+	t.Helper()
+	run(t, &kit{newIndex: newIndex, eps: eps})
+}
+
+func run(t *testing.T, k *kit) {
+	t.Helper()
 	for _, c := range k.cases() {
 		t.Run(c.name, c.fn)
 	}
@@ -99,6 +112,7 @@ var covers = map[string][]string{
 type kit struct {
 	newIndex func(dim int) driver.VectorIndex
 	exact    bool
+	eps      float64 // tolerance of scores against the reference
 }
 
 var bg = context.Background()
@@ -107,10 +121,11 @@ var bg = context.Background()
 type fixture struct {
 	dim     int
 	entries map[int64]driver.VectorEntry
+	eps     float64 // the kit's score tolerance
 }
 
-func newFixture(dim int) *fixture {
-	return &fixture{dim: dim, entries: make(map[int64]driver.VectorEntry)}
+func (k *kit) newFixture(dim int) *fixture {
+	return &fixture{dim: dim, entries: make(map[int64]driver.VectorEntry), eps: k.eps}
 }
 
 func (fx *fixture) put(es ...driver.VectorEntry) {
@@ -236,7 +251,7 @@ func checkWellFormed(t *testing.T, fx *fixture, q []float32, k int, f driver.Vec
 		if !f.Match(&e) {
 			t.Fatalf("hit %d: id %d (namespace %q, pool %q) does not match filter %+v", i, h.ID, e.Namespace, e.Pool, f)
 		}
-		if want := cosine(q, e.Vector); !(math.Abs(h.Score-want) <= scoreEps) { // also catches NaN
+		if want := cosine(q, e.Vector); !(math.Abs(h.Score-want) <= fx.eps) { // also catches NaN
 			t.Fatalf("hit %d: id %d has score %v, want cosine similarity %v", i, h.ID, h.Score, want)
 		}
 		if i > 0 {
@@ -249,7 +264,7 @@ func checkWellFormed(t *testing.T, fx *fixture, q []float32, k int, f driver.Vec
 }
 
 // checkExact checks that got is the reference result, allowing neighbours
-// whose reference scores are within scoreEps to trade places.
+// whose reference scores are within the kit's tolerance to trade places.
 func checkExact(t *testing.T, fx *fixture, q []float32, k int, f driver.VectorFilter, got []driver.Hit) {
 	t.Helper()
 	checkExactWant(t, fx, q, k, f, got, fx.search(q, k, f))
@@ -263,7 +278,7 @@ func checkExactWant(t *testing.T, fx *fixture, q []float32, k int, f driver.Vect
 		t.Fatalf("Search(k=%d, filter=%+v) returned %d hits, want %d\n got  %v\n want %v", k, f, len(got), len(want), got, want)
 	}
 	for i := range want {
-		if got[i].ID != want[i].ID && !(math.Abs(got[i].Score-want[i].Score) <= scoreEps) {
+		if got[i].ID != want[i].ID && !(math.Abs(got[i].Score-want[i].Score) <= fx.eps) {
 			t.Fatalf("hit %d is id %d (score %v), want id %d (score %v)\n got  %v\n want %v",
 				i, got[i].ID, got[i].Score, want[i].ID, want[i].Score, got, want)
 		}
@@ -298,7 +313,7 @@ func (k *kit) addSearchLen(t *testing.T) {
 	if n := idx.Len(); n != 0 {
 		t.Fatalf("new index: Len() = %d, want 0", n)
 	}
-	fx := newFixture(dim)
+	fx := k.newFixture(dim)
 	r := rand.New(rand.NewPCG(1, 1))
 	es := randomEntries(r, 1, 40, dim, []string{driver.DefaultNamespace}, []driver.Pool{driver.PoolMemory})
 	k.add(t, idx, fx, es[:10]...)
@@ -323,7 +338,7 @@ func (k *kit) addSearchLen(t *testing.T) {
 func (k *kit) replace(t *testing.T) {
 	const dim = 4
 	idx := k.newIndex(dim)
-	fx := newFixture(dim)
+	fx := k.newFixture(dim)
 	k.add(t, idx, fx,
 		entry(1, "default", driver.PoolMemory, unit(dim, 0, 1)),
 		entry(2, "default", driver.PoolMemory, unit(dim, 1, 1)),
@@ -337,7 +352,7 @@ func (k *kit) replace(t *testing.T) {
 	q := unit(dim, 2, 1)
 	got := k.search(t, idx, q, 1, driver.VectorFilter{})
 	checkExact(t, fx, q, 1, driver.VectorFilter{}, got)
-	if got[0].ID != 1 || !(math.Abs(got[0].Score-1) <= scoreEps) {
+	if got[0].ID != 1 || !(math.Abs(got[0].Score-1) <= k.eps) {
 		t.Fatalf("after replacing id 1 with e3: top hit %v, want id 1 with score 1", got[0])
 	}
 	q = unit(dim, 0, 1)
@@ -370,7 +385,7 @@ func (k *kit) replace(t *testing.T) {
 func (k *kit) remove(t *testing.T) {
 	const dim = 8
 	idx := k.newIndex(dim)
-	fx := newFixture(dim)
+	fx := k.newFixture(dim)
 	r := rand.New(rand.NewPCG(2, 2))
 	es := randomEntries(r, 1, 30, dim, []string{"default", "user:a"}, driver.Pools)
 	k.add(t, idx, fx, es...)
@@ -425,7 +440,7 @@ func (k *kit) addCopies(t *testing.T) {
 	k.add(t, idx, nil, entry(1, "default", driver.PoolMemory, v), entry(2, "default", driver.PoolMemory, []float32{0, 1, 0, 0}))
 	v[0], v[1] = 0, 1 // the index must have kept its own copy
 	got := k.search(t, idx, []float32{1, 0, 0, 0}, 1, driver.VectorFilter{})
-	if len(got) != 1 || got[0].ID != 1 || !(math.Abs(got[0].Score-1) <= scoreEps) {
+	if len(got) != 1 || got[0].ID != 1 || !(math.Abs(got[0].Score-1) <= k.eps) {
 		t.Fatalf("after the caller changed its slice, search for e0 = %v, want id 1 with score 1 (Add must copy vectors)", got)
 	}
 	q := []float32{0, 0, 1, 0}
@@ -443,7 +458,7 @@ func (k *kit) cosineScores(t *testing.T) {
 	// Search is the cheap way to keep it.
 	const dim = 4
 	idx := k.newIndex(dim)
-	fx := newFixture(dim)
+	fx := k.newFixture(dim)
 	k.add(t, idx, fx,
 		entry(1, "default", driver.PoolMemory, []float32{10, 10, 0, 0}), // long, 45° off
 		entry(2, "default", driver.PoolMemory, []float32{0.1, 0.01, 0, 0}),
@@ -479,7 +494,7 @@ func (k *kit) invalidVectors(t *testing.T) {
 func (k *kit) filters(t *testing.T) {
 	const dim = 8
 	idx := k.newIndex(dim)
-	fx := newFixture(dim)
+	fx := k.newFixture(dim)
 	r := rand.New(rand.NewPCG(3, 3))
 	nss := []string{"default", "user:alice", "user:bob", "project:x"}
 	k.add(t, idx, fx, randomEntries(r, 1, 80, dim, nss, driver.Pools)...)
@@ -529,7 +544,7 @@ func (k *kit) filters(t *testing.T) {
 func (k *kit) kLargerThanLen(t *testing.T) {
 	const dim = 6
 	idx := k.newIndex(dim)
-	fx := newFixture(dim)
+	fx := k.newFixture(dim)
 	r := rand.New(rand.NewPCG(4, 4))
 	k.add(t, idx, fx, randomEntries(r, 10, 12, dim, []string{"default", "user:a"}, driver.Pools)...)
 	q := randVec(r, dim)
@@ -574,7 +589,7 @@ func (k *kit) emptyIndex(t *testing.T) {
 func (k *kit) tiesByID(t *testing.T) {
 	const dim = 4
 	idx := k.newIndex(dim)
-	fx := newFixture(dim)
+	fx := k.newFixture(dim)
 	same := []float32{0.5, 0.5, 0.5, 0.5}
 	// Identical vectors under ids added out of order, plus others around them.
 	for _, id := range []int64{42, 7, 19, 3, 100} {
@@ -741,7 +756,7 @@ func (k *kit) concurrent(t *testing.T) {
 		t.Fatalf("after concurrent adds and removes: Len() = %d, want %d", n, want)
 	}
 	// Every surviving entry is there, every removed one gone.
-	fx := newFixture(dim)
+	fx := k.newFixture(dim)
 	for id := range vecs {
 		if id%perW%3 != 2 {
 			fx.put(entry(int64(id+1), fmt.Sprintf("user:w%d", id/perW), driver.PoolMemory, vecs[id]))
@@ -782,7 +797,7 @@ func (k *kit) againstReference(t *testing.T) {
 		queries = 30
 	)
 	idx := k.newIndex(dim)
-	fx := newFixture(dim)
+	fx := k.newFixture(dim)
 	r := rand.New(rand.NewPCG(7, 7))
 	vecs := clustered(r, n+queries, dim, 30)
 	nss := []string{"default", "user:a", "user:b", "project:p"}
@@ -871,7 +886,7 @@ func (k *kit) selectiveFilter(t *testing.T) {
 		every = 60 // one entry in every is in the rare namespace
 	)
 	idx := k.newIndex(dim)
-	fx := newFixture(dim)
+	fx := k.newFixture(dim)
 	r := rand.New(rand.NewPCG(8, 8))
 	vecs := clustered(r, n, dim, 20)
 	es := make([]driver.VectorEntry, n)
