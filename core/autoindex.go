@@ -125,7 +125,7 @@ func (s *shared) maybeSwitch() {
 // store has doubled.
 func (s *shared) switchToHNSW(ctx context.Context) (switched bool, err error) {
 	d := vectorIndexes["hnsw"]
-	h, err := d.new(s.model.Dim)
+	h, err := d.new(s.model.Dim, s.prec)
 	if err != nil {
 		return false, err
 	}

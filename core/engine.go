@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/memos-go/memos/core/vector"
 )
 
 // Options configure an Engine. The zero value of every field but Backend is
@@ -35,6 +37,13 @@ type Options struct {
 	// With VectorSnapshot set the graph is saved on Close and later opens
 	// load it instead of building it again.
 	HNSWThreshold int
+	// VectorPrecision is how the vector index stores vectors in memory and
+	// in the snapshot: "float32" (the default, "") or "int8", which takes
+	// about a quarter of the vectors' memory for scores off by a few
+	// thousandths (see the README's Vector index section). A snapshot saved
+	// at another precision is not used: the index is rebuilt from the store,
+	// whose vectors stay float32.
+	VectorPrecision string
 	// Search holds ranking weights and thresholds; zero fields take defaults.
 	Search SearchConfig
 	// Govern is the governance policy (review queue, contradictions,
@@ -94,8 +103,9 @@ type shared struct {
 
 	vecMu  sync.Mutex // serialises syncs of vec with the change log
 	vec    *liveIndex
-	vecSeq atomic.Uint64 // the change-log seq vec reflects
-	auto   autoIndex     // VectorIndex "auto": the switch to HNSW while open
+	vecSeq atomic.Uint64    // the change-log seq vec reflects
+	auto   autoIndex        // VectorIndex "auto": the switch to HNSW while open
+	prec   vector.Precision // Options.VectorPrecision
 
 	snapPath   string         // Options.VectorSnapshot
 	snapHeader snapshotHeader // what a snapshot of this store and model says
@@ -143,6 +153,11 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := s.cfg.validate(); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
+	prec, err := vector.ParsePrecision(opts.VectorPrecision)
+	if err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
+	s.prec = prec
 	if err := s.consolidate.validate(); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}

@@ -15,13 +15,15 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/memos-go/memos/core/vector"
 )
 
 // A vector snapshot lets a large store open without re-reading every vector
 // from the backend: the engine saves its vector index next to the store on
 // Close and, on Open, loads it and replays only the change log written since.
-// The header names the model, the index kind and the change-log seq the
-// snapshot reflects; a snapshot that does not match the store is ignored and
+// The header names the model, the index kind, the precision of the vectors
+// and the change-log seq the snapshot reflects; a snapshot that does not match the store is ignored and
 // the index is rebuilt from the store. Forget deletes the snapshot at once,
 // so no derived copy of a forgotten memory's vector stays on disk.
 //
@@ -33,7 +35,13 @@ import (
 // store's is ignored. On load the engine also compares a sample of vectors
 // with the store and rebuilds when one differs.
 
-const snapshotMagic = "MEMOSVS2"
+// snapshotMagic starts a snapshot of float32 vectors, as before precisions
+// existed; snapshotMagicPrecision one whose header ends with the precision
+// (Options.VectorPrecision) of the vectors in it.
+const (
+	snapshotMagic          = "MEMOSVS2"
+	snapshotMagicPrecision = "MEMOSVS3"
+)
 
 // metaSnapshotGen is the store's record of the generation of the last
 // snapshot saved from it.
@@ -47,6 +55,9 @@ type snapshotHeader struct {
 	Index string
 	Seq   uint64
 	Gen   string // random per save, also recorded in the store (metaSnapshotGen)
+	// Precision of the vectors; float32 in a snapshot of the first header
+	// version.
+	Precision vector.Precision
 }
 
 func writeString(w io.Writer, s string) error {
@@ -80,11 +91,18 @@ func saveSnapshot(path string, h snapshotHeader, idx PersistentVectorIndex) (err
 		}
 	}()
 	w := bufio.NewWriter(tmp)
-	if _, err = io.WriteString(w, snapshotMagic); err != nil {
+	magic := snapshotMagic
+	if h.Precision != vector.Float32 {
+		magic = snapshotMagicPrecision
+	}
+	if _, err = io.WriteString(w, magic); err != nil {
 		return err
 	}
 	err = errors.Join(writeString(w, h.Store), writeString(w, h.Model), binary.Write(w, binary.LittleEndian, uint32(h.Dim)),
 		writeString(w, h.Index), binary.Write(w, binary.LittleEndian, h.Seq), writeString(w, h.Gen))
+	if err == nil && magic == snapshotMagicPrecision {
+		err = writeString(w, h.Precision.String())
+	}
 	if err != nil {
 		return err
 	}
@@ -101,7 +119,7 @@ func saveSnapshot(path string, h snapshotHeader, idx PersistentVectorIndex) (err
 }
 
 // loadSnapshot reads the snapshot at path if it matches want (model, dim,
-// index kind). It returns the index and the seq it reflects; a missing file
+// index kind, precision). It returns the index and the seq it reflects; a missing file
 // is (nil, 0, nil).
 func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (VectorIndex, error)) (VectorIndex, uint64, error) {
 	f, err := os.Open(path)
@@ -117,8 +135,8 @@ func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (Vector
 	if err != nil {
 		return nil, 0, fmt.Errorf("snapshot %s: %w", path, err)
 	}
-	if h.Index != want.Index {
-		return nil, 0, nil // a snapshot of another kind of index: of no use here
+	if h.Index != want.Index || h.Precision != want.Precision {
+		return nil, 0, nil // a snapshot of another kind of index or precision: of no use here
 	}
 	if h.Store != want.Store || h.Model != want.Model || h.Dim != want.Dim {
 		return nil, 0, fmt.Errorf("snapshot %s is of store %s, %s/%d; the engine uses store %s, %s/%d",
@@ -132,6 +150,9 @@ func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (Vector
 	if err != nil {
 		return nil, 0, fmt.Errorf("snapshot %s: %w", path, err)
 	}
+	if p := precisionOf(idx); p != want.Precision {
+		return nil, 0, fmt.Errorf("snapshot %s: the header says %s vectors, the index holds %s", path, want.Precision, p)
+	}
 	return idx, h.Seq, nil
 }
 
@@ -139,7 +160,7 @@ func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (Vector
 func readSnapshotHeader(r io.Reader) (snapshotHeader, error) {
 	var h snapshotHeader
 	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != snapshotMagic {
+	if _, err := io.ReadFull(r, magic); err != nil || (string(magic) != snapshotMagic && string(magic) != snapshotMagicPrecision) {
 		return h, fmt.Errorf("not a memos vector snapshot")
 	}
 	var dim uint32
@@ -150,6 +171,19 @@ func readSnapshotHeader(r io.Reader) (snapshotHeader, error) {
 		func() (err error) { h.Index, err = readString(r); return },
 		func() error { return binary.Read(r, binary.LittleEndian, &h.Seq) },
 		func() (err error) { h.Gen, err = readString(r); return },
+		func() error {
+			if string(magic) != snapshotMagicPrecision {
+				return nil
+			}
+			name, err := readString(r)
+			if err != nil {
+				return err
+			}
+			if h.Precision, err = vector.ParsePrecision(name); err == nil && h.Precision == vector.Float32 {
+				err = fmt.Errorf("precision %s in a header for reduced precisions", name)
+			}
+			return err
+		},
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -230,7 +264,7 @@ func (s *shared) openIndex(ctx context.Context, name string, threshold int) erro
 		hnsw := vectorIndexes["hnsw"]
 		// A store that already has an HNSW snapshot keeps using it.
 		if s.snapPath != "" {
-			if h, err := peekSnapshot(s.snapPath); err == nil && h.Index == "hnsw" {
+			if h, err := peekSnapshot(s.snapPath); err == nil && h.Index == "hnsw" && h.Precision == s.prec {
 				return s.openVectors(ctx, "hnsw", hnsw)
 			}
 		}
@@ -260,7 +294,7 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 		if err != nil {
 			return err
 		}
-		s.snapHeader = snapshotHeader{Store: id, Model: s.model.ID, Dim: s.model.Dim, Index: name}
+		s.snapHeader = snapshotHeader{Store: id, Model: s.model.ID, Dim: s.model.Dim, Index: name, Precision: s.prec}
 		want := s.snapHeader
 		err = s.b.View(ctx, func(tx ReadTx) error {
 			gen, err := tx.Meta(metaSnapshotGen)
@@ -295,7 +329,7 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 		}
 	}
 	if s.vec == nil {
-		vec, err := d.new(s.model.Dim)
+		vec, err := d.new(s.model.Dim, s.prec)
 		if err != nil {
 			return fmt.Errorf("vector index %s: %w", name, err)
 		}
@@ -310,7 +344,7 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 	if err := s.checkSample(ctx); err != nil {
 		slog.Warn("memos: ignoring the vector snapshot; rebuilding the index from the store", "err", err)
 		s.snapOK = false
-		vec, err := d.new(s.model.Dim)
+		vec, err := d.new(s.model.Dim, s.prec)
 		if err != nil {
 			return fmt.Errorf("vector index %s: %w", name, err)
 		}

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/vector"
 	"github.com/memos-go/memos/core/vector/hnsw"
@@ -79,7 +82,8 @@ func TestStaleVectorSnapshotAfterRestore(t *testing.T) {
 }
 
 // snapshotHeaderLen returns the length of a snapshot's header: magic, store
-// id, model, dimension, index kind, seq, generation.
+// id, model, dimension, index kind, seq, generation, and the precision in a
+// MEMOSVS3 header.
 func snapshotHeaderLen(t *testing.T, b []byte) int {
 	t.Helper()
 	n := 8
@@ -95,6 +99,9 @@ func snapshotHeaderLen(t *testing.T, b []byte) int {
 	str()  // index
 	n += 8 // seq
 	str()  // generation
+	if string(b[:8]) == "MEMOSVS3" {
+		str() // precision
+	}
 	return n
 }
 
@@ -156,5 +163,95 @@ func testVectorSnapshotSampleCheck(t *testing.T, kind string) {
 	}
 	if len(res.Hits) > 0 && res.Hits[0].Memory.ID == m.ID {
 		t.Fatalf("vector search for %q finds memory %d (%q): the tampered snapshot was trusted", zebra, m.ID, m.Content)
+	}
+}
+
+// The vector snapshot records its precision (Options.VectorPrecision): a
+// store reopened at another precision rebuilds its index from the store
+// instead of reading the snapshot, and one reopened at the same precision
+// loads it. A float32 snapshot keeps the format of before precisions.
+func TestVectorSnapshotPrecision(t *testing.T) {
+	for _, kind := range []string{"exact", "hnsw"} {
+		t.Run(kind, func(t *testing.T) { testVectorSnapshotPrecision(t, kind) })
+	}
+}
+
+func testVectorSnapshotPrecision(t *testing.T, kind string) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	snap := path + ".vectors"
+	contents := []string{"the orchard grows apples and pears", "zebras graze on the savanna at dawn", "the ferry leaves at nine"}
+	var ids []int64
+	e := openAt(t, path, core.Options{VectorSnapshot: snap, VectorIndex: kind})
+	for _, c := range contents {
+		ids = append(ids, remember(t, e, core.Input{Content: c}).ID)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, prec := range []string{"int8", "int8", "float32", "int8"} {
+		before, err := os.ReadFile(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := openAt(t, path, core.Options{VectorSnapshot: snap, VectorIndex: kind, VectorPrecision: prec})
+		st, err := e.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.VectorPrecision != prec || st.Vectors != len(contents) {
+			t.Fatalf("open %d at %s: the index holds %d vectors at %s", i, prec, st.Vectors, st.VectorPrecision)
+		}
+		for j, c := range contents {
+			res, err := e.Search(ctx, core.SearchRequest{Query: c, Mode: core.ModeVector})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Hits) == 0 || res.Hits[0].Memory.ID != ids[j] || res.Hits[0].Similarity < 0.99 {
+				t.Fatalf("open %d at %s: vector search for %q: %+v", i, prec, c, res.Hits)
+			}
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		after, err := os.ReadFile(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		magic, inner := string(after[:8]), string(after[snapshotHeaderLen(t, after):][:8])
+		switch prec {
+		case "float32":
+			// The file reads as before precisions existed.
+			if magic != "MEMOSVS2" || (kind == "exact" && inner != "MEMOSEX1") || (kind == "hnsw" && inner != "MEMOSHNW") {
+				t.Fatalf("float32 snapshot starts %q, its index %q", magic, inner)
+			}
+		default:
+			if magic != "MEMOSVS3" {
+				t.Fatalf("%s snapshot starts %q", prec, magic)
+			}
+		}
+		// Opened at the precision it was saved at, the snapshot is loaded
+		// and, with nothing changed, not written again; at another it is
+		// rebuilt and rewritten.
+		if same := bytes.Equal(before, after); same != (i == 1) {
+			t.Fatalf("open %d at %s: snapshot rewritten = %v", i, prec, !same)
+		}
+	}
+}
+
+func TestVectorPrecisionUnknown(t *testing.T) {
+	ctx := context.Background()
+	b, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "memory.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	emb, err := hash.Open(ctx, hash.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = core.Open(ctx, core.Options{Backend: b, Embedder: emb, VectorPrecision: "float16"})
+	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), `"float16"`) || !strings.Contains(err.Error(), "float32, int8") {
+		t.Fatalf("Open with precision float16: %v, want ErrInvalid naming it and the known precisions", err)
 	}
 }

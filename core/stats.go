@@ -17,7 +17,9 @@ type Stats struct {
 	Embedder    ModelInfo      `json:"embedder"`
 	Vectors     int            `json:"vectors"`                // entries in the vector index
 	VectorIndex string         `json:"vector_index,omitempty"` // its kind: exact, hnsw
-	Seq         uint64         `json:"seq"`                    // latest change-log sequence
+	// VectorPrecision is how the index stores vectors: float32, int8.
+	VectorPrecision string `json:"vector_precision,omitempty"`
+	Seq             uint64 `json:"seq"` // latest change-log sequence
 	// Backend holds backend-specific figures (file size, …) when the backend
 	// implements BackendStater.
 	Backend map[string]any `json:"backend,omitempty"`
@@ -77,6 +79,7 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 			return nil, &Error{Op: op, Err: err}
 		}
 		st.Vectors, st.VectorIndex = e.vec.Len(), e.vec.kind()
+		st.VectorPrecision = precisionOf(e.vec.index()).String()
 		if sz, ok := e.vec.index().(VectorIndexSizer); ok {
 			st.VectorIndexBytes = sz.MemoryBytes()
 		}

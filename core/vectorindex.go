@@ -14,17 +14,19 @@ import (
 // (a SIMD scan) or hnsw (an approximate graph). Both live under the engine, so
 // any backend, in this repository or outside it, gets them with no import.
 type vectorIndexKind struct {
-	new  func(dim int) (VectorIndex, error)
+	new  func(dim int, p vector.Precision) (VectorIndex, error)
 	load func(r io.Reader) (VectorIndex, error)
 }
 
 var vectorIndexes = map[string]vectorIndexKind{
 	"exact": {
-		new:  func(dim int) (VectorIndex, error) { return vector.NewExact(dim), nil },
+		new:  func(dim int, p vector.Precision) (VectorIndex, error) { return vector.NewExactPrecision(dim, p), nil },
 		load: func(r io.Reader) (VectorIndex, error) { return vector.LoadExact(r) },
 	},
 	"hnsw": {
-		new:  func(dim int) (VectorIndex, error) { return hnsw.New(dim, hnsw.Config{}) },
+		new: func(dim int, p vector.Precision) (VectorIndex, error) {
+			return hnsw.New(dim, hnsw.Config{Precision: p})
+		},
 		load: func(r io.Reader) (VectorIndex, error) { return hnsw.Load(r) },
 	},
 }
@@ -39,6 +41,25 @@ func ValidateVectorIndex(name string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: no vector index named %q (known: %s)", ErrUnknownName, name, strings.Join(VectorIndexNames(), ", "))
+}
+
+// VectorPrecisionNames lists the values Options.VectorPrecision accepts.
+func VectorPrecisionNames() []string { return vector.PrecisionNames() }
+
+// ValidateVectorPrecision checks that name is one of VectorPrecisionNames
+// (or empty, meaning float32).
+func ValidateVectorPrecision(name string) error {
+	_, err := vector.ParsePrecision(name)
+	return err
+}
+
+// precisionOf returns the precision idx stores vectors at; float32 for an
+// index that does not say.
+func precisionOf(idx VectorIndex) vector.Precision {
+	if p, ok := idx.(interface{ Precision() vector.Precision }); ok {
+		return p.Precision()
+	}
+	return vector.Float32
 }
 
 func lookupVectorIndex(name string) (vectorIndexKind, error) {

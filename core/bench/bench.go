@@ -63,6 +63,8 @@ type Config struct {
 	Dir string
 	// VectorIndex names the vector index ("" means "exact").
 	VectorIndex string
+	// VectorPrecision is the vector index's precision ("" means "float32").
+	VectorPrecision string
 	// Search holds the ranking settings; access tracking is always off, so
 	// that queries do not write.
 	Search core.SearchConfig
@@ -111,6 +113,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.VectorIndex == "" {
 		c.VectorIndex = "exact"
+	}
+	if c.VectorPrecision == "" {
+		c.VectorPrecision = "float32"
 	}
 	c.Search.DisableAccessTracking = true
 	switch {
@@ -185,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	rep := &Report{Machine: CurrentMachine(), Started: time.Now().UTC(), Settings: Settings{
 		Backends: cfg.Backends, Embedders: cfg.Embedders, K: cfg.K, Queries: cfg.Queries, Warmup: cfg.Warmup,
-		Limit: cfg.Limit, BatchSize: cfg.BatchSize, Seed: cfg.Seed, VectorIndex: cfg.VectorIndex, Search: cfg.Search,
+		Limit: cfg.Limit, BatchSize: cfg.BatchSize, Seed: cfg.Seed, VectorIndex: cfg.VectorIndex, VectorPrecision: cfg.VectorPrecision, Search: cfg.Search,
 	}}
 	start := time.Now()
 	sets := make([]*dataset.Dataset, 0, len(cfg.Sizes)+len(cfg.Datasets))
@@ -461,7 +466,7 @@ func (s *store) openEngine(ctx context.Context) (*core.Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s backend: %w", s.backend, err)
 	}
-	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: s.emb, VectorIndex: s.r.cfg.VectorIndex, Search: s.r.cfg.Search,
+	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: s.emb, VectorIndex: s.r.cfg.VectorIndex, VectorPrecision: s.r.cfg.VectorPrecision, Search: s.r.cfg.Search,
 		// Measure the embedder, not the cache: queries repeat across modes.
 		EmbedCacheSize: -1,
 		// Ingest measures the store, not the contradiction detector (one

@@ -42,17 +42,18 @@ type Failure struct {
 
 // Settings are the parameters the figures depend on.
 type Settings struct {
-	Backends    []string          `json:"backends"`
-	Embedders   []string          `json:"embedders"`
-	Datasets    []string          `json:"datasets"`
-	K           []int             `json:"k"`
-	Queries     int               `json:"queries"`
-	Warmup      int               `json:"warmup"`
-	Limit       int               `json:"limit"`
-	BatchSize   int               `json:"batch_size"`
-	Seed        int64             `json:"seed"`
-	VectorIndex string            `json:"vector_index"`
-	Search      core.SearchConfig `json:"search"`
+	Backends        []string          `json:"backends"`
+	Embedders       []string          `json:"embedders"`
+	Datasets        []string          `json:"datasets"`
+	K               []int             `json:"k"`
+	Queries         int               `json:"queries"`
+	Warmup          int               `json:"warmup"`
+	Limit           int               `json:"limit"`
+	BatchSize       int               `json:"batch_size"`
+	Seed            int64             `json:"seed"`
+	VectorIndex     string            `json:"vector_index"`
+	VectorPrecision string            `json:"vector_precision,omitempty"`
+	Search          core.SearchConfig `json:"search"`
 }
 
 // Result is the measurement of one backend with one embedder on one data set.

@@ -167,7 +167,7 @@ func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
 		}
 		cfg.BackendConfigs[name] = c.BackendConfig
 		if i == 0 {
-			cfg.Search, cfg.VectorIndex = c.Search, c.VectorIndex
+			cfg.Search, cfg.VectorIndex, cfg.VectorPrecision = c.Search, c.VectorIndex, c.VectorPrecision
 		}
 	}
 	for _, name := range cfg.Embedders {

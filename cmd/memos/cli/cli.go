@@ -278,13 +278,14 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 		}
 	}
 	eng, err := core.Open(ctx, core.Options{
-		Backend:       b,
-		Embedder:      emb,
-		Namespace:     cfg.Namespace,
-		VectorIndex:   cfg.VectorIndex,
-		HNSWThreshold: cfg.HNSWThreshold,
-		Search:        cfg.Search,
-		Govern:        cfg.Govern,
+		Backend:         b,
+		Embedder:        emb,
+		Namespace:       cfg.Namespace,
+		VectorIndex:     cfg.VectorIndex,
+		HNSWThreshold:   cfg.HNSWThreshold,
+		VectorPrecision: cfg.VectorPrecision,
+		Search:          cfg.Search,
+		Govern:          cfg.Govern,
 
 		AllowModelChange: a.allowModelChange,
 		VectorSnapshot:   vectorSnapshot(cfg),

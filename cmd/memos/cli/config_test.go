@@ -63,6 +63,7 @@ func TestConfigPrecedence(t *testing.T) {
 	wantValue(t, vals, "backend", "sqlite", "default", "")
 	wantValue(t, vals, "embedder.name", "hash", "default", "")
 	wantValue(t, vals, "vector.index", "exact", "default", "")
+	wantValue(t, vals, "vector.precision", "float32", "default", "")
 	wantValue(t, vals, "backends.sqlite.path", filepath.Join(e.home, "memory.db"), "default", "")
 	wantValue(t, vals, "home", e.home, "env", "MEMOS_HOME")
 	wantValue(t, vals, "search.candidates", nil, "default", "")
@@ -132,6 +133,8 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown backend section", "backends:\n  postgres:\n    dsn: x\n", nil, []string{"config.yaml", "postgres", "sqlite"}},
 		{"unknown vector key", "vector:\n  index: exact\n  size: 3\n", nil, []string{"vector.size"}},
 		{"unknown vector index", "vector:\n  index: annoy\n", nil, []string{"annoy", "exact"}},
+		{"unknown vector precision", "vector:\n  precision: float16\n", nil, []string{"config.yaml", "vector.precision", `"float16"`, "float32, int8"}},
+		{"unknown env vector precision", "", []string{"MEMOS_VECTOR__PRECISION=int4"}, []string{"MEMOS_VECTOR__PRECISION", `"int4"`, "float32, int8"}},
 		{"malformed namespace", "namespace: team\n", nil, []string{"config.yaml", "malformed namespace"}},
 		{"namespace not a string", "namespace: 7\n", nil, []string{"config.yaml", "namespace"}},
 		{"engine rejects a value", "search:\n  trust_weight: 2\n", nil, []string{"search.trust_weight"}},

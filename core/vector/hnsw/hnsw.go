@@ -236,6 +236,9 @@ func (ix *Index) Config() Config {
 	return ix.cfg
 }
 
+// Precision returns the precision the index stores its vectors at.
+func (ix *Index) Precision() vector.Precision { return ix.cfg.Precision }
+
 // Len returns the number of live entries.
 func (ix *Index) Len() int {
 	ix.mu.RLock()

@@ -40,6 +40,8 @@ const (
 	DefaultExtractor   = "rules"
 	DefaultSummarizer  = "extractive"
 	DefaultVectorIndex = "exact"
+	// DefaultVectorPrecision is vector.precision's default.
+	DefaultVectorPrecision = "float32"
 	// FileName is the config file's name inside the home directory.
 	FileName = "config.yaml"
 	// EnvPrefix starts every environment variable the loader reads.
@@ -99,8 +101,10 @@ type Config struct {
 	Consolidate   core.ConsolidateConfig
 	VectorIndex   string
 	HNSWThreshold int // vector.hnsw_threshold; 0: the engine's default
-	Search        core.SearchConfig
-	Govern        core.GovernConfig // the governance section
+	// VectorPrecision is vector.precision: float32 or int8 (core.Options).
+	VectorPrecision string
+	Search          core.SearchConfig
+	Govern          core.GovernConfig // the governance section
 	// Server configures memos serve; MEMOS_TOKEN adds a token to Server.Tokens.
 	Server Server
 	// Values lists every effective setting with its source, in a stable order.
@@ -396,13 +400,14 @@ func (ld *loader) top(key string) (any, *layer) {
 // chosen by the upper layers, so it comes after them.
 func (ld *loader) defaults(envs map[string]string) (*layer, error) {
 	m := map[string]any{
-		"home":            ld.home,
-		"namespace":       core.DefaultNamespace,
-		"backend":         DefaultBackend,
-		"embedder.name":   DefaultEmbedder,
-		"extractor.name":  DefaultExtractor,
-		"summarizer.name": DefaultSummarizer,
-		"vector.index":    DefaultVectorIndex,
+		"home":             ld.home,
+		"namespace":        core.DefaultNamespace,
+		"backend":          DefaultBackend,
+		"embedder.name":    DefaultEmbedder,
+		"extractor.name":   DefaultExtractor,
+		"summarizer.name":  DefaultSummarizer,
+		"vector.index":     DefaultVectorIndex,
+		"vector.precision": DefaultVectorPrecision,
 	}
 	name := DefaultBackend
 	if v, l := ld.top("backend"); l != nil {
@@ -466,6 +471,12 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	}
 	if err := core.ValidateVectorIndex(cfg.VectorIndex); err != nil {
 		return &Error{Where: ld.where("vector.index"), Msg: "vector.index: " + err.Error(), Err: err}
+	}
+	if cfg.VectorPrecision, err = ld.str("vector.precision"); err != nil {
+		return err
+	}
+	if err := core.ValidateVectorPrecision(cfg.VectorPrecision); err != nil {
+		return &Error{Where: ld.where("vector.precision"), Msg: "vector.precision: " + err.Error(), Err: err}
 	}
 	if v := ld.merged.Get("vector.hnsw_threshold"); v != nil {
 		n, err := strconv.Atoi(strings.TrimSpace(fmt.Sprint(v)))
@@ -539,11 +550,11 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 		return err
 	}
 
-	cfg.Values = append(cfg.Values, ld.value("vector.index", cfg.VectorIndex))
+	cfg.Values = append(cfg.Values, ld.value("vector.index", cfg.VectorIndex), ld.value("vector.precision", cfg.VectorPrecision))
 	if cfg.HNSWThreshold != 0 {
 		cfg.Values = append(cfg.Values, ld.value("vector.hnsw_threshold", cfg.HNSWThreshold))
 	}
-	if err := ld.checkKeys("vector", []string{"index", "hnsw_threshold"}); err != nil {
+	if err := ld.checkKeys("vector", []string{"index", "hnsw_threshold", "precision"}); err != nil {
 		return err
 	}
 	sc, vals, err := ld.decode("search", func() any { return new(core.SearchConfig) })

@@ -101,6 +101,7 @@ func Template() string {
 	b.WriteString("\n")
 	line(0, "vector", "", "")
 	line(1, "index", DefaultVectorIndex, "exact: brute-force SIMD search")
+	line(1, "precision", DefaultVectorPrecision, "int8: a quarter of the vector memory, scores off by ~0.001")
 	b.WriteString("\n")
 	line(0, "search", "", "ranking; unset keys take the engine's defaults")
 	for _, f := range fieldsOf(reflect.TypeFor[core.SearchConfig]()) {
