@@ -428,3 +428,108 @@ func BenchmarkWordvecCrossover(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWordvecPrecision compares the vector precisions (vector.Float32,
+// vector.Int8) of the exact index and the graph (default parameters) on the
+// BenchmarkWordvec corpus (MEMOS_HNSW_EMBEDDER=hash for the hash embedder),
+// against the float32 exact top 10 of the first 500 questions: the index's
+// own memory estimate and its snapshot per vector, recall@10, recall@10
+// when the top 20 are re-scored with the float32 vectors (what a store,
+// which keeps them, could do), and the wall-clock p50 and CPU time per
+// query. Run it with -benchtime 1x.
+//
+//	MEMOS_HNSW_EMBEDDER=hash go test -run '^$' -bench WordvecPrecision -benchtime 1x -timeout 60m ./core/vector/hnsw
+func BenchmarkWordvecPrecision(b *testing.B) {
+	w := wordvecSet(b)
+	ctx := context.Background()
+	qs := w.queries[:min(500, len(w.queries))]
+	vecOf := make(map[int64][]float32, len(w.entries))
+	for _, e := range w.entries {
+		v := slices.Clone(e.Vector)
+		vector.Normalize(v)
+		vecOf[e.ID] = v
+	}
+	type index interface {
+		driver.VectorIndex
+		driver.PersistentVectorIndex
+		driver.VectorIndexSizer
+	}
+	for _, kind := range []string{"exact", "hnsw"} {
+		for _, p := range []vector.Precision{vector.Float32, vector.Int8} {
+			b.Run(fmt.Sprintf("%s/%s", kind, p), func(b *testing.B) {
+				var ix index = vector.NewExactPrecision(w.dim, p)
+				if kind == "hnsw" {
+					h, err := hnsw.New(w.dim, hnsw.Config{Precision: p})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ix = h
+				}
+				start, cpu0 := time.Now(), hnsw.CPUTime()
+				for i := 0; i < len(w.entries); i += 4096 {
+					if err := ix.Add(ctx, w.entries[i:min(i+4096, len(w.entries))]...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				wall, cpu := time.Since(start), hnsw.CPUTime()-cpu0
+				var saved countWriter
+				if err := ix.Save(&saved); err != nil {
+					b.Fatal(err)
+				}
+				var rs, rescored []float64
+				lat := make([]time.Duration, 0, len(qs))
+				cpuQ := hnsw.CPUTime()
+				for i, q := range qs {
+					t0 := time.Now()
+					got, err := ix.Search(ctx, q, 10, driver.VectorFilter{})
+					lat = append(lat, time.Since(t0))
+					if err != nil {
+						b.Fatal(err)
+					}
+					rs = append(rs, tieRecall(got, w.truth[i]))
+				}
+				cpuPerQuery := float64((hnsw.CPUTime() - cpuQ).Microseconds()) / float64(len(qs))
+				qn := make([]float32, w.dim)
+				for i, q := range qs {
+					got, err := ix.Search(ctx, q, 20, driver.VectorFilter{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					copy(qn, q)
+					vector.Normalize(qn)
+					for j := range got {
+						got[j].Score = float64(vector.Dot(qn, vecOf[got[j].ID]))
+					}
+					slices.SortStableFunc(got, func(x, y driver.Hit) int {
+						switch {
+						case x.Score > y.Score:
+							return -1
+						case x.Score < y.Score:
+							return 1
+						}
+						return 0
+					})
+					rescored = append(rescored, tieRecall(got[:min(10, len(got))], w.truth[i]))
+				}
+				slices.Sort(lat)
+				n := float64(len(w.entries))
+				b.ReportMetric(float64(ix.MemoryBytes())/n, "index-B/vec")
+				b.ReportMetric(float64(saved)/n, "snapshot-B/vec")
+				b.ReportMetric(avg(rs), "recall@10")
+				b.ReportMetric(avg(rescored), "rescored-recall@10")
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
+				b.ReportMetric(cpuPerQuery, "cpu-us/query")
+				b.ReportMetric(wall.Seconds(), "build-s")
+				b.ReportMetric(cpu.Seconds(), "build-cpu-s")
+			})
+		}
+	}
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
+}
