@@ -24,6 +24,7 @@ require (
 	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/viterin/vek v0.4.3
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.42.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1
@@ -108,7 +109,6 @@ require (
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	modernc.org/libc v1.80.1 // indirect

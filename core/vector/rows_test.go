@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -142,5 +143,62 @@ func TestExactInt8Recall(t *testing.T) {
 	t.Logf("recall@10 of int8 against float32: %.4f; largest score difference %.4f", recall, worst)
 	if recall < 0.95 || worst > 0.01 {
 		t.Fatalf("recall@10 %.4f (want ≥ 0.95), score difference up to %.4f (want ≤ 0.01)", recall, worst)
+	}
+}
+
+// TestDotInt8 checks the SIMD kernel (where the CPU has it) against the Go
+// loop for every length up to 300, odd tails included.
+func TestDotInt8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := range 300 {
+		q := make([]float32, n)
+		c := make([]int8, n+5)
+		for i := range q {
+			q[i] = float32(rng.NormFloat64())
+		}
+		for i := range c {
+			c[i] = int8(rng.IntN(255) - 127)
+		}
+		got, want := dotInt8(q, c), dotInt8Go(q, c)
+		var mag float64
+		for i := range q {
+			mag += math.Abs(float64(q[i]) * float64(c[i]))
+		}
+		if math.Abs(float64(got-want)) > 1e-5*(mag+1) {
+			t.Fatalf("n=%d: dotInt8 %v, the Go loop %v", n, got, want)
+		}
+	}
+}
+
+// BenchmarkDot compares a float32 row (SIMD Dot) with an int8 one (dotInt8,
+// and the Go loop it falls back to) at the embedders' dimensions.
+func BenchmarkDot(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, dim := range []int{100, 256, 384} {
+		vs := unitVecs(rng, 1024, dim)
+		q := unitVecs(rng, 1, dim)[0]
+		f32, i8 := NewRows(dim, Float32), NewRows(dim, Int8)
+		for _, v := range vs {
+			f32.Append(v)
+			i8.Append(v)
+		}
+		var sink float32
+		b.Run(fmt.Sprintf("dim=%d/float32", dim), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				sink += f32.Dot(q, i%1024)
+			}
+		})
+		b.Run(fmt.Sprintf("dim=%d/int8", dim), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				sink += i8.Dot(q, i%1024)
+			}
+		})
+		b.Run(fmt.Sprintf("dim=%d/int8-go", dim), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				r := i % 1024
+				sink += dotInt8Go(q, i8.codes[r*dim:(r+1)*dim]) * i8.scale[r]
+			}
+		})
+		_ = sink
 	}
 }

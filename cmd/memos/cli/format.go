@@ -291,7 +291,7 @@ func printStats(w io.Writer, s statsOut) {
 			parts = append(parts, fmt.Sprintf("%s on disk (%s per memory)", bench.FormatBytes(f.DiskBytes), bench.FormatBytes(int64(f.DiskPerMemory))))
 		}
 		if f.IndexBytes > 0 {
-			parts = append(parts, fmt.Sprintf("vector index %s in memory (%s per memory)", bench.FormatBytes(f.IndexBytes), bench.FormatBytes(int64(f.IndexPerMemory))))
+			parts = append(parts, fmt.Sprintf("vector index (%s, %s) %s in memory (%s per memory)", s.VectorIndex, s.VectorPrecision, bench.FormatBytes(f.IndexBytes), bench.FormatBytes(int64(f.IndexPerMemory))))
 		}
 		if len(parts) > 0 {
 			fmt.Fprintf(tw, "footprint\t%s, %s in the store\n", strings.Join(parts, ", "), plural(s.StoreMemories, "memory", "memories"))
