@@ -1,6 +1,7 @@
 // Package vector holds memos' vector indexes, which live in the core and
 // serve every backend, and the kernels they share. Vectors are float32 and,
-// inside an index, unit length, so cosine similarity is a dot product.
+// inside an index, unit length, so cosine similarity is a dot product; an
+// index stores them at a Precision, float32 or int8 (see Rows).
 package vector
 
 import (

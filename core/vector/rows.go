@@ -111,9 +111,9 @@ func (r *Rows) Len() int {
 // Append adds v as the last row.
 func (r *Rows) Append(v []float32) {
 	if r.prec == Int8 {
-		r.codes = append(r.codes, make([]int8, r.dim)...)
-		r.scale = append(r.scale, 0)
-		r.Set(r.Len()-1, v)
+		n := len(r.codes)
+		r.codes = slices.Grow(r.codes, r.dim)[:n+r.dim]
+		r.scale = append(r.scale, quantize(r.codes[n:], v))
 		return
 	}
 	r.f = append(r.f, v...)

@@ -86,6 +86,7 @@
 // one neighbour list at a time, as hnswlib does; the graph then depends on
 // how they interleave, so only Workers 1 is deterministic (the same seed and
 // calls build the same graph). The index lives in memory: 100k × 384 takes
-// about 170 MB, almost all of it vectors; Save and Load keep it between runs
-// so that a store opens without rebuilding it.
+// about 170 MB, almost all of it vectors (Config.Precision Int8 stores them
+// in a quarter of that); Save and Load keep it between runs so that a store
+// opens without rebuilding it.
 package hnsw
