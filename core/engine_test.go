@@ -591,9 +591,15 @@ func TestVectorSnapshot(t *testing.T) {
 }
 
 func TestAutoVectorIndex(t *testing.T) {
+	for _, prec := range []string{"float32", "int8"} {
+		t.Run(prec, func(t *testing.T) { testAutoVectorIndex(t, prec) })
+	}
+}
+
+func testAutoVectorIndex(t *testing.T, prec string) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "memory.db")
-	opts := core.Options{VectorIndex: "auto", HNSWThreshold: 20, VectorSnapshot: path + ".vectors"}
+	opts := core.Options{VectorIndex: "auto", HNSWThreshold: 20, VectorSnapshot: path + ".vectors", VectorPrecision: prec}
 	e := openAt(t, path, opts)
 	var ins []core.Input
 	for i := range 30 {
@@ -617,11 +623,24 @@ func TestAutoVectorIndex(t *testing.T) {
 		if k := indexKind(t, e); k != "hnsw" {
 			t.Fatalf("30 vectors over a threshold of 20: index %q, want hnsw", k)
 		}
+		if st, err := e.Stats(ctx); err != nil || st.VectorPrecision != prec {
+			t.Fatalf("the graph stores %q vectors (%v), want %s", st.VectorPrecision, err, prec)
+		}
 		res, err := e.Search(ctx, core.SearchRequest{Query: "note 7 on the backup schedule", Mode: core.ModeVector})
 		if err != nil || len(res.Hits) == 0 || res.Hits[0].Memory.Content != "note 7 on the backup schedule" {
 			t.Fatalf("vector search on hnsw: %v, %v", res, err)
 		}
 		e.Close()
+	}
+	// Opened at another precision, the saved graph is not used: the store
+	// opens on the exact index and builds a graph at the new precision.
+	other := map[string]string{"float32": "int8", "int8": "float32"}[prec]
+	opts.VectorPrecision = other
+	e = openAt(t, path, opts)
+	defer e.Close()
+	waitIndex(t, e, "hnsw")
+	if st, err := e.Stats(ctx); err != nil || st.VectorPrecision != other {
+		t.Fatalf("reopened at %s: the graph stores %q vectors (%v)", other, st.VectorPrecision, err)
 	}
 }
 
