@@ -76,8 +76,8 @@ type Config struct {
 	// graph walk costs. Negative never scans.
 	ExactBelow int
 	// Precision is how the vectors are stored (see vector.Rows): Float32,
-	// the zero value, or Int8, a quarter of the memory for scores off by a
-	// few thousandths and slower similarity computations.
+	// the zero value, or Int8, a quarter of the vectors' memory for scores
+	// off by about 0.001. It is saved with the index.
 	Precision vector.Precision
 }
 
