@@ -200,30 +200,38 @@ func randomEntries(n, dim int, seed uint64) []driver.VectorEntry {
 	return es
 }
 
+// BenchmarkSearch scans float32 rows (n=…/dim=…/filter) and int8 rows
+// (n=…/dim=…/int8/filter).
 func BenchmarkSearch(b *testing.B) {
 	ctx := context.Background()
 	for _, dim := range []int{256, 384} {
 		for _, n := range []int{10_000, 100_000} {
-			x := vector.NewExact(dim)
 			es := randomEntries(n, dim, 1)
-			if err := x.Add(ctx, es...); err != nil {
-				b.Fatal(err)
-			}
 			q := randomEntries(1, dim, 2)[0].Vector
-			for _, c := range []struct {
-				name string
-				f    driver.VectorFilter
-			}{
-				{"all", driver.VectorFilter{}},
-				{"ns+pool", driver.VectorFilter{Namespaces: []string{"user:alice", "default"}, Pools: []driver.Pool{driver.PoolMemory}}},
-			} {
-				b.Run(fmt.Sprintf("n=%d/dim=%d/%s", n, dim, c.name), func(b *testing.B) {
-					for b.Loop() {
-						if _, err := x.Search(ctx, q, 10, c.f); err != nil {
-							b.Fatal(err)
+			for _, p := range []vector.Precision{vector.Float32, vector.Int8} {
+				x := vector.NewExactPrecision(dim, p)
+				if err := x.Add(ctx, es...); err != nil {
+					b.Fatal(err)
+				}
+				prec := ""
+				if p != vector.Float32 {
+					prec = "/" + p.String()
+				}
+				for _, c := range []struct {
+					name string
+					f    driver.VectorFilter
+				}{
+					{"all", driver.VectorFilter{}},
+					{"ns+pool", driver.VectorFilter{Namespaces: []string{"user:alice", "default"}, Pools: []driver.Pool{driver.PoolMemory}}},
+				} {
+					b.Run(fmt.Sprintf("n=%d/dim=%d%s/%s", n, dim, prec, c.name), func(b *testing.B) {
+						for b.Loop() {
+							if _, err := x.Search(ctx, q, 10, c.f); err != nil {
+								b.Fatal(err)
+							}
 						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}
