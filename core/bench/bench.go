@@ -61,9 +61,12 @@ type Config struct {
 	Seed int64
 	// Dir is where temporary stores go ("" means os.TempDir()).
 	Dir string
-	// VectorIndex names the vector index ("" means "exact").
-	VectorIndex string
-	// VectorPrecision is the vector index's precision ("" means "float32").
+	// VectorIndexes names the vector indexes to measure (default: "exact").
+	// Each store is ingested with the first; every other one is then built
+	// from the store at an open of its own (timed: Result.IndexBuild), and
+	// each is measured from a cold open of the closed store.
+	VectorIndexes []string
+	// VectorPrecision is the vector indexes' precision ("" means "float32").
 	VectorPrecision string
 	// Search holds the ranking settings; access tracking is always off, so
 	// that queries do not write.
@@ -111,11 +114,19 @@ func (c Config) withDefaults() (Config, error) {
 	if c.BatchSize == 0 {
 		c.BatchSize = 500
 	}
-	if c.VectorIndex == "" {
-		c.VectorIndex = "exact"
+	if len(c.VectorIndexes) == 0 {
+		c.VectorIndexes = []string{"exact"}
+	}
+	for _, name := range c.VectorIndexes {
+		if err := core.ValidateVectorIndex(name); err != nil {
+			return c, fmt.Errorf("bench: %w", err)
+		}
 	}
 	if c.VectorPrecision == "" {
 		c.VectorPrecision = "float32"
+	}
+	if err := core.ValidateVectorPrecision(c.VectorPrecision); err != nil {
+		return c, fmt.Errorf("bench: %w", err)
 	}
 	c.Search.DisableAccessTracking = true
 	switch {
@@ -140,7 +151,7 @@ func (c Config) withDefaults() (Config, error) {
 			return c, core.Invalidf("bench: data set %d is empty", i)
 		}
 	}
-	for _, names := range [][]string{c.Backends, c.Embedders} {
+	for _, names := range [][]string{c.Backends, c.Embedders, c.VectorIndexes} {
 		for i, n := range names {
 			if slices.Contains(names[:i], n) {
 				return c, core.Invalidf("bench: %q is listed twice", n)
@@ -190,7 +201,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	rep := &Report{Machine: CurrentMachine(), Started: time.Now().UTC(), Settings: Settings{
 		Backends: cfg.Backends, Embedders: cfg.Embedders, K: cfg.K, Queries: cfg.Queries, Warmup: cfg.Warmup,
-		Limit: cfg.Limit, BatchSize: cfg.BatchSize, Seed: cfg.Seed, VectorIndex: cfg.VectorIndex, VectorPrecision: cfg.VectorPrecision, Search: cfg.Search,
+		Limit: cfg.Limit, BatchSize: cfg.BatchSize, Seed: cfg.Seed, VectorIndexes: cfg.VectorIndexes, VectorPrecision: cfg.VectorPrecision, Search: cfg.Search,
 	}}
 	start := time.Now()
 	sets := make([]*dataset.Dataset, 0, len(cfg.Sizes)+len(cfg.Datasets))
@@ -218,7 +229,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if err := ctx.Err(); err != nil {
 					return rep.finish(start), err
 				}
-				run, err := r.run(ctx, d, p, bn, en, embs[en])
+				runs, err := r.run(ctx, d, p, bn, en, embs[en])
 				if err != nil {
 					err = fmt.Errorf("bench %s (%d docs) on %s with %s: %w", d.Name, d.Docs(), bn, en, err)
 					if ctx.Err() != nil {
@@ -228,7 +239,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					rep.Failures = append(rep.Failures, Failure{Dataset: d.Name, Docs: d.Docs(), Backend: bn, Embedder: en, Error: err.Error()})
 					continue
 				}
-				rep.Results = append(rep.Results, run)
+				rep.Results = append(rep.Results, runs...)
 			}
 		}
 	}
@@ -355,17 +366,30 @@ func (r *runner) ks(d *dataset.Dataset) []int {
 	return ks
 }
 
-// run measures one backend with one embedder on one data set.
-func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, backend, embName string, emb core.Embedder) (*Result, error) {
+// run measures one backend with one embedder on one data set: one Result
+// per vector index.
+func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, backend, embName string, emb core.Embedder) ([]*Result, error) {
 	start := time.Now()
 	info, err := emb.Info(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("embedder info: %w", err)
 	}
-	run := &Result{Dataset: d.Name, Docs: d.Docs(), Corpora: len(d.Corpora), Backend: backend, Embedder: embName, Model: info,
-		Latency: map[core.Mode]*Latency{}, PeakRSSScope: "process"}
+	scope := "process"
 	if resetPeakRSS() {
-		run.PeakRSSScope = "run"
+		scope = "run"
+	}
+	type measure struct {
+		run     *Result
+		sc      *scorer
+		samples map[core.Mode][]time.Duration
+		packs   []time.Duration
+		opens   []time.Duration
+	}
+	ms := make([]*measure, len(r.cfg.VectorIndexes))
+	for i, ix := range r.cfg.VectorIndexes {
+		ms[i] = &measure{run: &Result{Dataset: d.Name, Docs: d.Docs(), Corpora: len(d.Corpora), Backend: backend, Embedder: embName,
+			VectorIndex: ix, Model: info, Latency: map[core.Mode]*Latency{}, PeakRSSScope: scope},
+			sc: newScorer(r.ks(d)), samples: map[core.Mode][]time.Duration{}}
 	}
 	dir, err := os.MkdirTemp(r.cfg.Dir, "memos-bench-*")
 	if err != nil {
@@ -373,11 +397,8 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 	}
 	defer os.RemoveAll(dir)
 
-	ks := r.ks(d)
-	sc := newScorer(ks)
-	samples := map[core.Mode][]time.Duration{}
-	var opens []time.Duration
-	prog := newProgress(r.cfg.Progress, fmt.Sprintf("%s · %s · %s", d.Name, backend, embName), d, p)
+	var ing Ingest
+	prog := newProgress(r.cfg.Progress, fmt.Sprintf("%s · %s · %s", d.Name, backend, embName), d, p, len(ms))
 	defer prog.done()
 	for ci := range d.Corpora {
 		c := &d.Corpora[ci]
@@ -385,33 +406,44 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 		if err := os.Mkdir(cdir, 0o700); err != nil {
 			return nil, err
 		}
-		st := &store{r: r, backend: backend, emb: sharedEmbedder{emb}, path: filepath.Join(cdir, storeName(r.backends[backend]))}
-		keys, err := st.ingest(ctx, c, &run.Ingest, prog)
+		st := &store{r: r, backend: backend, emb: sharedEmbedder{emb}, path: filepath.Join(cdir, storeName(r.backends[backend])), index: r.cfg.VectorIndexes[0]}
+		keys, err := st.ingest(ctx, c, &ing, prog)
 		if err != nil {
 			return nil, fmt.Errorf("corpus %s: ingest: %w", c.Name, err)
 		}
-		size, alloc, err := st.diskUsage(ctx, cdir)
-		if err != nil {
-			return nil, fmt.Errorf("corpus %s: disk usage: %w", c.Name, err)
-		}
-		run.DiskBytes += size
-		run.DiskAllocated += alloc
 		cp := &p.corpora[ci]
-		sample, err := st.open(ctx, c, cp)
-		if err != nil {
-			return nil, fmt.Errorf("corpus %s: reopen: %w", c.Name, err)
+		for i, m := range ms {
+			run := m.run
+			if i > 0 {
+				st.index = run.VectorIndex
+				took, err := st.build(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("corpus %s: build the %s index: %w", c.Name, st.index, err)
+				}
+				run.IndexBuild += took
+			}
+			size, alloc, err := st.diskUsage(ctx, cdir)
+			if err != nil {
+				return nil, fmt.Errorf("corpus %s: disk usage: %w", c.Name, err)
+			}
+			run.DiskBytes += size
+			run.DiskAllocated += alloc
+			sample, err := st.open(ctx, c, cp)
+			if err != nil {
+				return nil, fmt.Errorf("corpus %s: reopen with the %s index: %w", c.Name, st.index, err)
+			}
+			run.Open.Samples = append(run.Open.Samples, sample)
+			run.OpenRSS += sample.RSS
+			m.opens = append(m.opens, sample.Open+sample.FirstQuery)
+			err = st.query(ctx, c, cp, keys, m.samples, &m.packs, m.sc, prog)
+			if cerr := st.eng.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("close: %w", cerr)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("corpus %s: %w", c.Name, err)
+			}
 		}
-		run.Open.Samples = append(run.Open.Samples, sample)
-		run.OpenRSS += sample.RSS
-		opens = append(opens, sample.Open+sample.FirstQuery)
-		err = st.query(ctx, c, cp, keys, samples, sc, prog)
-		if cerr := st.eng.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close: %w", cerr)
-		}
-		if err == nil {
-			err = st.destroy(ctx)
-		}
-		if err != nil {
+		if err := st.destroy(ctx); err != nil {
 			return nil, fmt.Errorf("corpus %s: %w", c.Name, err)
 		}
 		if err := os.RemoveAll(cdir); err != nil {
@@ -419,22 +451,32 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 		}
 		prog.corpusDone()
 	}
-	run.Ingest.Docs = run.Docs
-	if secs := run.Ingest.Total.Seconds(); secs > 0 {
-		run.Ingest.PerSecond = float64(run.Ingest.Docs) / secs
+	ing.Docs = d.Docs()
+	if secs := ing.Total.Seconds(); secs > 0 {
+		ing.PerSecond = float64(ing.Docs) / secs
 	}
-	run.Open.Median = median(opens)
-	if run.Docs > 0 {
-		run.DiskPer100k = float64(run.DiskAllocated) * 1e5 / float64(run.Docs)
-		run.OpenRSSPer100k = float64(run.OpenRSS) * 1e5 / float64(run.Docs)
+	peak := peakRSS()
+	out := make([]*Result, len(ms))
+	for i, m := range ms {
+		run := m.run
+		run.Ingest = ing
+		run.Open.Median = median(m.opens)
+		if run.Docs > 0 {
+			run.DiskPer100k = float64(run.DiskAllocated) * 1e5 / float64(run.Docs)
+			run.OpenRSSPer100k = float64(run.OpenRSS) * 1e5 / float64(run.Docs)
+		}
+		for _, mode := range Modes {
+			run.Latency[mode] = summarize(m.samples[mode])
+		}
+		if len(m.packs) > 0 {
+			run.Pack = summarize(m.packs)
+		}
+		run.Quality = m.sc.result()
+		run.PeakRSS = peak
+		run.Elapsed = time.Since(start)
+		out[i] = run
 	}
-	for _, mode := range Modes {
-		run.Latency[mode] = summarize(samples[mode])
-	}
-	run.Quality = sc.result()
-	run.PeakRSS = peakRSS()
-	run.Elapsed = time.Since(start)
-	return run, nil
+	return out, nil
 }
 
 // storeName is the store's file or directory name inside its temporary
@@ -452,6 +494,7 @@ type store struct {
 	backend string
 	emb     core.Embedder
 	path    string
+	index   string // the vector index it opens with
 	eng     *core.Engine
 	handles map[string]*core.Engine
 }
@@ -466,7 +509,7 @@ func (s *store) openEngine(ctx context.Context) (*core.Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s backend: %w", s.backend, err)
 	}
-	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: s.emb, VectorIndex: s.r.cfg.VectorIndex, VectorPrecision: s.r.cfg.VectorPrecision, Search: s.r.cfg.Search,
+	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: s.emb, VectorIndex: s.index, VectorPrecision: s.r.cfg.VectorPrecision, Search: s.r.cfg.Search,
 		// Measure the embedder, not the cache: queries repeat across modes.
 		EmbedCacheSize: -1,
 		// Ingest measures the store, not the contradiction detector (one
@@ -512,6 +555,22 @@ func (s *store) ingest(ctx context.Context, c *dataset.Corpus, ing *Ingest, prog
 		return nil, fmt.Errorf("close: %w", err)
 	}
 	return keys, nil
+}
+
+// build opens the closed store with s.index, which builds that index from
+// the store's vectors when its snapshot holds another, and closes it again,
+// which saves the new index. It returns how long the open took.
+func (s *store) build(ctx context.Context) (time.Duration, error) {
+	t0 := time.Now()
+	eng, err := s.openEngine(ctx)
+	if err != nil {
+		return 0, err
+	}
+	took := time.Since(t0)
+	if err := eng.Close(); err != nil {
+		return 0, fmt.Errorf("close: %w", err)
+	}
+	return took, nil
 }
 
 // open reopens the closed store and runs the first query: the cold open.
@@ -567,10 +626,26 @@ func (s *store) search(ctx context.Context, q *dataset.Query, mode core.Mode, li
 	return res, nil
 }
 
-// query runs the warm-up and the timed queries of every mode, then scores
-// every labelled query of the corpus in every mode.
+// PackBudget is the token budget of the context packs the benchmark times
+// (the default of a pack request).
+const PackBudget = 800
+
+// pack builds the context pack for a query's text.
+func (s *store) pack(ctx context.Context, q *dataset.Query) error {
+	h, err := s.handle(q.Namespace)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", q.ID, err)
+	}
+	if _, err := h.ContextPack(ctx, core.PackRequest{Query: q.Text, Budget: PackBudget}); err != nil {
+		return fmt.Errorf("query %s (context pack): %w", q.ID, err)
+	}
+	return nil
+}
+
+// query runs the warm-up and the timed queries of every mode and of context
+// packs, then scores every labelled query of the corpus in every mode.
 func (s *store) query(ctx context.Context, c *dataset.Corpus, cp *corpusPlan, keys map[int64]string,
-	samples map[core.Mode][]time.Duration, sc *scorer, prog *progress) error {
+	samples map[core.Mode][]time.Duration, packs *[]time.Duration, sc *scorer, prog *progress) error {
 	if len(cp.order) == 0 {
 		return nil
 	}
@@ -591,6 +666,21 @@ func (s *store) query(ctx context.Context, c *dataset.Corpus, cp *corpusPlan, ke
 			samples[mode] = append(samples[mode], el)
 			prog.queried()
 		}
+	}
+	for i := range warm {
+		if err := s.pack(ctx, &c.Queries[cp.order[i]]); err != nil {
+			return err
+		}
+	}
+	for _, qi := range cp.timed {
+		t0 := time.Now()
+		err := s.pack(ctx, &c.Queries[qi])
+		el := time.Since(t0)
+		if err != nil {
+			return err
+		}
+		*packs = append(*packs, el)
+		prog.queried()
 	}
 	limit := max(sc.ks[len(sc.ks)-1], 10)
 	for _, mode := range Modes {

@@ -38,6 +38,54 @@ func pets() *dataset.Dataset {
 	}}}
 }
 
+// TestRunVectorIndexes measures one store with two vector indexes: ingested
+// with the exact one, then the HNSW graph is built from it.
+func TestRunVectorIndexes(t *testing.T) {
+	dir := t.TempDir()
+	rep, err := bench.Run(context.Background(), bench.Config{
+		Backends:        []string{"sqlite"},
+		EmbedderConfigs: map[string]any{"hash": &hash.Config{Dim: 32}},
+		Sizes:           []int{300},
+		VectorIndexes:   []string{"exact", "hnsw"},
+		Queries:         5,
+		Warmup:          1,
+		Dir:             dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d results; want one per vector index", len(rep.Results))
+	}
+	ex, hn := rep.Results[0], rep.Results[1]
+	if ex.VectorIndex != "exact" || hn.VectorIndex != "hnsw" || ex.IndexBuild != 0 || hn.IndexBuild <= 0 {
+		t.Errorf("indexes %q (built in %v), %q (built in %v); want exact as ingested, hnsw built after", ex.VectorIndex, ex.IndexBuild, hn.VectorIndex, hn.IndexBuild)
+	}
+	if hn.Ingest.Docs != 300 || hn.Ingest.Total != ex.Ingest.Total || len(hn.Open.Samples) != 1 || hn.Pack == nil || hn.Pack.Queries != 5 {
+		t.Errorf("hnsw run: ingest %+v (exact's %v), open %+v, pack %+v", hn.Ingest, ex.Ingest.Total, hn.Open, hn.Pack)
+	}
+	// 300 vectors: the graph finds what the exact scan does.
+	if a, b := ex.Quality[core.ModeVector].Recall[10], hn.Quality[core.ModeVector].Recall[10]; a != b {
+		t.Errorf("vector recall@10 exact %v, hnsw %v", a, b)
+	}
+	if rep.Settings.VectorIndexes[1] != "hnsw" {
+		t.Errorf("settings %+v", rep.Settings)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "hnsw (built in ") {
+		t.Errorf("the table does not show the build:\n%s", table.String())
+	}
+	if _, err := bench.Run(context.Background(), bench.Config{Backends: []string{"sqlite"}, VectorIndexes: []string{"exact", "faiss"}}); !errors.Is(err, core.ErrUnknownName) {
+		t.Errorf("unknown vector index: %v; want ErrUnknownName", err)
+	}
+	if _, err := bench.Run(context.Background(), bench.Config{Backends: []string{"sqlite"}, VectorIndexes: []string{"hnsw", "hnsw"}}); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("an index listed twice: %v; want ErrInvalid", err)
+	}
+}
+
 func TestRunEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	var progress bytes.Buffer
@@ -89,6 +137,12 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Errorf("%s synthetic recall@5 = %v, want in (0, 1]", mode, r)
 		}
 	}
+	if p := syn.Pack; p == nil || p.Queries != 8 || p.P50 <= 0 || p.P50 > p.P95 {
+		t.Errorf("context pack latency %+v", p)
+	}
+	if syn.VectorIndex != "exact" || syn.IndexBuild != 0 {
+		t.Errorf("vector index %q built in %v; want exact, ingested with", syn.VectorIndex, syn.IndexBuild)
+	}
 	// The tiny corpus: 3 queries, 2 labelled; every retriever finds the answers.
 	if tiny.Latency[core.ModeKeyword].Queries != 3 {
 		t.Errorf("pets timed %d queries, want 3", tiny.Latency[core.ModeKeyword].Queries)
@@ -117,7 +171,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"DATASET", "synthetic", "pets", "sqlite", "R@1 kw/vec/hyb", "R@5 kw/vec/hyb", "1.000/", "nDCG@10"} {
+	for _, want := range []string{"DATASET", "synthetic", "pets", "sqlite", "INDEX", "PACK ms", "R@1 kw/vec/hyb", "R@5 kw/vec/hyb", "1.000/", "nDCG@10"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}

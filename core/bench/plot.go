@@ -38,14 +38,16 @@ func (r *Report) SavePlot(path string) error {
 	return nil
 }
 
-// WritePlot draws four charts on one canvas in format "svg" or "png": the
-// median latency of keyword, vector and hybrid search against the number of
-// memories per store, one line per backend × embedder (× data set when
-// there are several), and recall@10 (or the report's first cutoff) per
+// WritePlot draws nine charts on one canvas in format "svg" or "png", each
+// against the number of memories per store with one line per backend ×
+// embedder (× vector index, × data set when there are several): the median
+// latency of keyword, vector and hybrid search and of a context pack, the
+// ingest rate, the cold open plus first query, disk and open memory per
+// 100,000 memories; and recall@10 (or the report's first cutoff) per
 // retriever for every labelled run. The legends are in a column on the
 // right, next to the charts they explain.
 func (r *Report) WritePlot(w io.Writer, format string) error {
-	const width, height, legendWidth = 13 * vg.Inch, 8 * vg.Inch, 3.2 * vg.Inch
+	const width, height, legendWidth = 16 * vg.Inch, 12 * vg.Inch, 3.2 * vg.Inch
 	var c vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -56,32 +58,43 @@ func (r *Report) WritePlot(w io.Writer, format string) error {
 		return core.Invalidf("plot format %q: want svg or png (the file name's extension)", format)
 	}
 	latLegend, recLegend := newLegend(), newLegend()
-	plots := [][]*plot.Plot{{nil, nil}, {nil, nil}}
-	for i, mode := range Modes {
+	var charts []*plot.Plot
+	for i, m := range r.metrics() {
 		var leg *plot.Legend
 		if i == 0 {
-			leg = &latLegend // every latency chart has the same series
+			leg = &latLegend // every growth chart has the same series
 		}
-		p, err := r.latencyPlot(mode, leg)
+		p, err := r.growthPlot(m, leg)
 		if err != nil {
 			return err
 		}
-		plots[i/2][i%2] = p
+		charts = append(charts, p)
 	}
 	rp, err := r.recallPlot(&recLegend)
 	if err != nil {
 		return err
 	}
-	plots[1][1] = rp
+	charts = append(charts, rp)
+	const cols = 3
+	rows := (len(charts) + cols - 1) / cols
+	plots := make([][]*plot.Plot, rows)
+	for i := range plots {
+		plots[i] = make([]*plot.Plot, cols)
+	}
+	for i, p := range charts {
+		plots[i/cols][i%cols] = p
+	}
 
 	dc := draw.New(c)
 	grid := draw.Crop(dc, 0, -legendWidth, 0, 0)
-	tiles := draw.Tiles{Rows: 2, Cols: 2, PadX: vg.Centimeter, PadY: vg.Centimeter,
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Centimeter, PadY: vg.Centimeter,
 		PadTop: vg.Millimeter * 3, PadBottom: vg.Millimeter * 3, PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 3}
 	canvases := plot.Align(plots, tiles, grid)
 	for j := range plots {
 		for i := range plots[j] {
-			plots[j][i].Draw(canvases[j][i])
+			if plots[j][i] != nil {
+				plots[j][i].Draw(canvases[j][i])
+			}
 		}
 	}
 	side := draw.Crop(dc, width-legendWidth+vg.Millimeter*2, 0, vg.Millimeter*3, -vg.Millimeter*3)
@@ -104,11 +117,15 @@ func newLegend() plot.Legend {
 
 // seriesLabel names a run's line or bar.
 func (r *Report) seriesLabel(run *Result, withDocs bool) string {
-	names := map[string]bool{}
+	names, indexes := map[string]bool{}, map[string]bool{}
 	for _, x := range r.Results {
 		names[x.Dataset] = true
+		indexes[x.VectorIndex] = true
 	}
 	label := run.Backend + " · " + run.Embedder
+	if len(indexes) > 1 {
+		label += " · " + run.VectorIndex
+	}
 	if len(names) > 1 {
 		label += " · " + run.Dataset
 	}
@@ -118,13 +135,50 @@ func (r *Report) seriesLabel(run *Result, withDocs bool) string {
 	return label
 }
 
-// latencyPlot charts one mode's median latency; it adds the series to leg
-// when leg is not nil. Series keep their colour across modes.
-func (r *Report) latencyPlot(mode core.Mode, leg *plot.Legend) (*plot.Plot, error) {
+// metric is one growth chart: a figure of a run, false when the run has
+// none.
+type metric struct {
+	title, unit string
+	get         func(*Result) (float64, bool)
+}
+
+// metrics lists the growth charts: latency per search mode and of a
+// context pack, then ingest rate, cold open, disk and memory.
+func (r *Report) metrics() []metric {
+	latency := func(l *Latency) (float64, bool) {
+		if l == nil || l.Queries == 0 {
+			return 0, false
+		}
+		return float64(l.P50) / 1e6, true
+	}
+	var ms []metric
+	for _, mode := range Modes {
+		ms = append(ms, metric{fmt.Sprintf("%s search: median latency", mode), "p50 latency (ms)",
+			func(run *Result) (float64, bool) { return latency(run.Latency[mode]) }})
+	}
+	positive := func(v float64) (float64, bool) { return v, v > 0 }
+	return append(ms,
+		metric{fmt.Sprintf("context pack (%d tokens): median latency", PackBudget), "p50 latency (ms)",
+			func(run *Result) (float64, bool) { return latency(run.Pack) }},
+		metric{"ingest rate", "memories per second",
+			func(run *Result) (float64, bool) { return positive(run.Ingest.PerSecond) }},
+		metric{"cold open + first query (median over stores)", "ms",
+			func(run *Result) (float64, bool) { return positive(float64(run.Open.Median) / 1e6) }},
+		metric{"disk per 100,000 memories (du)", "MiB",
+			func(run *Result) (float64, bool) { return positive(run.DiskPer100k / (1 << 20)) }},
+		metric{"open store's memory per 100,000 memories (RSS growth)", "MiB",
+			func(run *Result) (float64, bool) { return positive(run.OpenRSSPer100k / (1 << 20)) }},
+	)
+}
+
+// growthPlot charts one metric against the memories per store; it adds the
+// series to leg when leg is not nil. Series keep their colour across
+// charts.
+func (r *Report) growthPlot(m metric, leg *plot.Legend) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s search: median latency", mode)
+	p.Title.Text = m.title
 	p.X.Label.Text = "memories per store"
-	p.Y.Label.Text = "p50 latency (ms)"
+	p.Y.Label.Text = m.unit
 	type series struct {
 		label string
 		xys   plotter.XYs
@@ -140,12 +194,11 @@ func (r *Report) latencyPlot(mode core.Mode, leg *plot.Legend) (*plot.Plot, erro
 	}
 	var xs, ys []float64
 	for _, run := range r.Results {
-		l := run.Latency[mode]
-		if l == nil || l.Queries == 0 {
+		y, ok := m.get(run)
+		if !ok {
 			continue
 		}
 		x := float64(run.Docs) / float64(max(run.Corpora, 1))
-		y := float64(l.P50) / 1e6
 		s := byLabel[r.seriesLabel(run, false)]
 		s.xys = append(s.xys, plotter.XY{X: x, Y: y})
 		xs, ys = append(xs, x), append(ys, y)

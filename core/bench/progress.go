@@ -24,16 +24,16 @@ type progress struct {
 	bar         *progressbar.ProgressBar
 }
 
-func newProgress(w io.Writer, title string, d *dataset.Dataset, p *queryPlan) *progress {
+func newProgress(w io.Writer, title string, d *dataset.Dataset, p *queryPlan, indexes int) *progress {
 	if w == nil {
 		return nil
 	}
 	pr := &progress{w: w, title: title, multi: len(d.Corpora) > 1, ingestTotal: d.Docs(), stores: len(d.Corpora)}
 	for ci, cp := range p.corpora {
-		pr.queryTotal += len(cp.timed) * len(Modes)
+		pr.queryTotal += len(cp.timed) * (len(Modes) + 1) * indexes // + 1: context packs
 		for _, qi := range cp.order {
 			if d.Corpora[ci].Queries[qi].Labelled() {
-				pr.queryTotal += len(Modes)
+				pr.queryTotal += len(Modes) * indexes
 			}
 		}
 	}

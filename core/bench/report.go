@@ -51,7 +51,7 @@ type Settings struct {
 	Limit           int               `json:"limit"`
 	BatchSize       int               `json:"batch_size"`
 	Seed            int64             `json:"seed"`
-	VectorIndex     string            `json:"vector_index"`
+	VectorIndexes   []string          `json:"vector_indexes"`
 	VectorPrecision string            `json:"vector_precision,omitempty"`
 	Search          core.SearchConfig `json:"search"`
 }
@@ -60,13 +60,18 @@ type Settings struct {
 type Result struct {
 	Dataset string `json:"dataset"`
 	// Docs counts the memories ingested over all Corpora stores.
-	Docs     int            `json:"docs"`
-	Corpora  int            `json:"corpora"`
-	Backend  string         `json:"backend"`
-	Embedder string         `json:"embedder"`
-	Model    core.ModelInfo `json:"model"`
-	Ingest   Ingest         `json:"ingest"`
-	Open     Open           `json:"open"`
+	Docs     int    `json:"docs"`
+	Corpora  int    `json:"corpora"`
+	Backend  string `json:"backend"`
+	Embedder string `json:"embedder"`
+	// VectorIndex is the vector index the store was queried with;
+	// IndexBuild is how long building it from the ingested store took
+	// (summed over corpora; 0 for the index the store was ingested with).
+	VectorIndex string         `json:"vector_index"`
+	IndexBuild  time.Duration  `json:"index_build_ns,omitempty"`
+	Model       core.ModelInfo `json:"model"`
+	Ingest      Ingest         `json:"ingest"`
+	Open        Open           `json:"open"`
 	// DiskBytes is the size of the stores' files after ingest and close,
 	// summed over corpora, as ls shows it; DiskAllocated is the space the
 	// file system allocated for them, as du counts it (smaller when a store
@@ -95,6 +100,8 @@ type Result struct {
 	OpenRSSPer100k float64 `json:"open_rss_bytes_per_100k"`
 	// Latency and Quality are keyed by search mode: keyword, vector, hybrid.
 	Latency map[core.Mode]*Latency `json:"latency"`
+	// Pack times the context pack (budget PackBudget) of each timed query.
+	Pack    *Latency               `json:"pack,omitempty"`
 	Quality map[core.Mode]*Quality `json:"quality,omitempty"`
 	Elapsed time.Duration          `json:"elapsed_ns"`
 }
@@ -164,13 +171,15 @@ type QueryScore struct {
 	NDCG10   float64         `json:"ndcg_at_10"`
 }
 
-// Comparison relates Backend to Baseline on the same data set and embedder:
+// Comparison relates Backend to Baseline on the same data set, embedder and
+// vector index:
 // each figure is Backend's divided by Baseline's (ingest rate: > 1 is
 // faster; latency and disk: < 1 is faster or smaller).
 type Comparison struct {
 	Dataset  string  `json:"dataset"`
 	Docs     int     `json:"docs"`
 	Embedder string  `json:"embedder"`
+	Index    string  `json:"vector_index"`
 	Baseline string  `json:"baseline"`
 	Backend  string  `json:"backend"`
 	Ingest   float64 `json:"ingest_rate"`
@@ -201,18 +210,23 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	ks := r.allK()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := []string{"DATASET", "DOCS", "BACKEND", "EMBEDDER", "INGEST/s",
-		"KEYWORD ms p50/95/99", "VECTOR ms p50/95/99", "HYBRID ms p50/95/99"}
+	head := []string{"DATASET", "DOCS", "BACKEND", "EMBEDDER", "INDEX", "INGEST/s",
+		"KEYWORD ms p50/95/99", "VECTOR ms p50/95/99", "HYBRID ms p50/95/99", "PACK ms p50/95/99"}
 	for _, k := range ks {
 		head = append(head, fmt.Sprintf("R@%d kw/vec/hyb", k))
 	}
 	head = append(head, "nDCG@10 kw/vec/hyb", "OPEN ms", "DISK (du)", "PEAK RSS", "DISK/100k", "OPEN RSS/100k")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, run := range r.Results {
-		row := []string{run.Dataset, fmt.Sprint(run.Docs), run.Backend, run.Embedder, fmt.Sprintf("%.0f", run.Ingest.PerSecond)}
+		index := run.VectorIndex
+		if run.IndexBuild > 0 {
+			index += fmt.Sprintf(" (built in %.1f s)", run.IndexBuild.Seconds())
+		}
+		row := []string{run.Dataset, fmt.Sprint(run.Docs), run.Backend, run.Embedder, index, fmt.Sprintf("%.0f", run.Ingest.PerSecond)}
 		for _, mode := range Modes {
 			row = append(row, latencyCell(run.Latency[mode]))
 		}
+		row = append(row, latencyCell(run.Pack))
 		for _, k := range ks {
 			row = append(row, qualityCell(run.Quality, func(q *Quality) (float64, bool) {
 				v, ok := q.Recall[k]
@@ -227,18 +241,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	if len(r.Comparisons) > 0 {
-		fmt.Fprintln(w, "\nRelative to the first backend (same data set and embedder, this run): ingest rate ×, p50 latency × (keyword/vector/hybrid), open ×, disk ×")
+		fmt.Fprintln(w, "\nRelative to the first backend (same data set, embedder and vector index, this run): ingest rate ×, p50 latency × (keyword/vector/hybrid), open ×, disk ×")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, c := range r.Comparisons {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s vs %s\tingest %.2f×\tp50 %.2f×/%.2f×/%.2f×\topen %.2f×\tdisk %.2f×\n",
-				c.Dataset, c.Docs, c.Embedder, c.Backend, c.Baseline, c.Ingest,
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s vs %s\tingest %.2f×\tp50 %.2f×/%.2f×/%.2f×\topen %.2f×\tdisk %.2f×\n",
+				c.Dataset, c.Docs, c.Embedder, c.Index, c.Backend, c.Baseline, c.Ingest,
 				c.P50[core.ModeKeyword], c.P50[core.ModeVector], c.P50[core.ModeHybrid], c.Open, c.Disk)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintln(w, "\nINGEST/s: memories per second through RememberBatch (embedding included). Latency: one search, query embedding included.")
+	fmt.Fprintln(w, "\nINDEX: the vector index queried; a store is ingested with the first one and the others are built from it after. INGEST/s: memories per second through RememberBatch (embedding included).")
+	fmt.Fprintf(w, "Latency: one search, query embedding included; PACK: one context pack of at most %d tokens.\n", PackBudget)
 	fmt.Fprintln(w, "R@k: mean share of a query's relevant documents in the top k; \"-\": no labels. OPEN: cold open + first query (median over stores).")
 	fmt.Fprintln(w, "DISK: space the store files take after ingest, as du counts it (ls size too when much larger: sparse preallocation).")
 	fmt.Fprintln(w, "PEAK RSS: the whole process's peak (VmHWM), reset at the start of each run, \"(process)\" where it could not be.")
@@ -383,7 +398,7 @@ func compare(runs []*Result) []Comparison {
 			if !sameGroup(run, base) || run.Backend == base.Backend {
 				continue
 			}
-			c := Comparison{Dataset: base.Dataset, Docs: base.Docs, Embedder: base.Embedder, Baseline: base.Backend, Backend: run.Backend,
+			c := Comparison{Dataset: base.Dataset, Docs: base.Docs, Embedder: base.Embedder, Index: base.VectorIndex, Baseline: base.Backend, Backend: run.Backend,
 				Ingest: ratio(run.Ingest.PerSecond, base.Ingest.PerSecond),
 				Open:   ratio(float64(run.Open.Median), float64(base.Open.Median)),
 				Disk:   ratio(float64(run.DiskAllocated), float64(base.DiskAllocated)),
@@ -400,5 +415,5 @@ func compare(runs []*Result) []Comparison {
 }
 
 func sameGroup(a, b *Result) bool {
-	return a.Dataset == b.Dataset && a.Docs == b.Docs && a.Embedder == b.Embedder
+	return a.Dataset == b.Dataset && a.Docs == b.Docs && a.Embedder == b.Embedder && a.VectorIndex == b.VectorIndex
 }

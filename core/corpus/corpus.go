@@ -117,8 +117,8 @@ func New(o Options) (*Corpus, error) {
 	if o.Vocabulary < firstTopicRank+wordsPerTopic {
 		return nil, driver.Invalidf("synthetic corpus: vocabulary of %d words; want at least %d", o.Vocabulary, firstTopicRank+wordsPerTopic)
 	}
-	g := &generator{r: rand.New(rand.NewPCG(uint64(o.Seed), 0x6d656d6f73)), words: vocabulary(o.Vocabulary)}
-	g.cdf = zipfCDF(len(g.words), zipfExponent)
+	g := &generator{r: rand.New(rand.NewPCG(uint64(o.Seed), 0x6d656d6f73)), words: Vocabulary(o.Vocabulary)}
+	g.cdf = ZipfCDF(len(g.words), zipfExponent)
 
 	nTopics := max(1, (o.Docs+docsPerTopic/2)/docsPerTopic)
 	topics := make([]topic, nTopics)
@@ -263,11 +263,11 @@ func (g *generator) text(t *topic) string {
 	return sb.String()
 }
 
-// vocabulary returns n words: the function words, then pseudo-words made
+// Vocabulary returns n words: the function words, then pseudo-words made
 // of consonant–vowel syllables. The consonants leave out c, l, t, v, w, y
 // and z, so no porter-stemmer suffix rule fires on two words to give the
 // same stem, and stop words are skipped; every word is its own term.
-func vocabulary(n int) []string {
+func Vocabulary(n int) []string {
 	const consonants, vowels = "bdfgkmnprs", "aeiou"
 	base := len(consonants) * len(vowels)
 	words := slices.Clone(functionWords)
@@ -295,9 +295,9 @@ func vocabulary(n int) []string {
 	return words[:n]
 }
 
-// zipfCDF returns the cumulative distribution of ranks 1..n with
+// ZipfCDF returns the cumulative distribution of ranks 1..n with
 // probability ∝ 1/rank^s.
-func zipfCDF(n int, s float64) []float64 {
+func ZipfCDF(n int, s float64) []float64 {
 	cdf := make([]float64, n)
 	sum := 0.0
 	for i := range cdf {

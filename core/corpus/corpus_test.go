@@ -7,7 +7,7 @@ import (
 )
 
 func TestVocabulary(t *testing.T) {
-	words := vocabulary(5000)
+	words := Vocabulary(5000)
 	seen := map[string]bool{}
 	for _, w := range words {
 		if seen[w] {

@@ -19,6 +19,7 @@ import (
 func (a *app) benchCmd() *cobra.Command {
 	var (
 		backends, embedders, sizes, datasets []string
+		indexes                              []string
 		ks                                   []int
 		queries, warmup, corpora, batch      int
 		seed                                 int64
@@ -41,6 +42,9 @@ search.*), e.g. MEMOS_EMBEDDER__WORDVEC__PATH for wordvec's vectors.
 Without --dataset it runs a synthetic workload (a seeded corpus with a Zipf
 vocabulary, namespaces and queries with known answers) of 10k memories on
 every backend compiled in, with the hash embedder. Data sets:
+  turns:SIZE:DIR       SIZE memories of real conversation text: the LoCoMo and
+                       LongMemEval dev turns in the data directory DIR, repeated
+                       with other names and numbers (queries timed, not scored)
   locomo:FILE          LoCoMo conversations (turn-level recall; category 5 not scored)
   longmemeval:FILE     LongMemEval, .json or .json.gz (each question its own store)
   beir:DIR             BEIR layout: corpus.jsonl, queries.jsonl, qrels/*.tsv
@@ -52,11 +56,13 @@ FILE.png draws latency against size and recall per retriever.`,
 		Example: `  memos bench
   memos bench --backends sqlite,bolt --embedders hash,wordvec --sizes 10k,100k
   memos bench --dataset locomo:../shared/data/locomo/locomo-dev.json --k 5,10,20
+  memos bench --backends sqlite --sizes 10k,100k,1m --vector-index exact,hnsw --plot growth.svg
+  memos bench --backends sqlite --dataset turns:1m:../shared/data --embedders wordvec --vector-index hnsw
   memos bench --dataset longmemeval:lme.json.gz --corpora 20 --dataset beir:scifact --out out.json --plot out.svg`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			cfg := bench.Config{Backends: backends, Embedders: embedders, K: ks, Queries: queries,
-				Warmup: warmup, BatchSize: batch, Seed: seed, Dir: dir}
+				Warmup: warmup, BatchSize: batch, Seed: seed, Dir: dir, VectorIndexes: indexes}
 			for _, s := range sizes {
 				n, err := dataset.ParseSize(s)
 				if err != nil {
@@ -68,7 +74,7 @@ FILE.png draws latency against size and recall per retriever.`,
 				return err
 			}
 			for _, spec := range datasets {
-				d, err := dataset.Load(spec, dataset.Options{MaxCorpora: corpora, Seed: seed})
+				d, err := dataset.Load(spec, dataset.Options{MaxCorpora: corpora, Seed: seed, SyntheticQueries: queries})
 				if errors.Is(err, fs.ErrNotExist) {
 					fmt.Fprintf(a.stderr, "memos bench: skipping %s: %v\n", spec, err)
 					continue
@@ -124,7 +130,8 @@ FILE.png draws latency against size and recall per retriever.`,
 	flags.StringSliceVar(&backends, "backends", nil, "backends to compare (default: every one compiled in)")
 	flags.StringSliceVar(&embedders, "embedders", []string{"hash"}, "embedders to compare")
 	flags.StringSliceVar(&sizes, "sizes", nil, "synthetic corpus sizes, e.g. 10k,100k (default 10k without --dataset)")
-	flags.StringArrayVar(&datasets, "dataset", nil, "labelled data set: locomo:FILE, longmemeval:FILE or beir:DIR (repeatable)")
+	flags.StringArrayVar(&datasets, "dataset", nil, "data set: locomo:FILE, longmemeval:FILE, beir:DIR or turns:SIZE:DIR (repeatable)")
+	flags.StringSliceVar(&indexes, "vector-index", nil, "vector indexes to measure, e.g. exact,hnsw: ingest with the first, build the others from the store (default: vector.index of the configuration)")
 	flags.IntSliceVar(&ks, "k", []int{10}, "recall cutoffs")
 	flags.IntVar(&queries, "queries", 200, "timed queries per search mode and data set (also the synthetic query count)")
 	flags.IntVar(&warmup, "warmup", 20, "untimed warm-up queries per store and mode")
@@ -167,7 +174,10 @@ func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
 		}
 		cfg.BackendConfigs[name] = c.BackendConfig
 		if i == 0 {
-			cfg.Search, cfg.VectorIndex, cfg.VectorPrecision = c.Search, c.VectorIndex, c.VectorPrecision
+			cfg.Search, cfg.VectorPrecision = c.Search, c.VectorPrecision
+			if len(cfg.VectorIndexes) == 0 {
+				cfg.VectorIndexes = []string{c.VectorIndex}
+			}
 		}
 	}
 	for _, name := range cfg.Embedders {

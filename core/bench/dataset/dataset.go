@@ -117,16 +117,18 @@ type Options struct {
 	Split string
 	// Seed seeds the synthetic generator.
 	Seed int64
-	// SyntheticQueries is the number of synthetic queries (default 200).
+	// SyntheticQueries is the number of generated queries of the synthetic
+	// and turns data sets (default 200).
 	SyntheticQueries int
 }
 
 // Kinds lists the data set kinds Load understands.
-var Kinds = []string{"synthetic", "locomo", "longmemeval", "beir"}
+var Kinds = []string{"synthetic", "turns", "locomo", "longmemeval", "beir"}
 
 // Load reads the data set named by spec, "<kind>:<location>":
 //
 //	synthetic:10k              a generated corpus of 10,000 memories
+//	turns:1m:DIR               1,000,000 memories of the dev turns in DIR, varied (Turns)
 //	locomo:PATH                LoCoMo's JSON (e.g. locomo10.json)
 //	longmemeval:PATH           LongMemEval's JSON, optionally gzipped
 //	beir:DIR                   corpus.jsonl, queries.jsonl and qrels/*.tsv
@@ -142,6 +144,16 @@ func Load(spec string, opts Options) (*Dataset, error) {
 			return nil, err
 		}
 		return Synthetic(SyntheticOptions{Docs: n, Queries: opts.SyntheticQueries, Seed: opts.Seed})
+	case "turns":
+		size, dir, ok := strings.Cut(loc, ":")
+		if !ok || dir == "" {
+			return nil, core.Invalidf("dataset %q: want turns:<size>:<data directory>, e.g. turns:1m:../shared/data", spec)
+		}
+		n, err := ParseSize(size)
+		if err != nil {
+			return nil, err
+		}
+		return Turns(TurnsOptions{Dir: dir, Docs: n, Queries: opts.SyntheticQueries, Seed: opts.Seed})
 	case "locomo":
 		return LoadLoCoMo(loc, opts)
 	case "longmemeval":

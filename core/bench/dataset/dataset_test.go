@@ -440,3 +440,98 @@ func checkInputs(t *testing.T, c Corpus) {
 		}
 	}
 }
+
+func TestVary(t *testing.T) {
+	turns := []Turn{{Content: "Caroline: I went to the LGBTQ support group with Mel on 7 May 2023."},
+		{Content: "Thanks, Caroline! The group sounds great."}}
+	v := newVarier(1, turns, []string{"When did Caroline go to the support group?"})
+	for _, w := range []string{"Caroline", "Mel", "LGBTQ"} {
+		if !v.isName[w] {
+			t.Errorf("%q is not taken for a name", w)
+		}
+	}
+	for _, w := range []string{"Thanks", "The", "I", "When"} {
+		if v.isName[w] {
+			t.Errorf("%q is taken for a name", w)
+		}
+	}
+	if got := v.vary(turns[0].Content, 0); got != turns[0].Content {
+		t.Errorf("repetition 0 changed the text: %q", got)
+	}
+	a, b := v.vary(turns[0].Content, 1), v.vary(turns[0].Content, 2)
+	if a == turns[0].Content || a == b {
+		t.Fatalf("repetitions 1 and 2 are not other texts: %q, %q", a, b)
+	}
+	// The same name becomes the same other name within a repetition, and
+	// the words around the names and numbers stay.
+	q := v.vary("When did Caroline go to the support group?", 1)
+	name, _, _ := strings.Cut(a, ":")
+	if name == "Caroline" || !strings.Contains(q, " "+name+" ") {
+		t.Errorf("repetition 1 calls Caroline %q in a turn and not in the question %q", name, q)
+	}
+	if !strings.Contains(a, ": I went to the ") || !strings.Contains(a, " support group with ") || strings.Contains(a, "2023") && strings.Contains(a, " 7 May") {
+		t.Errorf("repetition 1 changed the wrong words: %q", a)
+	}
+	if got := eachWord(a, func(w string, _ bool) string { return w }); got != a {
+		t.Errorf("eachWord does not copy: %q", got)
+	}
+}
+
+func TestTurns(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "..", "shared", "data")
+	turns, _, err := DevTurns(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("the dev data is not in %s: %v", dir, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(turns) + 1000
+	d, err := Turns(TurnsOptions{Dir: dir, Docs: n, Queries: 50, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Docs() != n || len(d.Corpora) != 1 || len(d.Corpora[0].Queries) != 50 {
+		t.Fatalf("%d docs in %d corpora, %d queries; want %d in 1, 50", d.Docs(), len(d.Corpora), len(d.Corpora[0].Queries), n)
+	}
+	docs := d.Corpora[0].Docs
+	kept := slices.DeleteFunc(slices.Clone(turns), func(t Turn) bool { return !hasText(t.Content) })
+	if docs[0].Input.Content != kept[0].Content || docs[0].Input.Session != kept[0].Session {
+		t.Errorf("the first repetition is not the dev text: %+v", docs[0].Input)
+	}
+	second := docs[len(kept):]
+	changed := 0
+	for i, doc := range second {
+		orig := kept[i]
+		if doc.Input.Session != orig.Session+"#1" {
+			t.Fatalf("doc %d: session %q; want %q", len(kept)+i, doc.Input.Session, orig.Session+"#1")
+		}
+		if doc.Input.Content != orig.Content {
+			changed++
+		}
+	}
+	if changed < len(second)/10 {
+		t.Errorf("only %d of %d turns of the second repetition differ from the dev text", changed, len(second))
+	}
+	for _, q := range d.Corpora[0].Queries {
+		if q.Labelled() || q.Text == "" {
+			t.Fatalf("query %s: %q labelled %v", q.ID, q.Text, q.Relevant)
+		}
+	}
+	again, err := Turns(TurnsOptions{Dir: dir, Docs: n, Queries: 50, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, d) {
+		t.Error("the same options gave another data set")
+	}
+	if _, err := Turns(TurnsOptions{Dir: dir}); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("0 docs: %v; want ErrInvalid", err)
+	}
+	if _, err := Load("turns:10k", Options{}); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("turns without a directory: %v; want ErrInvalid", err)
+	}
+	if _, err := Load("turns:10k:"+t.TempDir(), Options{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("turns from an empty directory: %v; want fs.ErrNotExist", err)
+	}
+}
