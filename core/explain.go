@@ -58,6 +58,11 @@ type CandidateExplanation struct {
 	Trust        float64 `json:"trust_factor,omitempty"`
 	Recency      float64 `json:"recency_factor,omitempty"`
 	PoolFactor   float64 `json:"pool_factor,omitempty"`
+	// LengthFactor is the long-turn factor (search.turn_length_weight).
+	LengthFactor float64 `json:"length_factor,omitempty"`
+	// Diversity is the session diversity factor the memory's place was
+	// chosen with (search.session_diversity; 0: not applied).
+	Diversity float64 `json:"diversity_factor,omitempty"`
 	// TimeFactor is the time stage's factor: the question names a time and
 	// the memory's event time is in or near it, or the question asks for a
 	// time and the memory mentions one (see SearchResult.Time).
@@ -158,6 +163,7 @@ func explainOne(p *pipeline, c *candidate) CandidateExplanation {
 	ce.Version, ce.Pool, ce.Type, ce.Content, ce.Status = m.Version, m.Pool, m.Type, m.Content, m.Status
 	ce.Significance, ce.Trust, ce.Recency, ce.PoolFactor, ce.Score = c.significance, c.trust, c.recency, c.pool, c.score
 	ce.TimeFactor, ce.EventTime = c.timeFactor, EventTime(m)
+	ce.LengthFactor, ce.Diversity = c.length, c.diversity
 	if c.reranked {
 		ce.RerankScore = &c.rerank
 	}

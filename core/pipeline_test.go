@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -201,5 +202,54 @@ func TestMMRSpreadsParaphrases(t *testing.T) {
 	}
 	if got := hitIDs(div); len(got) != 2 || got[0] != p1.ID || got[1] != other.ID {
 		t.Fatalf("MMR = %v, want [%d %d]", got, p1.ID, other.ID)
+	}
+}
+
+// A short turn that states the fact outranks a long turn that matches more
+// of the question's words because it says a lot; with the long-turn factor
+// off, the long one wins.
+func TestLongTurnsDoNotCrowdOutShortOnes(t *testing.T) {
+	ctx := context.Background()
+	long := "Here are some ideas: tomatoes grow well in pots, and what you plant next to them matters. " +
+		strings.Repeat("Water the plants in the morning, check the soil, add compost to the beds, keep the pots in the sun. ", 12) +
+		"In a small garden, plant basil beside the tomatoes."
+	ins := []core.Input{
+		{Content: "I grow tomatoes in my garden now.", Session: "chat-1", Type: core.TypeTurn},
+		{Content: long, Session: "chat-2", Type: core.TypeTurn},
+	}
+	for i, s := range []string{"the train was late again", "we watched a film", "my sister called", "lunch was pasta", "the meeting moved to Friday"} {
+		ins = append(ins, core.Input{Content: s, Session: fmt.Sprintf("chat-%d", i+3), Type: core.TypeTurn})
+	}
+	query := "which tomatoes should I plant in my garden?"
+	first := func(cfg core.SearchConfig) (string, float64) {
+		e := openAt(t, filepath.Join(t.TempDir(), "m.db"), core.Options{Search: cfg})
+		defer e.Close()
+		if _, err := e.RememberBatch(ctx, ins); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Search(ctx, core.SearchRequest{Query: query, Mode: core.ModeKeyword, NoExpand: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 2 {
+			t.Fatalf("%d hits, want 2", len(res.Hits))
+		}
+		x, err := e.Explain(ctx, core.SearchRequest{Query: query, Mode: core.ModeKeyword, NoExpand: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lf := 0.0
+		for _, c := range x.Candidates {
+			if c.Content == long {
+				lf = c.LengthFactor
+			}
+		}
+		return res.Hits[0].Memory.Content, lf
+	}
+	if got, lf := first(core.SearchConfig{TurnLengthWeight: -1}); got != long || lf != 1 {
+		t.Fatalf("long-turn factor off: first hit %.40q (length factor %v), want the long turn, factor 1", got, lf)
+	}
+	if got, lf := first(core.SearchConfig{}); got != ins[0].Content || lf >= 0.6 || lf <= 0.4 {
+		t.Fatalf("defaults: first hit %.40q (length factor of the long turn %v), want the short turn and a factor near 0.5", got, lf)
 	}
 }

@@ -144,17 +144,18 @@ type candidate struct {
 	similarity float64
 	fused      float64
 	// Factors applied in weighting.
-	significance, trust, recency, pool float64
-	score                              float64
-	filtered                           string  // why loading left it out ("" if loaded)
-	dropped                            string  // why the gate dropped it ("" if kept)
-	origin                             string  // expansion that added it ("" for retrieval)
-	expanded                           bool    // added by expansion
-	mmr                                string  // MMR decision ("" without MMR)
-	rerank                             float64 // the reranker's score, when reranked
-	reranked                           bool
-	rank                               int     // 1-based final rank, 0 if not returned
-	timeFactor                         float64 // the time stage's factor (see stage_time.go)
+	significance, trust, recency, pool, length float64
+	score                                      float64
+	filtered                                   string  // why loading left it out ("" if loaded)
+	dropped                                    string  // why the gate dropped it ("" if kept)
+	origin                                     string  // expansion that added it ("" for retrieval)
+	expanded                                   bool    // added by expansion
+	mmr                                        string  // MMR decision ("" without MMR)
+	rerank                                     float64 // the reranker's score, when reranked
+	reranked                                   bool
+	rank                                       int     // 1-based final rank, 0 if not returned
+	timeFactor                                 float64 // the time stage's factor (see stage_time.go)
+	diversity                                  float64 // the session diversity factor (see stage_diversity.go; 0: not applied)
 }
 
 // retrieved reports whether a retriever found c (rather than expansion).
@@ -401,6 +402,8 @@ func (p *pipeline) selectHits() {
 			lambda = p.cfg.MMRLambda
 		}
 		p.hits = mmr(live, p.req.Limit, lambda)
+	} else if p.mode != ModeFTS && p.cfg.SessionDiversity > 0 && p.cfg.SessionDiversity < 1 {
+		p.hits = diversify(live, p.req.Limit, p.cfg.SessionDiversityTop, p.cfg.SessionDiversity)
 	} else {
 		p.hits = live[:min(len(live), p.req.Limit)]
 	}

@@ -15,7 +15,20 @@ func weigh(c *candidate, ref time.Time, cfg *SearchConfig) {
 	c.trust = trustFactor(m.Trust.Score, cfg.TrustWeight)
 	c.recency = recencyFactor(ref.Sub(m.UpdatedAt), cfg.RecencyHalfLife, cfg.RecencyWeight)
 	c.pool = poolFactor(m.Pool, cfg.DistilledBoost)
-	c.score = c.fused * c.significance * c.trust * c.recency * c.pool
+	c.length = 1
+	if m.Type == TypeTurn {
+		c.length = lengthFactor(len(m.Content), cfg.TurnLengthPivot, cfg.TurnLengthWeight)
+	}
+	c.score = c.fused * c.significance * c.trust * c.recency * c.pool * c.length
+}
+
+// lengthFactor is 1/(1 + w·ln(n/pivot)) for content of n bytes over pivot,
+// else 1: a text ten times the pivot scores 1/(1 + 2.3·w). w ≤ 0 is off.
+func lengthFactor(n, pivot int, w float64) float64 {
+	if w <= 0 || pivot <= 0 || n <= pivot {
+		return 1
+	}
+	return 1 / (1 + w*math.Log(float64(n)/float64(pivot)))
 }
 
 // significanceFactor is 1 + boost·(s−5)/5: 1 for the default significance 5,

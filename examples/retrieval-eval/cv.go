@@ -26,7 +26,8 @@ import (
 )
 
 // defaultGrid is the candidate settings tuned over: the fusion weights and
-// k, the gate's relative thresholds, session expansion and query feedback.
+// k, the gate's relative thresholds, session expansion, query feedback, the
+// long-turn factor and session diversity.
 // Every setting is hybrid search with expansion; keys as in the config file.
 var defaultGrid = []string{
 	`{"fusion":"rrf"}`,
@@ -44,6 +45,10 @@ var defaultGrid = []string{
 	`{"fusion":"score","feedback_terms":5,"feedback_max_query_terms":50}`,
 	`{"fusion":"score","session_window":2,"session_factor":0.6,"feedback_terms":5,"feedback_max_query_terms":50}`,
 	`{"fusion":"score","relative_keyword":0.4}`,
+	`{"fusion":"score","turn_length_weight":-1}`,
+	`{"fusion":"score","turn_length_weight":0.5}`,
+	`{"fusion":"score","turn_length_weight":2}`,
+	`{"fusion":"score","session_diversity":0.8}`,
 }
 
 // setting is one way of searching: a mode, expansion on or off, a config.

@@ -187,6 +187,12 @@ func printExplain(w io.Writer, x *core.Explanation) {
 		if c.TimeFactor != 0 && c.TimeFactor != 1 {
 			verdict += fmt.Sprintf("; time ×%.2f (%s)", c.TimeFactor, eventDay(c.EventTime))
 		}
+		if c.LengthFactor != 0 && c.LengthFactor != 1 {
+			verdict += fmt.Sprintf("; long turn ×%.2f", c.LengthFactor)
+		}
+		if c.Diversity != 0 && c.Diversity != 1 {
+			verdict += fmt.Sprintf("; placed at ×%.2f (session diversity)", c.Diversity)
+		}
 		if c.MMR != "" {
 			verdict += "; mmr " + c.MMR
 		}

@@ -218,3 +218,14 @@ func TestSearchRefTime(t *testing.T) {
 		t.Fatalf("bad --ref-time: %d %s", r.code, r.stderr)
 	}
 }
+
+func TestExplainShowsTheLongTurnFactor(t *testing.T) {
+	e := newEnv(t)
+	long := "Here are some hiking ideas: " + strings.Repeat("pack water, check the weather, tell someone your route. ", 20)
+	e.add(long, "--type", "turn", "--session", "chat-1")
+	e.add("I went hiking on the ridge", "--type", "turn", "--session", "chat-2")
+	out := e.ok("explain", "hiking ideas")
+	if !strings.Contains(out, "long turn ×0.") {
+		t.Fatalf("explain does not show the long-turn factor:\n%s", out)
+	}
+}
