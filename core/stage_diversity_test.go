@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -64,7 +65,7 @@ func TestDiversifySpreadsTheFirstPlacesOverSessions(t *testing.T) {
 	// (0.95·0.8 = 0.76), then 2 (0.76) beats 6 (0.5·0.8) and 5 (0.7); the
 	// rest in score order.
 	got := ids(diversify(cands, 6, 3, 0.8))
-	if want := []int64{1, 4, 2, 3, 5, 6}; !equalIDs(got, want) {
+	if want := []int64{1, 4, 2, 3, 5, 6}; !slices.Equal(got, want) {
 		t.Fatalf("diversify(top 3, 0.8) = %v, want %v", got, want)
 	}
 	if !near(cands[1].diversity, 0.8) || cands[0].diversity != 1 || cands[3].diversity != 1 {
@@ -75,24 +76,12 @@ func TestDiversifySpreadsTheFirstPlacesOverSessions(t *testing.T) {
 		c.diversity = 0
 	}
 	got = ids(diversify(cands, 4, 4, 0.5))
-	if want := []int64{1, 4, 5, 2}; !equalIDs(got, want) {
+	if want := []int64{1, 4, 5, 2}; !slices.Equal(got, want) {
 		t.Fatalf("diversify(top 4, 0.5) = %v, want %v", got, want)
 	}
 	if got := ids(diversify(cands, 10, 5, 0.5)); len(got) != len(cands) {
 		t.Fatalf("limit over the candidates: %v", got)
 	}
-}
-
-func equalIDs(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestLengthAndDiversityValidation(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func TestOpenRepairsIndex(t *testing.T) {
 		t.Errorf("Open found the index %d changes behind, want 1", d.repaired)
 	}
 	for word, want := range map[string][]int64{"blueberry": nil, "blackberry": {b.ID}, "ghost": nil, "apricot": {a.ID}, "cherry": nil} {
-		if got := searchWord(t, d, word); !sameIDs(got, want) {
+		if got := searchWord(t, d, word); !slices.Equal(got, want) {
 			t.Errorf("after repair, %s finds %v, want %v", word, got, want)
 		}
 	}
@@ -86,14 +87,14 @@ func TestOpenRepairsIndex(t *testing.T) {
 	if got := searchWord(t, d, "durian"); len(got) != 0 {
 		t.Errorf("the index of another store was kept: durian finds %v", got)
 	}
-	if got := searchWord(t, d, "apricot"); !sameIDs(got, []int64{a.ID}) {
+	if got := searchWord(t, d, "apricot"); !slices.Equal(got, []int64{a.ID}) {
 		t.Errorf("after rebuilding a foreign index, apricot finds %v", got)
 	}
 	d.Close()
 	os.RemoveAll(filepath.Join(dir, IndexDir))
 	d = reopen(t, dir)
 	defer d.Close()
-	if got := searchWord(t, d, "blackberry"); !sameIDs(got, []int64{b.ID}) {
+	if got := searchWord(t, d, "blackberry"); !slices.Equal(got, []int64{b.ID}) {
 		t.Errorf("after rebuilding a missing index, blackberry finds %v", got)
 	}
 }
@@ -103,18 +104,6 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
-}
-
-func sameIDs(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestLockedStore opens a store a second time while it is open: bbolt's
