@@ -439,6 +439,9 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 			if cerr := st.eng.Close(); err == nil && cerr != nil {
 				err = fmt.Errorf("close: %w", cerr)
 			}
+			// Let the closed engine go, so that the next index's open RSS
+			// does not count this one's memory freed as its own.
+			st.eng, st.handles = nil, nil
 			if err != nil {
 				return nil, fmt.Errorf("corpus %s: %w", c.Name, err)
 			}

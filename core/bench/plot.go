@@ -247,13 +247,16 @@ var palette = []color.RGBA{
 
 func colour(i int) color.Color { return palette[i%len(palette)] }
 
-// logTicks labels 1, 2 and 5 times each power of ten on a log axis, with
+// logTicks labels 1, 2 and 5 times each power of ten on a log axis (only
+// the powers of ten when the axis spans more than two of them), with
 // unlabelled ticks in between; gonum's LogTicks labels powers of ten only,
-// which leaves a narrow range with one label or none.
+// which leaves a narrow range with one label or none. Labels are compact:
+// 10k, 1M.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
+	wide := hi/lo > 200
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
 		for m := 1.0; m < 10; m++ {
 			v := m * math.Pow(10, e)
@@ -261,13 +264,24 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 				continue
 			}
 			t := plot.Tick{Value: v}
-			if m == 1 || m == 2 || m == 5 {
-				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+			if m == 1 || (!wide && (m == 2 || m == 5)) {
+				t.Label = compact(v)
 			}
 			ts = append(ts, t)
 		}
 	}
 	return ts
+}
+
+// compact writes v with a k or M suffix from a thousand on.
+func compact(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', -1, 64) + "M"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // spread is max/min of positive values (1 when there are none).
