@@ -146,7 +146,15 @@ func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (Vector
 		return nil, 0, fmt.Errorf("snapshot %s was saved from another state of the store (generation %s, the store records %q): was memory.db restored from a backup?",
 			path, h.Gen, want.Gen)
 	}
-	idx, err := load(r)
+	// What the file still holds, so that the index can allocate its arrays
+	// at once instead of growing them as they arrive.
+	in := io.Reader(r)
+	if st, err := f.Stat(); err == nil {
+		if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
+			in = &io.LimitedReader{R: r, N: st.Size() - pos + int64(r.Buffered())}
+		}
+	}
+	idx, err := load(in)
 	if err != nil {
 		return nil, 0, fmt.Errorf("snapshot %s: %w", path, err)
 	}

@@ -134,8 +134,18 @@ func (ix *Index) Save(w io.Writer) error {
 // from r, no further. Input that is not an index, is truncated, fails its
 // checksum or is inconsistent fails with an error wrapping driver.ErrInvalid
 // that says so; an error reading r is returned wrapped.
+//
+// Load grows the vectors and links as they arrive, so that a damaged count
+// cannot make it allocate more than the input holds. When r is an
+// *io.LimitedReader, whose N says how many bytes the input holds, Load
+// allocates each of them at once when the input can hold it: a large graph
+// loads without copying its vectors from one grown array to the next.
 func Load(r io.Reader) (*Index, error) {
-	ix, err := load(&decoder{r: r})
+	d := &decoder{r: r, left: -1}
+	if lr, ok := r.(*io.LimitedReader); ok {
+		d.left = lr.N
+	}
+	ix, err := load(d)
 	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, fmt.Errorf("%w: hnsw: load: the index is truncated; rebuild it from the store", driver.ErrInvalid)
@@ -472,16 +482,30 @@ func (e *encoder) writeChecksum() {
 // is asked for) and keeps a running CRC-32C; after the first error it
 // returns zeros.
 type decoder struct {
-	r   io.Reader
-	crc uint32
-	err error
-	buf [chunkBytes]byte
+	r    io.Reader
+	crc  uint32
+	err  error
+	left int64 // bytes the input still holds; -1: unknown
+	buf  [chunkBytes]byte
+}
+
+// capFor returns how many of n values of size bytes each to allocate up
+// front: all of them when the input is known to hold them, else at most
+// prealloc.
+func (d *decoder) capFor(n, size, prealloc int) int {
+	if d.left >= 0 && int64(n)*int64(size) <= d.left {
+		return n
+	}
+	return min(n, prealloc)
 }
 
 func (d *decoder) read(b []byte) {
 	if d.err != nil {
 		clear(b)
 		return
+	}
+	if d.left >= 0 {
+		d.left -= int64(len(b))
 	}
 	if _, d.err = io.ReadFull(d.r, b); d.err != nil {
 		if d.err == io.EOF {
@@ -509,7 +533,7 @@ func (d *decoder) u64() uint64 { return binary.LittleEndian.Uint64(d.chunk(8)) }
 // u32s reads n values, allocating at most prealloc up front (a damaged
 // count fails on the missing bytes before it allocates much).
 func (d *decoder) u32s(n, prealloc int) []uint32 {
-	s := make([]uint32, 0, min(n, prealloc))
+	s := make([]uint32, 0, d.capFor(n, 4, prealloc))
 	for len(s) < n && d.err == nil {
 		j := len(s)
 		s = slices.Grow(s, min(n-j, readWords))
@@ -521,7 +545,7 @@ func (d *decoder) u32s(n, prealloc int) []uint32 {
 
 // f32s reads n values, allocating at most prealloc up front.
 func (d *decoder) f32s(n, prealloc int) []float32 {
-	s := make([]float32, 0, min(n, prealloc))
+	s := make([]float32, 0, d.capFor(n, 4, prealloc))
 	for len(s) < n && d.err == nil {
 		j := len(s)
 		s = slices.Grow(s, min(n-j, readWords))
@@ -533,7 +557,7 @@ func (d *decoder) f32s(n, prealloc int) []float32 {
 
 // i8s reads n bytes as int8s, allocating at most prealloc up front.
 func (d *decoder) i8s(n, prealloc int) []int8 {
-	s := make([]int8, 0, min(n, prealloc))
+	s := make([]int8, 0, d.capFor(n, 1, prealloc))
 	for len(s) < n && d.err == nil {
 		j := len(s)
 		s = slices.Grow(s, min(n-j, 4*readWords))

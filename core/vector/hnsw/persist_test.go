@@ -89,6 +89,33 @@ func TestSaveLoad(t *testing.T) {
 	checkInvariants(t, empty)
 }
 
+// TestLoadLimited: from an *io.LimitedReader, Load allocates at once what
+// the input holds and loads the same index; a limit that cuts the index
+// short is a truncated index, whatever the counts say.
+func TestLoadLimited(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ix := newIndex(t, 16, Config{Seed: 7})
+	mustAdd(t, ix, entries(randomUnit(rng, 600, 16), 3)...)
+	data := saveBytes(t, ix)
+	got, err := Load(&io.LimitedReader{R: bytes.NewReader(data), N: int64(len(data))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, got)
+	if !bytes.Equal(saveBytes(t, got), data) {
+		t.Fatal("the index loaded from a limited reader saves other bytes")
+	}
+	if got.vecs.Len() != 600 {
+		t.Fatalf("%d vectors", got.vecs.Len())
+	}
+	for _, cut := range []int{len(data) / 2, len(data) - 5} {
+		_, err := Load(&io.LimitedReader{R: bytes.NewReader(data), N: int64(cut)})
+		if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "truncated") {
+			t.Errorf("cut at %d of %d: %v; want a truncated index", cut, len(data), err)
+		}
+	}
+}
+
 // TestLoadReadsOnlyItsBytes: Load stops at the end of the index, so indexes
 // can be stored back to back or inside another stream.
 func TestLoadReadsOnlyItsBytes(t *testing.T) {
