@@ -53,23 +53,8 @@ func TestPrunedSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	backendtest.InsertAll(t, d, ms)
-	err = d.Update(ctx, func(tx driver.Tx) error {
-		for id := int64(3); id <= int64(len(ms)); id += 41 {
-			if err := tx.Delete(id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	contents := backendtest.FillPruneStore(t, d, ms)
 
-	contents := make([]string, len(ms))
-	for i, m := range ms {
-		contents[i] = m.Content
-	}
 	queries := backendtest.PruneQueries(contents, questions, 300, 2)
 	if raceEnabled {
 		// Every 40th query under the race detector (all kinds stay);

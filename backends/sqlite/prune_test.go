@@ -72,19 +72,7 @@ func TestPrunedSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	backendtest.InsertAll(t, d, ms)
-	// Forget some, and change some: the index's figures must follow.
-	err = d.Update(ctx, func(tx driver.Tx) error {
-		for id := int64(3); id <= int64(len(ms)); id += 41 {
-			if err := tx.Delete(id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	contents := backendtest.FillPruneStore(t, d, ms)
 	exact, err := Open(ctx, Config{Path: path, KeywordPruneRows: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -93,10 +81,6 @@ func TestPrunedSearch(t *testing.T) {
 
 	// Queries: the dev questions as the engine rewrites them, and random
 	// ORs of common and rare words and two-word phrases.
-	contents := make([]string, len(ms))
-	for i, m := range ms {
-		contents[i] = m.Content
-	}
 	queries := backendtest.PruneQueries(contents, questions, 400, 1)
 	for i, s := range pruneTexts {
 		if q := query.Natural(s); q != nil && i%2 == 0 {

@@ -1,6 +1,10 @@
 package backendtest
 
 import (
+	"context"
+	"testing"
+
+	"github.com/memos-go/memos/core/driver"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -78,4 +82,28 @@ func EveryNth(qs []query.Node, n int) []query.Node {
 		some = append(some, qs[i])
 	}
 	return some
+}
+
+// FillPruneStore inserts ms into bk (InsertAll), then forgets every 41st
+// memory from the third, so that a pruned search's index figures must
+// follow forgets, and returns the contents of ms for PruneQueries.
+func FillPruneStore(tb testing.TB, bk driver.Backend, ms []*driver.Memory) []string {
+	tb.Helper()
+	InsertAll(tb, bk, ms)
+	err := bk.Update(context.Background(), func(tx driver.Tx) error {
+		for id := int64(3); id <= int64(len(ms)); id += 41 {
+			if err := tx.Delete(id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	contents := make([]string, len(ms))
+	for i, m := range ms {
+		contents[i] = m.Content
+	}
+	return contents
 }
