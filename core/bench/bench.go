@@ -385,9 +385,9 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 		packs   []time.Duration
 		opens   []time.Duration
 	}
-	ms := make([]*measure, len(r.cfg.VectorIndexes))
+	measures := make([]*measure, len(r.cfg.VectorIndexes))
 	for i, ix := range r.cfg.VectorIndexes {
-		ms[i] = &measure{run: &Result{Dataset: d.Name, Docs: d.Docs(), Corpora: len(d.Corpora), Backend: backend, Embedder: embName,
+		measures[i] = &measure{run: &Result{Dataset: d.Name, Docs: d.Docs(), Corpora: len(d.Corpora), Backend: backend, Embedder: embName,
 			VectorIndex: ix, Model: info, Latency: map[core.Mode]*Latency{}, PeakRSSScope: scope},
 			sc: newScorer(r.ks(d)), samples: map[core.Mode][]time.Duration{}}
 	}
@@ -398,7 +398,7 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 	defer os.RemoveAll(dir)
 
 	var ing Ingest
-	prog := newProgress(r.cfg.Progress, fmt.Sprintf("%s · %s · %s", d.Name, backend, embName), d, p, len(ms))
+	prog := newProgress(r.cfg.Progress, fmt.Sprintf("%s · %s · %s", d.Name, backend, embName), d, p, len(measures))
 	defer prog.done()
 	for ci := range d.Corpora {
 		c := &d.Corpora[ci]
@@ -412,7 +412,7 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 			return nil, fmt.Errorf("corpus %s: ingest: %w", c.Name, err)
 		}
 		cp := &p.corpora[ci]
-		for i, m := range ms {
+		for i, m := range measures {
 			run := m.run
 			if i > 0 {
 				st.index = run.VectorIndex
@@ -459,8 +459,8 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 		ing.PerSecond = float64(ing.Docs) / secs
 	}
 	peak := peakRSS()
-	out := make([]*Result, len(ms))
-	for i, m := range ms {
+	out := make([]*Result, len(measures))
+	for i, m := range measures {
 		run := m.run
 		run.Ingest = ing
 		run.Open.Median = median(m.opens)
