@@ -16,6 +16,12 @@
 //	go run ./examples/retrieval-eval -cv -set locomo,longmemeval,scifact -embedder wordvec,hash
 //	go run ./examples/retrieval-eval -only keyword -keyword-prune-rows -1
 //	go run ./examples/retrieval-eval -backend bolt -only keyword
+//	go run ./examples/retrieval-eval -set longmemeval -only keyword,expand -misses
+//
+// -misses prints each question whose evidence the last variant leaves out
+// of its top 10: the evidence turns, where every variant ranked them, and
+// the last variant's first hits — what to read before changing the
+// pipeline.
 //
 // -cv cross-validates a grid of search settings (the -cfg ones, or the
 // built-in grid in cv.go): each is tuned on some folds and reported on the
@@ -35,6 +41,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -91,6 +98,7 @@ func main() {
 	category := flag.String("category", "", "also report these question categories separately (comma-separated, e.g. temporal or temporal-reasoning; \"all\": every one)")
 	corpora := flag.String("corpora", "", "use only these corpora, by 0-based index (comma-separated, e.g. 0,2,4)")
 	noRef := flag.Bool("no-ref-time", false, "search without the questions' reference time (the time words are then read against now)")
+	misses := flag.Bool("misses", false, "print every question whose evidence the last variant leaves out of its top 10: the evidence, its rank under each variant, and the last variant's first hits")
 	var cfgs cfgList
 	flag.Var(&cfgs, "cfg", "a search config as JSON (keys as in the config file); repeatable; each adds a row")
 	flag.IntVar(&pruneRows, "keyword-prune-rows", 0, "the store's keyword_prune_rows (0: its default; -1: score every match)")
@@ -113,7 +121,7 @@ func main() {
 		}
 		return
 	}
-	opts := options{category: *category, corpora: *corpora, noRef: *noRef}
+	opts := options{category: *category, corpora: *corpora, noRef: *noRef, misses: *misses}
 	if err := run(context.Background(), *data, *set, *embName, *maxCorpora, *only, *base, cfgs, opts); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			fmt.Printf("skipped: %v (the evaluation data lives in ../shared/data; see its README)\n", err)
@@ -157,7 +165,7 @@ type noClose struct{ core.Embedder }
 // options are the flags of the per-category breakdown and the reference time.
 type options struct {
 	category, corpora string
-	noRef             bool
+	noRef, misses     bool
 }
 
 func run(ctx context.Context, data, set, embName string, maxCorpora int, only, base string, cfgs []string, opts options) error {
@@ -239,6 +247,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 	wantCat := func(c string) bool {
 		return opts.category == "all" || slices.Contains(strings.Split(opts.category, ","), c)
 	}
+	missed := map[missKey][]missRun{}
 	start := time.Now()
 	for ci, c := range corpora {
 		path := filepath.Join(dir, fmt.Sprintf("c%d.db", ci))
@@ -260,7 +269,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 			for _, d := range c.docs {
 				keyOf[d.in.Source] = d.key
 			}
-			for _, q := range c.questions {
+			for qi, q := range c.questions {
 				req := core.SearchRequest{Query: q.text, Mode: v.mode, Limit: 20, NoExpand: !v.exp}
 				if !opts.noRef {
 					req.ReferenceTime = q.ref
@@ -274,6 +283,9 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 				for _, h := range res.Hits {
 					keys = append(keys, keyOf[h.Memory.Source])
 					sess = append(sess, h.Memory.Session)
+				}
+				if opts.misses {
+					missed[missKey{ci, qi}] = append(missed[missKey{ci, qi}], missRun{v.name, keys, res.Hits})
 				}
 				as := []*acc{&accs[vi]}
 				if opts.category != "" && wantCat(q.category) {
@@ -302,6 +314,9 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 			}
 		}
 		os.Remove(path)
+		if opts.misses {
+			printMisses(os.Stdout, c, ci, missed)
+		}
 	}
 	fmt.Printf("%s, %d corpora, %d questions, embedder %s (%.0fs)\n", set, len(corpora), accs[0].n, embName, time.Since(start).Seconds())
 	table := func(get func(i int) *acc) {
@@ -416,3 +431,53 @@ func load(kind, path string) ([]corpus, error) {
 }
 
 func docOf(d dataset.Doc) doc { return doc{key: d.Key, in: d.Input} }
+
+// missKey names a question: its corpus and its index there.
+type missKey struct{ corpus, question int }
+
+// missRun is one variant's result for a question, for -misses.
+type missRun struct {
+	variant string
+	keys    []string
+	hits    []core.Result
+}
+
+// printMisses prints, for every question of c that the last variant does
+// not answer fully in its top 10, the question, each evidence turn with its
+// rank under every variant ("-": not in the result), and the last
+// variant's first three hits.
+func printMisses(w io.Writer, c corpus, ci int, missed map[missKey][]missRun) {
+	text := map[string]string{}
+	for _, d := range c.docs {
+		text[d.key] = d.in.Content
+	}
+	clip := func(s string) string {
+		s = strings.Join(strings.Fields(s), " ")
+		if len(s) > 160 {
+			s = s[:160] + "…"
+		}
+		return s
+	}
+	for qi, q := range c.questions {
+		runs := missed[missKey{ci, qi}]
+		if len(q.turns) == 0 || len(runs) == 0 || recall(q.turns, runs[len(runs)-1].keys, 10) == 1 {
+			continue
+		}
+		fmt.Fprintf(w, "\nMISS %s [%s] %q\n", c.name, q.category, q.text)
+		for _, t := range q.turns {
+			fmt.Fprintf(w, "  evidence %s:", t)
+			for _, r := range runs {
+				if i := slices.Index(r.keys, t); i >= 0 {
+					fmt.Fprintf(w, " %s %d", r.variant, i+1)
+				} else {
+					fmt.Fprintf(w, " %s -", r.variant)
+				}
+			}
+			fmt.Fprintf(w, "\n    %s\n", clip(text[t]))
+		}
+		last := runs[len(runs)-1]
+		for i, h := range last.hits[:min(3, len(last.hits))] {
+			fmt.Fprintf(w, "  hit %d (%.3f): %s\n", i+1, h.Score, clip(h.Memory.Content))
+		}
+	}
+}
