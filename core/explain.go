@@ -61,7 +61,8 @@ type CandidateExplanation struct {
 	// LengthFactor is the long-turn factor (search.turn_length_weight).
 	LengthFactor float64 `json:"length_factor,omitempty"`
 	// Diversity is the session diversity factor the memory's place was
-	// chosen with (search.session_diversity; 0: not applied).
+	// chosen with (search.session_diversity, on questions that count; 0: not
+	// applied).
 	Diversity float64 `json:"diversity_factor,omitempty"`
 	// TimeFactor is the time stage's factor: the question names a time and
 	// the memory's event time is in or near it, or the question asks for a

@@ -402,7 +402,7 @@ func (p *pipeline) selectHits() {
 			lambda = p.cfg.MMRLambda
 		}
 		p.hits = mmr(live, p.req.Limit, lambda)
-	} else if p.mode != ModeFTS && p.cfg.SessionDiversity > 0 && p.cfg.SessionDiversity < 1 {
+	} else if p.diversifies() {
 		p.hits = diversify(live, p.req.Limit, p.cfg.SessionDiversityTop, p.cfg.SessionDiversity)
 	} else {
 		p.hits = live[:min(len(live), p.req.Limit)]

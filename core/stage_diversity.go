@@ -1,5 +1,25 @@
 package core
 
+import "github.com/memos-go/memos/core/query"
+
+// Values of SearchConfig.SessionDiversityQueries.
+const (
+	// DiversityCounting diversifies the questions that count or add up
+	// (query.AsksCount).
+	DiversityCounting = "counting"
+	// DiversityAll diversifies every search.
+	DiversityAll = "all"
+)
+
+// diversifies reports whether session diversity applies to this search.
+func (p *pipeline) diversifies() bool {
+	f := p.cfg.SessionDiversity
+	if p.mode == ModeFTS || f <= 0 || f >= 1 {
+		return false
+	}
+	return p.cfg.SessionDiversityQueries == DiversityAll || query.AsksCount(p.req.Query)
+}
+
 // diversify returns the first k of cands (sorted best first) with the
 // first top places chosen so that one session does not take them all: a
 // memory counts ×f for each memory of its session already placed, and the

@@ -86,14 +86,15 @@ func TestDiversifySpreadsTheFirstPlacesOverSessions(t *testing.T) {
 
 func TestLengthAndDiversityValidation(t *testing.T) {
 	c := DefaultSearchConfig()
-	if c.TurnLengthPivot != 500 || c.TurnLengthWeight != 1 || c.SessionDiversity != 0 || c.SessionDiversityTop != 5 {
-		t.Fatalf("defaults: pivot %d, weight %v, diversity %v top %d", c.TurnLengthPivot, c.TurnLengthWeight, c.SessionDiversity, c.SessionDiversityTop)
+	if c.TurnLengthPivot != 500 || c.TurnLengthWeight != 1 || c.SessionDiversity != 0.8 || c.SessionDiversityTop != 5 || c.SessionDiversityQueries != DiversityCounting {
+		t.Fatalf("defaults: pivot %d, weight %v, diversity %v top %d for %q", c.TurnLengthPivot, c.TurnLengthWeight, c.SessionDiversity, c.SessionDiversityTop, c.SessionDiversityQueries)
 	}
 	for name, bad := range map[string]SearchConfig{
-		"pivot":         {TurnLengthPivot: -5},
-		"length weight": {TurnLengthWeight: 11},
-		"diversity":     {SessionDiversity: 1.5},
-		"diversity top": {SessionDiversityTop: -1},
+		"pivot":             {TurnLengthPivot: -5},
+		"length weight":     {TurnLengthWeight: 11},
+		"diversity":         {SessionDiversity: 1.5},
+		"diversity top":     {SessionDiversityTop: -1},
+		"diversity queries": {SessionDiversityQueries: "some"},
 	} {
 		if err := bad.withDefaults().validate(); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)

@@ -48,7 +48,9 @@ var defaultGrid = []string{
 	`{"fusion":"score","turn_length_weight":-1}`,
 	`{"fusion":"score","turn_length_weight":0.5}`,
 	`{"fusion":"score","turn_length_weight":2}`,
-	`{"fusion":"score","session_diversity":0.8}`,
+	`{"fusion":"score","session_diversity":-1}`,
+	`{"fusion":"score","session_diversity":0.5}`,
+	`{"fusion":"score","session_diversity_queries":"all"}`,
 }
 
 // setting is one way of searching: a mode, expansion on or off, a config.
