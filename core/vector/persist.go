@@ -64,14 +64,14 @@ func (x *Exact) Save(w io.Writer) error {
 	}
 	vectors := func() error {
 		if prec == Float32 {
-			return put(f)
+			return putSlice(bw, f)
 		}
-		return errors.Join(put(codes), put(scales))
+		return errors.Join(putSlice(bw, codes), putSlice(bw, scales))
 	}
 	err := errors.Join(
 		header(),
-		put(uint32(x.dim)), put(uint64(len(x.ids))), put(x.ids),
-		putNames(x.ns.names), putNames(x.pools.names), put(x.nsOf), put(x.pool),
+		put(uint32(x.dim)), put(uint64(len(x.ids))), putSlice(bw, x.ids),
+		putNames(x.ns.names), putNames(x.pools.names), putSlice(bw, x.nsOf), putSlice(bw, x.pool),
 		vectors(),
 		bw.Flush(),
 	)
@@ -83,6 +83,30 @@ func (x *Exact) Save(w io.Writer) error {
 	}
 	return nil
 }
+
+// putSlice writes s little endian. binary.Write would first copy the whole
+// slice into a buffer of its own (1 GB for a million 256-dimension
+// vectors, allocated at every Close); on a little-endian machine s's bytes
+// are written as they are, on another a chunk at a time.
+func putSlice[T int8 | uint32 | int64 | float32](w io.Writer, s []T) error {
+	size := int(unsafe.Sizeof(*new(T)))
+	if littleEndian {
+		_, err := w.Write(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), size*len(s)))
+		return err
+	}
+	const chunk = 1 << 14
+	for len(s) > 0 {
+		n := min(len(s), chunk)
+		if err := binary.Write(w, binary.LittleEndian, s[:n]); err != nil {
+			return err
+		}
+		s = s[n:]
+	}
+	return nil
+}
+
+// littleEndian: the machine stores values as snapshots do.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // LoadExact reads a snapshot written by Save. A truncated, corrupt or
 // foreign snapshot is an error; the caller then rebuilds from the store.
@@ -140,7 +164,7 @@ func LoadExact(r io.Reader) (*Exact, error) {
 	}
 	x := NewExactPrecision(int(dim), prec)
 	x.ids = make([]int64, n)
-	if err := get(x.ids); err != nil {
+	if err := getSlice(tr, x.ids); err != nil {
 		return fail("ids", err)
 	}
 	nsNames, err := getNames()
@@ -152,22 +176,19 @@ func LoadExact(r io.Reader) (*Exact, error) {
 		return fail("pools", err)
 	}
 	x.nsOf, x.pool = make([]uint32, n), make([]uint32, n)
-	if err := errors.Join(get(x.nsOf), get(x.pool)); err != nil {
+	if err := errors.Join(getSlice(tr, x.nsOf), getSlice(tr, x.pool)); err != nil {
 		return fail("entries", err)
 	}
 	var f, scales []float32
 	var codes []int8
 	if prec == Float32 {
 		f = make([]float32, int(n)*int(dim))
-		if err := readFloats(tr, f); err != nil {
+		if err := getSlice(tr, f); err != nil {
 			return fail("vectors", err)
 		}
 	} else {
 		codes, scales = make([]int8, int(n)*int(dim)), make([]float32, n)
-		if _, err := io.ReadFull(tr, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(codes))), len(codes))); err != nil {
-			return fail("vectors", err)
-		}
-		if err := readFloats(tr, scales); err != nil {
+		if err := errors.Join(getSlice(tr, codes), getSlice(tr, scales)); err != nil {
 			return fail("vectors", err)
 		}
 	}
@@ -205,17 +226,21 @@ func LoadExact(r io.Reader) (*Exact, error) {
 	return x, nil
 }
 
-// readFloats fills dst from little-endian float32s, in chunks: much faster
-// than binary.Read's per-element decoding for the bulk of a snapshot.
-func readFloats(r io.Reader, dst []float32) error {
-	buf := make([]byte, 1<<16)
+// getSlice fills dst from little-endian values: on a little-endian machine
+// the bytes are read straight into dst, on another a chunk at a time —
+// either way much faster than binary.Read's copy and per-element decoding
+// for the bulk of a snapshot.
+func getSlice[T int8 | uint32 | int64 | float32](r io.Reader, dst []T) error {
+	size := int(unsafe.Sizeof(*new(T)))
+	if littleEndian {
+		_, err := io.ReadFull(r, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), size*len(dst)))
+		return err
+	}
+	const chunk = 1 << 14
 	for len(dst) > 0 {
-		n := min(len(dst), len(buf)/4)
-		if _, err := io.ReadFull(r, buf[:n*4]); err != nil {
+		n := min(len(dst), chunk)
+		if err := binary.Read(r, binary.LittleEndian, dst[:n]); err != nil {
 			return err
-		}
-		for i := range n {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[i*4:]))
 		}
 		dst = dst[n:]
 	}

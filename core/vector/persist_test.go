@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 
@@ -85,7 +86,8 @@ func testSaveLoadRoundTrip(t *testing.T, p Precision) {
 	}
 }
 
-func BenchmarkLoadExact100k(b *testing.B) {
+// exact100k is an exact index of 100,000 random 256-dimension vectors.
+func exact100k(b *testing.B) *Exact {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	x := NewExact(256)
@@ -103,6 +105,11 @@ func BenchmarkLoadExact100k(b *testing.B) {
 			batch = batch[:0]
 		}
 	}
+	return x
+}
+
+func BenchmarkLoadExact100k(b *testing.B) {
+	x := exact100k(b)
 	var buf bytes.Buffer
 	if err := x.Save(&buf); err != nil {
 		b.Fatal(err)
@@ -114,3 +121,25 @@ func BenchmarkLoadExact100k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSaveExact100k writes a snapshot to a discarding writer: what it
+// allocates is the cost of Save itself (engine Close pays it).
+func BenchmarkSaveExact100k(b *testing.B) {
+	x := exact100k(b)
+	var n countWriter
+	if err := x.Save(&n); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := x.Save(io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
