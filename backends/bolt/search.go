@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	bq "github.com/blevesearch/bleve/v2/search/query"
 	"github.com/blevesearch/bleve/v2/search/searcher"
@@ -138,7 +139,7 @@ func filterQuery(f driver.Filter) (qs []bq.Query, ok bool) {
 			t.SetField(field)
 			ds[i] = t
 		}
-		qs = append(qs, bq.NewDisjunctionQuery(ds))
+		qs = append(qs, unscored{bq.NewDisjunctionQuery(ds)})
 		return true
 	}
 	ok = add(fieldNS, f.Namespaces) &&
@@ -146,6 +147,22 @@ func filterQuery(f driver.Filter) (qs []bq.Query, ok bool) {
 		add(fieldStatus, strs(f.Statuses)) &&
 		add(fieldType, strs(f.Types))
 	return qs, ok
+}
+
+// unscored is a filter's query: it decides which documents may match and
+// adds nothing to their scores (SearchKeyword scores them itself), so its
+// term searchers read neither frequencies nor norms nor positions. A
+// postings list read with them can only be advanced one document at a
+// time (zap walks its frequency chunks); without them it skips through its
+// bitmap. That matters because a filter's terms ("status active") hold
+// most of the store: at 1M memories, advancing them to the query terms'
+// documents was most of a search's time.
+type unscored struct{ bq.Query }
+
+// Searcher implements bleve's query.Query.
+func (u unscored) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, o search.SearcherOptions) (search.Searcher, error) {
+	o.Score, o.IncludeTermVectors, o.Explain = "none", false, false
+	return u.Query.Searcher(ctx, r, m, o)
 }
 
 func strs[T ~string](vs []T) []string {
