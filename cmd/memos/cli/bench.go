@@ -44,7 +44,7 @@ vocabulary, namespaces and queries with known answers) of 10k memories on
 every backend compiled in, with the hash embedder. Data sets:
   turns:SIZE:DIR       SIZE memories of real conversation text: the LoCoMo and
                        LongMemEval dev turns in the data directory DIR, repeated
-                       with other names and numbers (queries timed, not scored)
+                       with other names and numbers (turn-level recall, a lower bound)
   locomo:FILE          LoCoMo conversations (turn-level recall; category 5 not scored)
   longmemeval:FILE     LongMemEval, .json or .json.gz (each question its own store)
   beir:DIR             BEIR layout: corpus.jsonl, queries.jsonl, qrels/*.tsv

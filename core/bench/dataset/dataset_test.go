@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -513,11 +514,7 @@ func TestTurns(t *testing.T) {
 	if changed < len(second)/10 {
 		t.Errorf("only %d of %d turns of the second repetition differ from the dev text", changed, len(second))
 	}
-	for _, q := range d.Corpora[0].Queries {
-		if q.Labelled() || q.Text == "" {
-			t.Fatalf("query %s: %q labelled %v", q.ID, q.Text, q.Relevant)
-		}
-	}
+	checkTurnLabels(t, dir, d, len(kept))
 	again, err := Turns(TurnsOptions{Dir: dir, Docs: n, Queries: 50, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -533,5 +530,76 @@ func TestTurns(t *testing.T) {
 	}
 	if _, err := Load("turns:10k:"+t.TempDir(), Options{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("turns from an empty directory: %v; want fs.ErrNotExist", err)
+	}
+}
+
+// checkTurnLabels checks the labels of a Turns data set over dev turns of
+// which per are kept (one repetition): a good share of the queries are
+// labelled; every query's relevant documents lie in the store and in one
+// repetition; and a query of the first repetition, which is the dev text,
+// is a dev question whose evidence is exactly its relevant documents.
+func checkTurnLabels(t *testing.T, dir string, d *Dataset, per int) {
+	t.Helper()
+	all, questions, err := DevSet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[Turn]int{} // turn → its index among the kept ones
+	for _, tu := range all {
+		if hasText(tu.Content) {
+			kept[tu] = len(kept)
+		}
+	}
+	c := d.Corpora[0]
+	labelled, first := 0, 0
+	for _, q := range c.Queries {
+		if q.Text == "" {
+			t.Fatalf("query %s is empty", q.ID)
+		}
+		if !q.Labelled() {
+			continue
+		}
+		labelled++
+		rep := -1
+		var got []int // the relevant turns, as indexes into one repetition
+		for k := range q.Relevant {
+			var i int
+			if _, err := fmt.Sscanf(k, "t%d", &i); err != nil || i < 0 || i >= len(c.Docs) {
+				t.Fatalf("query %s: relevant %q is not a document of the store", q.ID, k)
+			}
+			if rep >= 0 && i/per != rep {
+				t.Fatalf("query %s: relevant documents in repetitions %d and %d", q.ID, rep, i/per)
+			}
+			rep = i / per
+			got = append(got, i%per)
+		}
+		if rep != 0 {
+			continue
+		}
+		first++
+		slices.Sort(got)
+		match := false
+		for _, dq := range questions {
+			var want []int
+			for _, e := range dq.Evidence {
+				if j, ok := kept[all[e]]; ok {
+					want = append(want, j)
+				}
+			}
+			slices.Sort(want)
+			if dq.Text == q.Text && slices.Equal(want, got) {
+				match = true
+				break
+			}
+		}
+		if !match {
+			t.Errorf("query %s %q of the dev text: relevant turns %v are no dev question's evidence", q.ID, q.Text, got)
+		}
+	}
+	if labelled < len(c.Queries)/2 {
+		t.Errorf("%d of %d queries labelled", labelled, len(c.Queries))
+	}
+	if first == 0 {
+		t.Errorf("no labelled query of the dev text among %d", labelled)
 	}
 }

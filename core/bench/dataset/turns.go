@@ -30,7 +30,7 @@ type TurnsOptions struct {
 const turnNames = 50_000
 
 // Turns builds a corpus of o.Docs memories of real conversation text: the
-// distinct turns of the LoCoMo and LongMemEval-S dev sets (DevTurns, about
+// distinct turns of the LoCoMo and LongMemEval-S dev sets (DevSet, about
 // 50,000), repeated as often as it takes. The first repetition is the dev
 // text as it is. Each later one stands for other people's conversations:
 // its names — the words that the dev text capitalises inside sentences
@@ -38,8 +38,11 @@ const turnNames = 50_000
 // name for the same word throughout the repetition), its numbers by other
 // numbers of as many digits, and its sessions are its own. The queries are
 // the dev questions, each varied as one repetition (chosen at random) would
-// word it. They are timed, not scored: which turns answer a question is
-// known for the dev text only, so the queries carry no labels.
+// word it, and labelled with that repetition's copies of the question's
+// evidence turns (those the store holds; a question without any is not
+// labelled). Recall on them is a lower bound: a copy of an evidence turn in
+// another repetition that names nobody and no number reads the same, and
+// answers the question as well, unlabelled.
 //
 // A missing data file is an error that wraps fs.ErrNotExist.
 func Turns(o TurnsOptions) (*Dataset, error) {
@@ -49,15 +52,28 @@ func Turns(o TurnsOptions) (*Dataset, error) {
 	if o.Queries <= 0 {
 		o.Queries = 200
 	}
-	turns, questions, err := DevTurns(o.Dir)
+	all, questions, err := DevSet(o.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("turns data set: %w", err)
 	}
-	turns = slices.DeleteFunc(turns, func(t Turn) bool { return !hasText(t.Content) })
+	// Turns without text are left out; evidence indexes follow.
+	var turns []Turn
+	moved := make([]int, len(all))
+	for i, t := range all {
+		moved[i] = -1
+		if hasText(t.Content) {
+			moved[i] = len(turns)
+			turns = append(turns, t)
+		}
+	}
 	if len(turns) == 0 || len(questions) == 0 {
 		return nil, core.Invalidf("turns data set: the dev data in %s holds no turns or no questions", o.Dir)
 	}
-	v := newVarier(o.Seed, turns, questions)
+	texts := make([]string, len(questions))
+	for i, q := range questions {
+		texts[i] = q.Text
+	}
+	v := newVarier(o.Seed, turns, texts)
 	c := Corpus{Name: "turns-" + corpus.FormatSize(o.Docs), Docs: make([]Doc, o.Docs)}
 	for i := range c.Docs {
 		t, rep := turns[i%len(turns)], i/len(turns)
@@ -69,14 +85,27 @@ func Turns(o TurnsOptions) (*Dataset, error) {
 		c.Docs[i] = Doc{Key: fmt.Sprintf("t%d", i), Input: in}
 	}
 	reps := (o.Docs + len(turns) - 1) / len(turns)
+	labelled := 0
 	for i := range o.Queries {
 		h := v.hash(uint64(i), "query")
 		q := questions[h%uint64(len(questions))]
 		rep := int((h >> 32) % uint64(reps))
-		c.Queries = append(c.Queries, Query{ID: fmt.Sprintf("q%d", i), Text: v.vary(q, rep)})
+		qq := Query{ID: fmt.Sprintf("q%d", i), Text: v.vary(q.Text, rep)}
+		for _, e := range q.Evidence {
+			if j := moved[e]; j >= 0 && rep*len(turns)+j < o.Docs {
+				if qq.Relevant == nil {
+					qq.Relevant = map[string]float64{}
+				}
+				qq.Relevant[fmt.Sprintf("t%d", rep*len(turns)+j)] = 1
+			}
+		}
+		if qq.Labelled() {
+			labelled++
+		}
+		c.Queries = append(c.Queries, qq)
 	}
 	return &Dataset{Name: "turns", Corpora: []Corpus{c}, Notes: []string{
-		fmt.Sprintf("turns: the %d distinct LoCoMo and LongMemEval-S dev turns, repeated with other names and numbers; its queries are the dev questions, timed but not scored", len(turns)),
+		fmt.Sprintf("turns: the %d distinct LoCoMo and LongMemEval-S dev turns, repeated with other names and numbers; its queries are the dev questions, %d of %d labelled with their repetition's copies of the evidence (recall is a lower bound: an evidence turn that names nobody reads the same in every repetition)", len(turns), labelled, o.Queries),
 	}}, nil
 }
 
