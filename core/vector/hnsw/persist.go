@@ -296,6 +296,9 @@ func loadNodes(d *decoder, ix *Index, slots int) (int, error) {
 	// Grow arrays as data arrives, so a corrupt slot count cannot make Load
 	// allocate more than the input holds, beyond a bounded first guess.
 	ix.nodes = make([]node, 0, min(slots, 1<<22))
+	// The id map sized at once: growing it to 1M entries took a tenth of
+	// a cold open.
+	ix.byID = make(map[int64]uint32, d.capFor(slots, nodeBytes, 1<<16))
 	upperWords := 0
 	for done := 0; done < slots; {
 		n := min(slots-done, chunkBytes/nodeBytes)
