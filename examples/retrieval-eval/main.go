@@ -247,9 +247,9 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 	wantCat := func(c string) bool {
 		return opts.category == "all" || slices.Contains(strings.Split(opts.category, ","), c)
 	}
-	missed := map[missKey][]missRun{}
 	start := time.Now()
 	for ci, c := range corpora {
+		missed := map[int][]missRun{} // question index → each variant's result, for -misses
 		path := filepath.Join(dir, fmt.Sprintf("c%d.db", ci))
 		if err := ingest(ctx, path, emb, c); err != nil {
 			return err
@@ -285,7 +285,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 					sess = append(sess, h.Memory.Session)
 				}
 				if opts.misses {
-					missed[missKey{ci, qi}] = append(missed[missKey{ci, qi}], missRun{v.name, keys, res.Hits})
+					missed[qi] = append(missed[qi], missRun{v.name, keys, res.Hits})
 				}
 				as := []*acc{&accs[vi]}
 				if opts.category != "" && wantCat(q.category) {
@@ -315,7 +315,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 		}
 		os.Remove(path)
 		if opts.misses {
-			printMisses(os.Stdout, c, ci, missed)
+			printMisses(os.Stdout, c, missed)
 		}
 	}
 	fmt.Printf("%s, %d corpora, %d questions, embedder %s (%.0fs)\n", set, len(corpora), accs[0].n, embName, time.Since(start).Seconds())
@@ -432,9 +432,6 @@ func load(kind, path string) ([]corpus, error) {
 
 func docOf(d dataset.Doc) doc { return doc{key: d.Key, in: d.Input} }
 
-// missKey names a question: its corpus and its index there.
-type missKey struct{ corpus, question int }
-
 // missRun is one variant's result for a question, for -misses.
 type missRun struct {
 	variant string
@@ -446,20 +443,20 @@ type missRun struct {
 // not answer fully in its top 10, the question, each evidence turn with its
 // rank under every variant ("-": not in the result), and the last
 // variant's first three hits.
-func printMisses(w io.Writer, c corpus, ci int, missed map[missKey][]missRun) {
+func printMisses(w io.Writer, c corpus, missed map[int][]missRun) {
 	text := map[string]string{}
 	for _, d := range c.docs {
 		text[d.key] = d.in.Content
 	}
 	clip := func(s string) string {
 		s = strings.Join(strings.Fields(s), " ")
-		if len(s) > 160 {
-			s = s[:160] + "…"
+		if r := []rune(s); len(r) > 160 {
+			s = string(r[:160]) + "…"
 		}
 		return s
 	}
 	for qi, q := range c.questions {
-		runs := missed[missKey{ci, qi}]
+		runs := missed[qi]
 		if len(q.turns) == 0 || len(runs) == 0 || recall(q.turns, runs[len(runs)-1].keys, 10) == 1 {
 			continue
 		}

@@ -15,14 +15,14 @@ func TestPrintMisses(t *testing.T) {
 			{text: "what cake?", turns: []string{"t2"}},
 		}}
 	hit := func(s string) core.Result { return core.Result{Memory: &core.Memory{Content: s}, Score: 0.5} }
-	missed := map[missKey][]missRun{
+	missed := map[int][]missRun{
 		// Question 0: keyword finds t1 only, expand t1 and t2 at 12: a miss.
-		{0, 0}: {{"keyword", []string{"t1", "t3"}, nil}, {"expand", append([]string{"t1"}, append(make([]string, 10), "t2")...), []core.Result{hit("I went to my cousin's wedding")}}},
+		0: {{"keyword", []string{"t1", "t3"}, nil}, {"expand", append([]string{"t1"}, append(make([]string, 10), "t2")...), []core.Result{hit("I went to my cousin's wedding")}}},
 		// Question 1: the last variant answers it: not printed.
-		{0, 1}: {{"keyword", []string{"t3"}, nil}, {"expand", []string{"t2"}, []core.Result{hit("the cake was lemon")}}},
+		1: {{"keyword", []string{"t3"}, nil}, {"expand", []string{"t2"}, []core.Result{hit("the cake was lemon")}}},
 	}
 	var b strings.Builder
-	printMisses(&b, c, 0, missed)
+	printMisses(&b, c, missed)
 	out := b.String()
 	for _, want := range []string{
 		`MISS c0 [multi-session] "how many weddings?"`,
