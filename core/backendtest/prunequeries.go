@@ -2,13 +2,12 @@ package backendtest
 
 import (
 	"context"
-	"testing"
-
-	"github.com/memos-go/memos/core/driver"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"testing"
 
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 	"github.com/memos-go/memos/core/text"
 )

@@ -293,11 +293,12 @@ func loadNames(d *decoder, ix *Index) error {
 // link words that follow.
 func loadNodes(d *decoder, ix *Index, slots int) (int, error) {
 	cfg, top, entry := ix.cfg, ix.top, ix.entry
-	// Grow arrays as data arrives, so a corrupt slot count cannot make Load
-	// allocate more than the input holds, beyond a bounded first guess.
-	ix.nodes = make([]node, 0, min(slots, 1<<22))
-	// The id map sized at once: growing it to 1M entries took a tenth of
-	// a cold open.
+	// Grow the nodes and the id map as data arrives, so a corrupt slot
+	// count cannot make Load allocate more than the input holds, beyond a
+	// bounded first guess; when the input says it holds them all, both are
+	// sized at once (growing the map to 1M entries took a tenth of a cold
+	// open).
+	ix.nodes = make([]node, 0, d.capFor(slots, nodeBytes, 1<<22))
 	ix.byID = make(map[int64]uint32, d.capFor(slots, nodeBytes, 1<<16))
 	upperWords := 0
 	for done := 0; done < slots; {
