@@ -110,7 +110,14 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // LoadExact reads a snapshot written by Save. A truncated, corrupt or
 // foreign snapshot is an error; the caller then rebuilds from the store.
+// When r is an *io.LimitedReader, whose N says how many bytes the snapshot
+// holds, a header whose count cannot fit in them is refused before the
+// vectors are allocated.
 func LoadExact(r io.Reader) (*Exact, error) {
+	holds := int64(-1) // bytes the snapshot holds; -1: unknown
+	if lr, ok := r.(*io.LimitedReader); ok {
+		holds = lr.N
+	}
 	crc := crc32.NewIEEE()
 	br := bufio.NewReaderSize(r, 1<<20)
 	tr := io.TeeReader(br, crc)
@@ -139,6 +146,20 @@ func LoadExact(r io.Reader) (*Exact, error) {
 	}
 	if dim < 1 || dim > 1<<16 || n > math.MaxInt32 {
 		return fail("header", fmt.Errorf("implausible dimension %d or count %d", dim, n))
+	}
+	// The arrays are allocated whole below; when the input says how much it
+	// holds (the engine passes an *io.LimitedReader), a count it cannot
+	// hold is refused before a damaged header makes Load allocate it.
+	if holds >= 0 {
+		per := int64(8 + 4 + 4) // id, namespace, pool
+		if prec == Float32 {
+			per += 4 * int64(dim)
+		} else {
+			per += int64(dim) + 4 // codes, scale
+		}
+		if int64(n)*per > holds {
+			return fail("header", fmt.Errorf("%d vectors of %d dimensions do not fit the %d bytes the snapshot holds", n, dim, holds))
+		}
 	}
 	getNames := func() ([]string, error) {
 		var k uint32

@@ -3,10 +3,12 @@ package vector
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/memos-go/memos/core/driver"
@@ -188,5 +190,42 @@ func TestSnapshotByteOrderPaths(t *testing.T) {
 				t.Fatal("the index read by the chunked decoding saves other bytes")
 			}
 		})
+	}
+}
+
+// TestLoadExactLimited: from an *io.LimitedReader a whole snapshot loads
+// (the buffered read-ahead does not count against it), and a header whose
+// count the snapshot cannot hold is refused before anything is allocated
+// for it.
+func TestLoadExactLimited(t *testing.T) {
+	for _, p := range []Precision{Float32, Int8} {
+		x := NewExactPrecision(8, p)
+		for i := range 3000 {
+			v := []float32{float32(i), 1, 2, 3, 4, 5, 6, 7}
+			if err := x.Add(context.Background(), driver.VectorEntry{ID: int64(i + 1), Namespace: "default", Pool: driver.PoolMemory, Vector: v}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var buf bytes.Buffer
+		if err := x.Save(&buf); err != nil {
+			t.Fatal(err)
+		}
+		data := buf.Bytes()
+		y, err := LoadExact(&io.LimitedReader{R: bytes.NewReader(data), N: int64(len(data))})
+		if err != nil || y.Len() != 3000 {
+			t.Fatalf("%s: limited load: %v", p, err)
+		}
+		// The count follows the magic (and, past version 1, the precision
+		// byte) and the dimension: claim a billion vectors.
+		at := len(exactMagic) + 4
+		if p != Float32 {
+			at++
+		}
+		bad := bytes.Clone(data)
+		binary.LittleEndian.PutUint64(bad[at:], 1<<30)
+		_, err = LoadExact(&io.LimitedReader{R: bytes.NewReader(bad), N: int64(len(bad))})
+		if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "do not fit") {
+			t.Fatalf("%s: a billion vectors claimed: %v; want ErrInvalid, do not fit", p, err)
+		}
 	}
 }
