@@ -28,11 +28,16 @@ func DevTurns(dataDir string) ([]Turn, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return turns, questionTexts(qs), nil
+}
+
+// questionTexts returns the questions' texts, in order.
+func questionTexts(qs []DevQuestion) []string {
 	texts := make([]string, len(qs))
 	for i, q := range qs {
 		texts[i] = q.Text
 	}
-	return turns, texts, nil
+	return texts
 }
 
 // DevSet is DevTurns with each question's evidence. A turn that several

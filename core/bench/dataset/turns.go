@@ -69,11 +69,7 @@ func Turns(o TurnsOptions) (*Dataset, error) {
 	if len(turns) == 0 || len(questions) == 0 {
 		return nil, core.Invalidf("turns data set: the dev data in %s holds no turns or no questions", o.Dir)
 	}
-	texts := make([]string, len(questions))
-	for i, q := range questions {
-		texts[i] = q.Text
-	}
-	v := newVarier(o.Seed, turns, texts)
+	v := newVarier(o.Seed, turns, questionTexts(questions))
 	c := Corpus{Name: "turns-" + corpus.FormatSize(o.Docs), Docs: make([]Doc, o.Docs)}
 	for i := range c.Docs {
 		t, rep := turns[i%len(turns)], i/len(turns)
