@@ -71,6 +71,12 @@ type Config struct {
 	// Search holds the ranking settings; access tracking is always off, so
 	// that queries do not write.
 	Search core.SearchConfig
+	// Reranker names a registered reranker every search uses ("": none),
+	// opened with RerankerConfig (nil: the driver's zero config). It is
+	// asked once before the first run, which fails when it does not answer;
+	// each Result counts its calls and failures.
+	Reranker       string
+	RerankerConfig any
 	// Progress, if not nil, receives progress bars.
 	Progress io.Writer
 }
@@ -129,6 +135,11 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("bench: %w", err)
 	}
 	c.Search.DisableAccessTracking = true
+	if c.Reranker != "" {
+		// Every search asks the reranker, so that a failure shows in its
+		// counts rather than as searches that skipped it.
+		c.Search.RerankPauseAfter = -1
+	}
 	switch {
 	case len(c.Backends) == 0:
 		return c, core.Invalidf("bench: no backend is registered; import one (e.g. _ \"github.com/memos-go/memos/backends/sqlite\")")
@@ -198,10 +209,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer closeEmbedders(embs)
+	rr, err := openReranker(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if rr != nil {
+		defer rr.close()
+		r.reranker = rr
+	}
 
 	rep := &Report{Machine: CurrentMachine(), Started: time.Now().UTC(), Settings: Settings{
 		Backends: cfg.Backends, Embedders: cfg.Embedders, K: cfg.K, Queries: cfg.Queries, Warmup: cfg.Warmup,
 		Limit: cfg.Limit, BatchSize: cfg.BatchSize, Seed: cfg.Seed, VectorIndexes: cfg.VectorIndexes, VectorPrecision: cfg.VectorPrecision, Search: cfg.Search,
+		Reranker: cfg.Reranker,
 	}}
 	start := time.Now()
 	sets := make([]*dataset.Dataset, 0, len(cfg.Sizes)+len(cfg.Datasets))
@@ -345,6 +365,15 @@ func plan(d *dataset.Dataset, n int, seed int64) *queryPlan {
 type runner struct {
 	cfg      Config
 	backends map[string]core.BackendDriver
+	reranker *countingReranker // nil: no reranker
+}
+
+// rerankCounts is what the shared reranker has done so far (zero without one).
+func (r *runner) rerankCounts() Rerank {
+	if r.reranker == nil {
+		return Rerank{}
+	}
+	return r.reranker.counts()
 }
 
 func (r *runner) backendConfig(name string, d core.BackendDriver) any {
@@ -428,6 +457,7 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 			}
 			run.DiskBytes += size
 			run.DiskAllocated += alloc
+			before := r.rerankCounts()
 			sample, err := st.open(ctx, c, cp)
 			if err != nil {
 				return nil, fmt.Errorf("corpus %s: reopen with the %s index: %w", c.Name, st.index, err)
@@ -436,6 +466,14 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 			run.OpenRSS += sample.RSS
 			m.opens = append(m.opens, sample.Open+sample.FirstQuery)
 			err = st.query(ctx, c, cp, keys, m.samples, &m.packs, m.sc, prog)
+			if r.reranker != nil {
+				after := r.rerankCounts()
+				if run.Rerank == nil {
+					run.Rerank = &Rerank{}
+				}
+				run.Rerank.Calls += after.Calls - before.Calls
+				run.Rerank.Failed += after.Failed - before.Failed
+			}
 			if cerr := st.eng.Close(); err == nil && cerr != nil {
 				err = fmt.Errorf("close: %w", cerr)
 			}
@@ -512,7 +550,12 @@ func (s *store) openEngine(ctx context.Context) (*core.Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s backend: %w", s.backend, err)
 	}
+	var rr core.Reranker
+	if s.r.reranker != nil {
+		rr = s.r.reranker
+	}
 	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: s.emb, VectorIndex: s.index, VectorPrecision: s.r.cfg.VectorPrecision, Search: s.r.cfg.Search,
+		Reranker: rr,
 		// Measure the embedder, not the cache: queries repeat across modes.
 		EmbedCacheSize: -1,
 		// Ingest measures the store, not the contradiction detector (one

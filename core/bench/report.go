@@ -54,6 +54,8 @@ type Settings struct {
 	VectorIndexes   []string          `json:"vector_indexes"`
 	VectorPrecision string            `json:"vector_precision,omitempty"`
 	Search          core.SearchConfig `json:"search"`
+	// Reranker is the reranker every search used ("": none).
+	Reranker string `json:"reranker,omitempty"`
 }
 
 // Result is the measurement of one backend with one embedder on one data set.
@@ -103,7 +105,10 @@ type Result struct {
 	// Pack times the context pack (budget PackBudget) of each timed query.
 	Pack    *Latency               `json:"pack,omitempty"`
 	Quality map[core.Mode]*Quality `json:"quality,omitempty"`
-	Elapsed time.Duration          `json:"elapsed_ns"`
+	// Rerank counts the reranker's calls during the timed and scored
+	// queries (nil without a reranker).
+	Rerank  *Rerank       `json:"rerank,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
 // Ingest measures RememberBatch: validation, embedding, the write
@@ -205,6 +210,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	m := r.Machine
 	fmt.Fprintf(w, "memos bench: %s %s/%s, %s, %d cores; seed %d; %d timed queries per mode after %d warm-up, limit %d\n\n",
 		m.GoVersion, m.OS, m.Arch, m.CPU, m.Cores, r.Settings.Seed, r.Settings.Queries, r.Settings.Warmup, r.Settings.Limit)
+	if r.Settings.Reranker != "" {
+		if top := rerankTop(r.Settings.Search); top > 0 {
+			fmt.Fprintf(w, "reranker %s on every search (its top %d candidates; latency includes its calls)\n\n", r.Settings.Reranker, top)
+		} else {
+			fmt.Fprintf(w, "reranker %s configured, but search.rerank_top %d turns the rerank stage off\n\n", r.Settings.Reranker, top)
+		}
+	}
 	if m.LoadAverage > float64(m.Cores) {
 		fmt.Fprintf(w, "warning: the load average was %.1f on %d cores when the benchmark started; other work competed for the CPU, so the timings are noisy\n\n", m.LoadAverage, m.Cores)
 	}
@@ -258,6 +270,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(w, "DISK: space the store files take after ingest, as du counts it (ls size too when much larger: sparse preallocation).")
 	fmt.Fprintln(w, "PEAK RSS: the whole process's peak (VmHWM), reset at the start of each run, \"(process)\" where it could not be.")
 	fmt.Fprintln(w, "/100k: scaled to 100,000 memories. OPEN RSS: growth of VmRSS (after GC) over the cold open and first query: what an open store holds.")
+	for _, run := range r.Results {
+		if rr := run.Rerank; rr != nil && rr.Failed > 0 {
+			fmt.Fprintf(w, "warning: %s (%d docs) on %s with %s: the reranker failed %d of %d calls; those searches kept the fused order, so the figures mix reranked and unreranked searches\n",
+				run.Dataset, run.Docs, run.Backend, run.Embedder, rr.Failed, rr.Calls)
+		}
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
@@ -266,6 +284,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "elapsed %s\n", r.Elapsed.Round(time.Millisecond))
 	return nil
+}
+
+// rerankTop is how many candidates the rerank stage reorders under sc.
+func rerankTop(sc core.SearchConfig) int {
+	if sc.RerankTop == 0 {
+		return core.DefaultSearchConfig().RerankTop
+	}
+	return sc.RerankTop
 }
 
 // allK lists every cutoff any run reports recall for, ascending.

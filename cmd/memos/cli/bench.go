@@ -35,9 +35,13 @@ data, cold open time, disk size and peak memory.
 
 Each store is built in a fresh temporary directory (removed afterwards) from
 the same data, and queried in the same shuffled order (--seed), after a
-warm-up, with access tracking off. Your stores are not touched; embedder
-and ranking settings come from your memos configuration (embedder.<name>.*,
-search.*), e.g. MEMOS_EMBEDDER__WORDVEC__PATH for wordvec's vectors.
+warm-up, with access tracking off. Your stores are not touched; embedder,
+ranking and reranker settings come from your memos configuration
+(embedder.<name>.*, search.*, reranker.*), e.g. MEMOS_EMBEDDER__WORDVEC__PATH
+for wordvec's vectors. With a reranker (reranker.name, or --reranker) every
+search asks it — checked with one call before the first run — and each row
+counts its calls; failed calls, which leave a search in its fused order, are
+reported with a warning.
 
 Without --dataset it runs a synthetic workload (a seeded corpus with a Zipf
 vocabulary, namespaces and queries with known answers) of 10k memories on
@@ -95,6 +99,10 @@ FILE.png draws latency against size and recall per retriever.`,
 				return fmt.Errorf("%w (the bench reads embedder %s's settings from embedder.%s.* in the config file or MEMOS_EMBEDDER__%s__* variables)",
 					err, ee.Name, ee.Name, strings.ToUpper(ee.Name))
 			}
+			if re := (*bench.RerankerError)(nil); errors.As(err, &re) {
+				return fmt.Errorf("%w (the bench reads reranker %s's settings from reranker.%s.* in the config file or MEMOS_RERANKER__%s__* variables; --reranker none measures without it)",
+					err, re.Name, re.Name, strings.ToUpper(re.Name))
+			}
 			if rep == nil {
 				return err
 			}
@@ -141,6 +149,7 @@ FILE.png draws latency against size and recall per retriever.`,
 	flags.StringVar(&outFile, "out", "", "also write the full report as JSON to this file")
 	flags.StringVar(&plotOut, "plot", "", "draw the charts to this .svg or .png file")
 	flags.StringVar(&dir, "dir", "", "where the temporary stores go (default: the system's temporary directory)")
+	flags.String("reranker", "", "the reranker every search uses, or none (default: reranker.name of the configuration)")
 	return cmd
 }
 
@@ -155,6 +164,9 @@ func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
 	}
 	if pf.Changed("postgres-dsn") { // else the postgres runs would ignore it
 		base = append(base, config.Flag{Key: "backends.postgres.dsn", Name: "--postgres-dsn", Value: a.postgresDSN})
+	}
+	if f := cmd.Flags().Lookup("reranker"); f != nil && f.Changed {
+		base = append(base, config.Flag{Key: "reranker.name", Name: "--reranker", Value: f.Value.String()})
 	}
 	if len(cfg.Backends) == 0 {
 		cfg.Backends = bench.DefaultBackends()
@@ -175,6 +187,7 @@ func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
 		cfg.BackendConfigs[name] = c.BackendConfig
 		if i == 0 {
 			cfg.Search, cfg.VectorPrecision = c.Search, c.VectorPrecision
+			cfg.Reranker, cfg.RerankerConfig = c.Reranker, c.RerankerConfig
 			if len(cfg.VectorIndexes) == 0 {
 				cfg.VectorIndexes = []string{c.VectorIndex}
 			}

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/memos-go/memos/core/bench"
@@ -34,5 +37,57 @@ func TestBenchOutAndJSON(t *testing.T) {
 	e.json(&printed, args...)
 	if len(printed.Results) != 1 || printed.Results[0].Backend != "sqlite" {
 		t.Errorf("bench --json printed %d results, want one sqlite result", len(printed.Results))
+	}
+}
+
+// TestBenchReranker: bench uses the configured reranker on every search and
+// counts its calls; --reranker none measures without it; a reranker that
+// does not answer fails the bench with where its settings come from.
+func TestBenchReranker(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var req struct {
+			Texts []string `json:"texts"`
+		}
+		if r.URL.Path != "/rerank" || json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		out := make([]map[string]any, len(req.Texts))
+		for i := range req.Texts {
+			out[i] = map[string]any{"index": i, "score": float64(len(req.Texts) - i)}
+		}
+		json.NewEncoder(w).Encode(out)
+	}))
+	defer srv.Close()
+	e := newEnv(t)
+	e.writeConfig("reranker:\n  name: http\n  http:\n    base_url: " + srv.URL + "\n")
+	args := []string{"bench", "--backends", "sqlite", "--sizes", "200", "--queries", "5", "--warmup", "1", "--dir", t.TempDir()}
+
+	var rep bench.Report
+	e.json(&rep, args...)
+	if rep.Settings.Reranker != "http" || len(rep.Results) != 1 || rep.Results[0].Rerank == nil ||
+		rep.Results[0].Rerank.Calls == 0 || rep.Results[0].Rerank.Failed != 0 || calls.Load() != rep.Results[0].Rerank.Calls+1 {
+		t.Fatalf("reranker %q, results %d, counts %+v, server calls %d", rep.Settings.Reranker, len(rep.Results), rep.Results[0].Rerank, calls.Load())
+	}
+	if out := e.ok(args...); !strings.Contains(out, "reranker http on every search") {
+		t.Errorf("the table does not say a reranker ran:\n%s", out)
+	}
+
+	n := calls.Load()
+	var without bench.Report
+	e.json(&without, append(args, "--reranker", "none")...)
+	if without.Settings.Reranker != "" || without.Results[0].Rerank != nil || calls.Load() != n {
+		t.Errorf("--reranker none: reranker %q, counts %+v, %d more calls", without.Settings.Reranker, without.Results[0].Rerank, calls.Load()-n)
+	}
+
+	srv.Close()
+	r := e.run(args...)
+	if r.code == 0 || !strings.Contains(r.stderr, "first call") || !strings.Contains(r.stderr, "MEMOS_RERANKER__HTTP__") {
+		t.Errorf("reranker down: exit %d, stderr %s", r.code, r.stderr)
+	}
+	if r := e.run(append(args, "--reranker", "nope")...); r.code == 0 || !strings.Contains(r.stderr, "nope") {
+		t.Errorf("--reranker nope: exit %d, stderr %s", r.code, r.stderr)
 	}
 }
