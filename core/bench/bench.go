@@ -209,12 +209,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer closeEmbedders(embs)
-	rr, err := openReranker(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if rr != nil {
-		defer rr.close()
+	if cfg.Reranker != "" {
+		rr, err := OpenReranker(ctx, cfg.Reranker, cfg.RerankerConfig, cfg.Search.RerankTimeout)
+		if err != nil {
+			return nil, err
+		}
+		defer rr.Shutdown()
 		r.reranker = rr
 	}
 
@@ -365,7 +365,7 @@ func plan(d *dataset.Dataset, n int, seed int64) *queryPlan {
 type runner struct {
 	cfg      Config
 	backends map[string]core.BackendDriver
-	reranker *countingReranker // nil: no reranker
+	reranker *CountingReranker // nil: no reranker
 }
 
 // rerankCounts is what the shared reranker has done so far (zero without one).
@@ -373,7 +373,7 @@ func (r *runner) rerankCounts() Rerank {
 	if r.reranker == nil {
 		return Rerank{}
 	}
-	return r.reranker.counts()
+	return r.reranker.Counts()
 }
 
 func (r *runner) backendConfig(name string, d core.BackendDriver) any {

@@ -191,15 +191,8 @@ func evaluate(ctx context.Context, set string, folds int, corpora []corpus, emb 
 			qs = append(qs, cvQuestion{question: q, corpus: ci, fold: foldOf(set, ci, q.id, folds)})
 		}
 		for si, s := range settings {
-			cfg := s.cfg
-			cfg.DisableAccessTracking = true
-			b, err := openBackend(ctx, path, pruneRows)
+			eng, err := openEngine(ctx, path, emb, s.cfg)
 			if err != nil {
-				return nil, nil, err
-			}
-			eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: noClose{emb}, Search: cfg})
-			if err != nil {
-				b.Close()
 				return nil, nil, fmt.Errorf("%s: %w", s.name, err)
 			}
 			for _, q := range c.questions {

@@ -53,6 +53,7 @@ import (
 	"github.com/memos-go/memos/backends/bolt"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/bench"
 	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 	_ "github.com/memos-go/memos/core/vector"
@@ -91,7 +92,8 @@ func (c *cfgList) Set(s string) error { *c = append(*c, s); return nil }
 func main() {
 	data := flag.String("data", "../shared/data", "the shared data directory")
 	set := flag.String("set", "locomo", "locomo or longmemeval")
-	embName := flag.String("embedder", "hash", "hash or wordvec")
+	embName := flag.String("embedder", "hash", "hash, wordvec (GloVe from -data), or another registered embedder (ollama, openai, plugin) with its settings from the memos configuration")
+	rerankName := flag.String("reranker", "", "a registered reranker (http, plugin) every search asks, with its settings from the memos configuration (default: none)")
 	maxCorpora := flag.Int("max", 0, "use only the first N corpora (0: all)")
 	only := flag.String("only", "", "run only these variants (comma-separated: keyword,vector,hybrid,expand)")
 	base := flag.String("base", "", "a search config as JSON applied to every variant")
@@ -108,6 +110,16 @@ func main() {
 	if backendName != sqlite.Name && backendName != bolt.Name {
 		fmt.Fprintf(os.Stderr, "retrieval-eval: -backend %q: use %s or %s\n", backendName, sqlite.Name, bolt.Name)
 		os.Exit(2)
+	}
+	rr, err := evaldata.Reranker(context.Background(), *rerankName, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "retrieval-eval:", err)
+		os.Exit(1)
+	}
+	if rr != nil {
+		reranker = rr
+		defer rr.Shutdown()
+		defer rerankReport(os.Stdout)
 	}
 	if *cv {
 		err := runCV(context.Background(), *data, strings.Split(*set, ","), strings.Split(*embName, ","), cfgs, *maxCorpora)
@@ -129,6 +141,45 @@ func main() {
 		}
 		fmt.Fprintln(os.Stderr, "retrieval-eval:", err)
 		os.Exit(1)
+	}
+}
+
+// reranker is the -reranker flag's reranker (nil: none), which every
+// engine shares.
+var reranker *bench.CountingReranker
+
+// openEngine opens the store at path for searching with emb under cfg,
+// with the -reranker reranker asked on every search (no pause after
+// failures: they are counted instead, see rerankReport).
+func openEngine(ctx context.Context, path string, emb core.Embedder, cfg core.SearchConfig) (*core.Engine, error) {
+	b, err := openBackend(ctx, path, pruneRows)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DisableAccessTracking = true
+	opts := core.Options{Backend: b, Embedder: noClose{emb}, Search: cfg}
+	if reranker != nil {
+		opts.Reranker = reranker
+		opts.Search.RerankPauseAfter = -1
+	}
+	eng, err := core.Open(ctx, opts)
+	if err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	return eng, nil
+}
+
+// rerankReport says how many calls the -reranker reranker answered: when
+// some failed, those searches kept the fused order and the figures above
+// mix the two.
+func rerankReport(w io.Writer) {
+	if reranker == nil {
+		return
+	}
+	c := reranker.Counts()
+	fmt.Fprintf(w, "reranker %s: %d calls, %d failed\n", reranker.Name(), c.Calls, c.Failed)
+	if c.Failed > 0 {
+		fmt.Fprintf(w, "warning: %d searches kept the fused order because the reranker failed; the figures mix reranked and unreranked searches\n", c.Failed)
 	}
 }
 
@@ -255,14 +306,8 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 			return err
 		}
 		for vi, v := range variants {
-			v.cfg.DisableAccessTracking = true
-			b, err := openBackend(ctx, path, pruneRows)
+			eng, err := openEngine(ctx, path, emb, v.cfg)
 			if err != nil {
-				return err
-			}
-			eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: noClose{emb}, Search: v.cfg})
-			if err != nil {
-				b.Close()
 				return err
 			}
 			keyOf := map[string]string{}

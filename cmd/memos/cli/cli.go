@@ -40,7 +40,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/memos-go/memos/cmd/memos/internal/config"
+	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
 	_ "github.com/memos-go/memos/core/extract"   // the built-in extractors: rules (the default), llm
 	_ "github.com/memos-go/memos/core/rerank"    // the http reranker (text-embeddings-inference, Cohere, Jina)

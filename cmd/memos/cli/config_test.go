@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memos-go/memos/cmd/memos/internal/config"
+	"github.com/memos-go/memos/cmd/memos/config"
 )
 
 type shownValue struct {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/memos-go/memos/cmd/memos/internal/config"
+	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
 )
 

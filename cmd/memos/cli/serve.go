@@ -14,7 +14,7 @@ import (
 	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/api/mcpserver"
 	"github.com/memos-go/memos/api/server"
-	"github.com/memos-go/memos/cmd/memos/internal/config"
+	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
 )
 

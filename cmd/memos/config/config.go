@@ -1,4 +1,5 @@
-// Package config loads the memos CLI's configuration.
+// Package config loads the memos configuration: what the CLI, memos serve,
+// memos bench and examples/retrieval-eval open.
 //
 // Settings come from four layers, each overriding the one before:
 //
