@@ -3,59 +3,16 @@ package bench_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench"
 	"github.com/memos-go/memos/core/rerank"
+	"github.com/memos-go/memos/core/rerank/reranktest"
 	"github.com/memos-go/memos/embedders/hash"
 )
-
-// teiServer fakes a Hugging Face text-embeddings-inference server's
-// POST /rerank (request {"query", "texts"}, response [{"index", "score"}]).
-// score gives a text's score; after failAfter calls (0: never) it answers
-// 503.
-func teiServer(t *testing.T, score func(query, text string) float64, failAfter int64) (*httptest.Server, *atomic.Int64) {
-	t.Helper()
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		n := calls.Add(1)
-		if req.Method != http.MethodPost || req.URL.Path != "/rerank" {
-			http.Error(w, "not found", http.StatusNotFound)
-			return
-		}
-		if failAfter > 0 && n > failAfter {
-			http.Error(w, "model overloaded", http.StatusServiceUnavailable)
-			return
-		}
-		var in struct {
-			Query string   `json:"query"`
-			Texts []string `json:"texts"`
-		}
-		if err := json.NewDecoder(req.Body).Decode(&in); err != nil {
-			http.Error(w, err.Error(), http.StatusUnprocessableEntity)
-			return
-		}
-		type ranked struct {
-			Index int     `json:"index"`
-			Score float64 `json:"score"`
-		}
-		out := make([]ranked, len(in.Texts))
-		for i, text := range in.Texts {
-			out[i] = ranked{i, score(in.Query, text)}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(out)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &calls
-}
 
 // overlap counts the query's words in text.
 func overlap(query, text string) float64 {
@@ -70,7 +27,7 @@ func overlap(query, text string) float64 {
 
 // benchWith runs the synthetic workload with the http reranker at srv (nil:
 // no reranker).
-func benchWith(t *testing.T, srv *httptest.Server) (*bench.Report, error) {
+func benchWith(t *testing.T, srv *reranktest.TEI) (*bench.Report, error) {
 	t.Helper()
 	cfg := bench.Config{
 		Backends:        []string{"sqlite"},
@@ -100,7 +57,8 @@ func TestRunWithReranker(t *testing.T) {
 	if plain.Results[0].Rerank != nil || plain.Settings.Reranker != "" {
 		t.Fatalf("no reranker configured, yet rerank %+v, settings %q", plain.Results[0].Rerank, plain.Settings.Reranker)
 	}
-	srv, calls := teiServer(t, func(q, text string) float64 { return -overlap(q, text) }, 0)
+	srv := reranktest.NewTEI(func(q, text string) float64 { return -overlap(q, text) })
+	defer srv.Close()
 	rep, err := benchWith(t, srv)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +68,7 @@ func TestRunWithReranker(t *testing.T) {
 		t.Fatalf("settings reranker %q, counts %+v; want %s, calls and no failure", rep.Settings.Reranker, run.Rerank, rerank.Name)
 	}
 	// The server also saw the check made before the first run.
-	if got := calls.Load(); got != run.Rerank.Calls+1 {
+	if got := srv.Calls(); got != run.Rerank.Calls+1 {
 		t.Errorf("the server saw %d calls, the report counts %d (+1 check)", got, run.Rerank.Calls)
 	}
 	p, r := plain.Results[0].Quality[core.ModeHybrid].Recall[10], run.Quality[core.ModeHybrid].Recall[10]
@@ -130,7 +88,9 @@ func TestRunWithReranker(t *testing.T) {
 // the figures mix reranked and fused orders; one that does not answer at
 // all fails the benchmark before any run.
 func TestRunRerankerFails(t *testing.T) {
-	srv, _ := teiServer(t, overlap, 10)
+	srv := reranktest.NewTEI(overlap)
+	defer srv.Close()
+	srv.FailFrom(11)
 	rep, err := benchWith(t, srv)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +107,7 @@ func TestRunRerankerFails(t *testing.T) {
 		t.Errorf("no warning:\n%s", table.String())
 	}
 
-	down, _ := teiServer(t, overlap, -1)
+	down := reranktest.NewTEI(overlap)
 	down.Close()
 	_, err = benchWith(t, down)
 	var re *bench.RerankerError

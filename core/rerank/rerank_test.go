@@ -29,35 +29,6 @@ func score(query, text string) float64 {
 	return float64(n) / float64(len(q))
 }
 
-// teiServer follows text-embeddings-inference's POST /rerank: {"query",
-// "texts", "truncate"} → [{"index","score"}], best first.
-func teiServer(t *testing.T) *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/rerank" {
-			http.Error(w, `{"error":"not found","error_type":"Validation"}`, http.StatusNotFound)
-			return
-		}
-		var req struct {
-			Query string   `json:"query"`
-			Texts []string `json:"texts"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Query == "" || len(req.Texts) == 0 {
-			w.WriteHeader(http.StatusUnprocessableEntity)
-			fmt.Fprint(w, `{"error":"Input validation error: `+"`texts`"+` cannot be empty","error_type":"Validation"}`)
-			return
-		}
-		type hit struct {
-			Index int     `json:"index"`
-			Score float64 `json:"score"`
-		}
-		var out []hit
-		for i := len(req.Texts) - 1; i >= 0; i-- { // not in the texts' order
-			out = append(out, hit{i, score(req.Query, req.Texts[i])})
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
-}
-
 // cohereServer follows Cohere's (and Jina's) POST /v1/rerank: {"model",
 // "query","documents","top_n"} → {"results":[{"index","relevance_score"}]},
 // sorted by relevance, top_n of them; it wants a bearer key.
@@ -108,7 +79,7 @@ func cohereServer(t *testing.T, key string, gotModel *atomic.Value) *httptest.Se
 var texts = []string{"cats sleep a lot", "dogs and cats play", "the stock market", "dogs bark"}
 
 func TestTEI(t *testing.T) {
-	srv := teiServer(t)
+	srv := reranktest.NewTEI(score)
 	defer srv.Close()
 	r, err := rerank.Open(context.Background(), rerank.Config{BaseURL: srv.URL})
 	if err != nil {
@@ -127,7 +98,7 @@ func TestTEI(t *testing.T) {
 // through fakes that follow the documented requests and answers.
 func TestConformance(t *testing.T) {
 	t.Run("tei", func(t *testing.T) {
-		srv := teiServer(t)
+		srv := reranktest.NewTEI(score)
 		defer srv.Close()
 		r, err := rerank.Open(context.Background(), rerank.Config{BaseURL: srv.URL})
 		if err != nil {

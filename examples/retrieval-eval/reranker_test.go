@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/rerank/reranktest"
 	"github.com/memos-go/memos/examples/internal/evaldata"
 )
 
@@ -19,24 +17,12 @@ import (
 // opens asks it, its calls are counted and reported; a reranker that does
 // not answer fails at the start, saying where its settings come from.
 func TestRerankerFlag(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Texts []string `json:"texts"`
+	srv := reranktest.NewTEI(func(_, text string) float64 {
+		if strings.Contains(text, "orchard") {
+			return 0.9
 		}
-		if r.URL.Path != "/rerank" || json.NewDecoder(r.Body).Decode(&req) != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		out := make([]map[string]any, len(req.Texts))
-		for i, text := range req.Texts {
-			score := 0.1
-			if strings.Contains(text, "orchard") {
-				score = 0.9
-			}
-			out[i] = map[string]any{"index": i, "score": score}
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
+		return 0.1
+	})
 	defer srv.Close()
 	t.Setenv("MEMOS_HOME", t.TempDir())
 	t.Setenv("MEMOS_RERANKER__HTTP__BASE_URL", srv.URL)

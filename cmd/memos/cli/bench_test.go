@@ -2,15 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/memos-go/memos/core/bench"
+	"github.com/memos-go/memos/core/rerank/reranktest"
 )
 
 // TestBenchOutAndJSON checks that bench's report file is --out and that the
@@ -44,22 +42,7 @@ func TestBenchOutAndJSON(t *testing.T) {
 // counts its calls; --reranker none measures without it; a reranker that
 // does not answer fails the bench with where its settings come from.
 func TestBenchReranker(t *testing.T) {
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		var req struct {
-			Texts []string `json:"texts"`
-		}
-		if r.URL.Path != "/rerank" || json.NewDecoder(r.Body).Decode(&req) != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		out := make([]map[string]any, len(req.Texts))
-		for i := range req.Texts {
-			out[i] = map[string]any{"index": i, "score": float64(len(req.Texts) - i)}
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
+	srv := reranktest.NewTEI(func(string, string) float64 { return 1 })
 	defer srv.Close()
 	e := newEnv(t)
 	e.writeConfig("reranker:\n  name: http\n  http:\n    base_url: " + srv.URL + "\n")
@@ -68,18 +51,18 @@ func TestBenchReranker(t *testing.T) {
 	var rep bench.Report
 	e.json(&rep, args...)
 	if rep.Settings.Reranker != "http" || len(rep.Results) != 1 || rep.Results[0].Rerank == nil ||
-		rep.Results[0].Rerank.Calls == 0 || rep.Results[0].Rerank.Failed != 0 || calls.Load() != rep.Results[0].Rerank.Calls+1 {
-		t.Fatalf("reranker %q, results %d, counts %+v, server calls %d", rep.Settings.Reranker, len(rep.Results), rep.Results[0].Rerank, calls.Load())
+		rep.Results[0].Rerank.Calls == 0 || rep.Results[0].Rerank.Failed != 0 || srv.Calls() != rep.Results[0].Rerank.Calls+1 {
+		t.Fatalf("reranker %q, results %d, counts %+v, server calls %d", rep.Settings.Reranker, len(rep.Results), rep.Results[0].Rerank, srv.Calls())
 	}
 	if out := e.ok(args...); !strings.Contains(out, "reranker http on every search") {
 		t.Errorf("the table does not say a reranker ran:\n%s", out)
 	}
 
-	n := calls.Load()
+	n := srv.Calls()
 	var without bench.Report
 	e.json(&without, append(args, "--reranker", "none")...)
-	if without.Settings.Reranker != "" || without.Results[0].Rerank != nil || calls.Load() != n {
-		t.Errorf("--reranker none: reranker %q, counts %+v, %d more calls", without.Settings.Reranker, without.Results[0].Rerank, calls.Load()-n)
+	if without.Settings.Reranker != "" || without.Results[0].Rerank != nil || srv.Calls() != n {
+		t.Errorf("--reranker none: reranker %q, counts %+v, %d more calls", without.Settings.Reranker, without.Results[0].Rerank, srv.Calls()-n)
 	}
 
 	srv.Close()

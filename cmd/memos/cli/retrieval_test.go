@@ -3,13 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/rerank/reranktest"
 )
 
 func TestExplainCommand(t *testing.T) {
@@ -120,34 +118,12 @@ func TestValidityAndSupersedeCommands(t *testing.T) {
 // fused order with a note instead of failing the search.
 func TestHTTPReranker(t *testing.T) {
 	t.Parallel()
-	var fail atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if fail.Load() {
-			http.Error(w, `{"error":"model overloaded","error_type":"Overloaded"}`, http.StatusBadRequest)
-			return
+	srv := reranktest.NewTEI(func(_, text string) float64 {
+		if strings.Contains(text, "orchard") {
+			return 0.9
 		}
-		var req struct {
-			Query string   `json:"query"`
-			Texts []string `json:"texts"`
-		}
-		if r.URL.Path != "/rerank" || json.NewDecoder(r.Body).Decode(&req) != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		type hit struct {
-			Index int     `json:"index"`
-			Score float64 `json:"score"`
-		}
-		var out []hit
-		for i, s := range req.Texts {
-			if strings.Contains(s, "orchard") {
-				out = append(out, hit{i, 0.9})
-			} else {
-				out = append(out, hit{i, 0.1})
-			}
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
+		return 0.1
+	})
 	defer srv.Close()
 	e := newEnv(t)
 	e.writeConfig("reranker:\n  name: http\n  http:\n    base_url: " + srv.URL + "\n")
@@ -167,12 +143,12 @@ func TestHTTPReranker(t *testing.T) {
 		t.Fatalf("explain text lacks the reranker's score:\n%s", out)
 	}
 
-	fail.Store(true)
+	srv.FailFrom(1)
 	e.json(&res, "search", "apple")
 	if len(res.Hits) < 2 || res.Hits[0].Memory.ID == orchard.ID {
 		t.Fatalf("with a failing reranker: %v, want the fused order (the pie first)", hitIDs(res))
 	}
-	if out := e.ok("explain", "apple"); !strings.Contains(out, "kept the fused order") || !strings.Contains(out, "model overloaded") {
+	if out := e.ok("explain", "apple"); !strings.Contains(out, "kept the fused order") || !strings.Contains(out, "inference failed") {
 		t.Fatalf("explain text lacks the failure:\n%s", out)
 	}
 
