@@ -74,6 +74,10 @@ type Row struct {
 	LastAccessed *string
 }
 
+func (r Row) key() Key {
+	return Key{r.Memory.Significance, r.Memory.AccessCount, r.LastAccessed, r.Memory.ID}
+}
+
 // WithKey returns s (a row of a rank-ordered query: *sql.Rows, pgx.Rows)
 // with a Scan that reads one column more than it is given, the stored
 // last_accessed_at of Row, into accessed: the query lists it last.
@@ -88,10 +92,6 @@ type withKey struct {
 }
 
 func (w withKey) Scan(dest ...any) error { return w.Scanner.Scan(append(dest, w.accessed)...) }
-
-func (r Row) key() Key {
-	return Key{r.Memory.Significance, r.Memory.AccessCount, r.LastAccessed, r.Memory.ID}
-}
 
 // Column is a column of the rank order: significance, access count and
 // last access descending (never accessed, NULL, last), then id ascending.
