@@ -123,10 +123,11 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 }
 
 // Ranked calls fn with the current version of every memory that matches
-// f, in rank order (see driver.RankReader), a page at a time. PostgreSQL
+// f, in rank order (see driver.RankReader), a page at a time, each page
+// seeking past the last memory of the one before (ranked.Walk). PostgreSQL
 // does not merge ordered scans of a UNION ALL, so each page reads the first
-// memories of each (namespace, status, type) through memories_rank, as
-// many as the page ends at, and sorts those few.
+// memories of each (namespace, status, type) in its range through
+// memories_rank, as many as the page holds, and sorts those few.
 func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 	groups, err := ranked.Groups(f)
 	if err != nil || len(groups) == 0 || (f.Pools != nil && len(f.Pools) == 0) {
@@ -136,14 +137,19 @@ func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 	for _, g := range groups {
 		ns, st, ty = append(ns, g.Namespace), append(st, string(g.Status)), append(ty, string(g.Type))
 	}
-	q := qRanked
+	qs := &qRanked
 	args := []any{ns, st, ty}
 	if f.Pools != nil {
-		q = qRankedPools
+		qs = &qRankedPools
 		args = append(args, strs(f.Pools))
 	}
-	return ranked.Pages(func(offset, limit int) ([]*driver.Memory, error) {
-		page, err := collect(t, q, append(args[:len(args):len(args)], offset+limit, limit, offset), scanMemoryRows)
+	return ranked.Walk(func(r ranked.Range, k ranked.Key, limit int) ([]ranked.Row, error) {
+		a := append(append(args[:len(args):len(args)], r.Args(k)...), limit)
+		page, err := collect(t, qs[r], a, func(rows pgx.Rows) (ranked.Row, error) {
+			var accessed *string
+			m, err := scanMemory(ranked.WithKey(rows, &accessed))
+			return ranked.Row{Memory: m, LastAccessed: accessed}, err
+		})
 		if err != nil {
 			return nil, t.fail("memories in rank order", err)
 		}
@@ -151,23 +157,42 @@ func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 	}, fn)
 }
 
-// rankedQuery returns the query of Ranked: $1, $2, $3 are the groups'
-// namespaces, statuses and types, then the pools when pools is set, then
-// how many of each group to read, and the page's LIMIT and OFFSET.
-func rankedQuery(pools bool) string {
+// rankedQuery returns the query of a page of Ranked in the range r of the
+// rank order: $1, $2, $3 are the groups' namespaces, statuses and types,
+// then the pools when pools is set, then r's values (ranked.Range.Args),
+// then how many to read. Each group's part seeks to r's start in
+// memories_rank; the last column is the stored last_accessed_at, the
+// page's key (ranked.Key).
+func rankedQuery(pools bool, r ranked.Range) string {
 	const order = `significance DESC, access_count DESC, last_accessed_at COLLATE "C" DESC NULLS LAST, id`
 	poolCond, n := "", 4
 	if pools {
 		poolCond, n = " AND pool = ANY($4)", 5
 	}
+	where := r.Where(func(c ranked.Column) string {
+		return [...]string{ranked.Significance: "significance", ranked.AccessCount: "access_count",
+			ranked.LastAccessed: `last_accessed_at COLLATE "C"`, ranked.ID: "id"}[c]
+	}, func() string {
+		n++
+		return fmt.Sprintf("$%d", n-1)
+	})
 	return fmt.Sprintf(`SELECT r.* FROM unnest($1::text[], $2::text[], $3::text[]) AS g (ns, st, ty)
-		CROSS JOIN LATERAL (SELECT `+memoryCols+`, last_accessed_at, access_count FROM memories
-			WHERE namespace = g.ns AND status = g.st AND type = g.ty%s
+		CROSS JOIN LATERAL (SELECT `+memoryCols+`, last_accessed_at, access_count, last_accessed_at AS rank_accessed FROM memories
+			WHERE namespace = g.ns AND status = g.st AND type = g.ty%s%s
 			ORDER BY `+order+` LIMIT $%d) AS r
-		ORDER BY `+order+` LIMIT $%d OFFSET $%d`, poolCond, n, n+1, n+2)
+		ORDER BY `+order+` LIMIT $%d`, poolCond, where, n, n)
 }
 
-var qRanked, qRankedPools = rankedQuery(false), rankedQuery(true)
+// qRanked and qRankedPools are rankedQuery's queries without and with
+// pools, by range.
+var qRanked, qRankedPools = rankedQueries(false), rankedQueries(true)
+
+func rankedQueries(pools bool) (qs [ranked.NRanges]string) {
+	for r := range ranked.NRanges {
+		qs[r] = rankedQuery(pools, r)
+	}
+	return qs
+}
 
 var (
 	_ driver.SessionReader = (*readTx)(nil)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/memos-go/memos/backends/internal/ranked"
 )
 
 // TestReadersCanUseIndexes checks that the indexes Open creates can serve
@@ -75,16 +77,29 @@ func TestReadersCanUseIndexes(t *testing.T) {
 	if p := plan(qUpdated, "default", "2025-01-01", 7, 256); !strings.Contains(p, "memories_updated") || strings.Contains(p, "Sort") {
 		t.Errorf("the changed-after query does not use memories_updated:\n%s", p)
 	}
-	for _, q := range []struct {
-		q    string
-		args []any
-	}{
-		{qRanked, []any{[]string{"team:web", "default"}, []string{"active", "active"}, []string{"fact", "turn"}, 10, 10, 0}},
-		{qRankedPools, []any{[]string{"team:web", "default"}, []string{"active", "active"}, []string{"fact", "turn"}, []string{"memory"}, 10, 10, 0}},
-	} {
-		// One sort: of the few rows read from each group, in order.
-		if p := plan(q.q, q.args...); !strings.Contains(p, "Index Scan using memories_rank") || strings.Count(p, "Sort Key") != 1 {
-			t.Errorf("the ranked query does not read each group in order through memories_rank:\n%s", p)
+	// Every range a page reads seeks to its start in each group's part of
+	// memories_rank (its bound is an index condition) and reads on.
+	accessed := "2024-01-01T00:00:00.000000000Z"
+	k := ranked.Key{Significance: 5, AccessCount: 2, LastAccessed: &accessed, ID: 100}
+	groups := []any{[]string{"team:web", "default"}, []string{"active", "active"}, []string{"fact", "turn"}}
+	for _, pools := range []bool{false, true} {
+		for r := range ranked.NRanges {
+			q, args := qRanked[r], groups
+			if pools {
+				q, args = qRankedPools[r], append(groups[:3:3], []string{"memory"})
+			}
+			p := plan(q, append(append(args[:len(args):len(args)], r.Args(k)...), 10)...)
+			seek := "type = g.ty)"
+			if cs := r.Conds(); len(cs) > 0 {
+				last := cs[len(cs)-1]
+				seek = [...]string{"significance", "access_count", `(last_accessed_at)::text`, "id"}[last.Column] +
+					[...]string{" = ", " < ", " > ", " IS NULL)"}[last.Op]
+			}
+			// One sort: of the few rows read from each group, in order.
+			if !strings.Contains(p, "Index Scan using memories_rank") || strings.Count(p, "Sort Key") != 1 ||
+				!strings.Contains(p, "AND ("+seek) || !pools && strings.Contains(p, "Filter") {
+				t.Errorf("the ranked query of range %d does not seek each group in order through memories_rank (%s):\n%s", r, seek, p)
+			}
 		}
 	}
 }

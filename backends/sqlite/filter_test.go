@@ -224,11 +224,22 @@ func TestUpdatedAndRankedUseIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every range a page reads seeks to its start in each group's part of
+	// memories_rank (the plan names the bounded column) and reads on.
+	accessed := "2024-01-01T00:00:00.000000000Z"
 	for _, pools := range [][]driver.Pool{nil, {driver.PoolMemory}} {
-		q, args := rankedQuery(groups, pools)
-		plan := queryPlan(t, d, q, append(args, 10, 0)...)
-		if strings.Count(plan, "memories_rank") != len(groups) || strings.Contains(plan, "TEMP B-TREE") {
-			t.Fatalf("the ranked query does not read each group in order through memories_rank:\n%s", plan)
+		for r := range ranked.NRanges {
+			k := ranked.Key{Significance: 5, AccessCount: 2, LastAccessed: &accessed, ID: 100}
+			plan := queryPlan(t, d, rankedQuery(len(groups), pools, r), rankedArgs(groups, pools, r, k, 10)...)
+			seek := "type=?)"
+			if cs := r.Conds(); len(cs) > 0 {
+				last := cs[len(cs)-1]
+				seek = [...]string{"significance", "access_count", "last_accessed_at", "id"}[last.Column] +
+					[...]string{"=?)", "<?)", ">?)", "=?)"}[last.Op]
+			}
+			if strings.Count(plan, "memories_rank") != len(groups) || strings.Count(plan, seek) != len(groups) || strings.Contains(plan, "TEMP B-TREE") {
+				t.Fatalf("the ranked query of range %d does not seek each group in order through memories_rank (%s):\n%s", r, seek, plan)
+			}
 		}
 	}
 }
@@ -296,4 +307,61 @@ func TestUpdatedAfterOtherFormats(t *testing.T) {
 		}
 	}
 	d.Close()
+}
+
+// TestRankedOtherFormats checks Ranked on rows written with plain SQL whose
+// last_accessed_at is "" or in SQLite's own formats, over several pages:
+// each page starts after the stored text of the last row of the one
+// before, so every memory comes once, in the order of memories_rank (which
+// compares the text as stored).
+func TestRankedOtherFormats(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	d, err := Open(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	raw, err := sql.Open("sqlite", dsn(path, time.Second, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	times := []any{nil, "", "2025-02-01 10:00:00", "2025-02-01T11:00:00.000000000Z", "2025-02-01T13:30:00+02:00", "2025-02-01 23:59:59.5"}
+	for i := range 500 {
+		if _, err := raw.Exec(`INSERT INTO memories (content, last_accessed_at, access_count) VALUES (?, ?, ?)`,
+			fmt.Sprintf("imported %d", i), times[i%len(times)], i%2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []int64
+	rows, err := raw.Query(`SELECT id FROM memories WHERE namespace = 'default' AND status = 'active' AND type = 'fact'
+		ORDER BY significance DESC, access_count DESC, last_accessed_at DESC, id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	err = d.View(ctx, func(tx driver.ReadTx) error {
+		return tx.(driver.RankReader).Ranked(driver.Filter{Namespaces: []string{driver.DefaultNamespace},
+			Statuses: []driver.Status{driver.StatusActive}, Types: []driver.Type{driver.TypeFact}}, func(m *driver.Memory) error {
+			got = append(got, m.ID)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 500 || !slices.Equal(got, want) {
+		t.Errorf("Ranked over imported rows: %d memories, want %d in the index's order:\n  %v\nwant\n  %v", len(got), len(want), got, want)
+	}
 }

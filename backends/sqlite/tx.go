@@ -890,15 +890,19 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 // Ranked calls fn with the current version of every memory that matches
 // f, in rank order (see driver.RankReader). Each (namespace, status, type)
 // is read in order through the index memories_rank and SQLite merges them
-// (a compound SELECT ordered by the index's columns), a page at a time.
+// (a compound SELECT ordered by the index's columns), a page at a time,
+// each page seeking past the last memory of the one before (ranked.Walk).
 func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 	groups, err := ranked.Groups(f)
 	if err != nil || len(groups) == 0 || (f.Pools != nil && len(f.Pools) == 0) {
 		return err
 	}
-	q, args := rankedQuery(groups, f.Pools)
-	return ranked.Pages(func(offset, limit int) ([]*driver.Memory, error) {
-		page, err := t.scanPage(q, append(args[:len(args):len(args)], limit, offset))
+	var qs [ranked.NRanges]string
+	return ranked.Walk(func(r ranked.Range, k ranked.Key, limit int) ([]ranked.Row, error) {
+		if qs[r] == "" {
+			qs[r] = rankedQuery(len(groups), f.Pools, r)
+		}
+		page, err := t.scanRanked(qs[r], rankedArgs(groups, f.Pools, r, k, limit))
 		if err != nil {
 			return nil, t.fail("memories in rank order", err)
 		}
@@ -906,27 +910,65 @@ func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 	}, fn)
 }
 
-// rankedQuery returns the query of Ranked for groups and pools (nil: any)
-// and its arguments but the last two (LIMIT and OFFSET).
-func rankedQuery(groups []ranked.Group, pools []driver.Pool) (string, []any) {
+// rankedQuery returns the query of a page of Ranked over n groups and
+// pools (nil: any), in the range r of the rank order;
+// rankedArgs its arguments. Each group's SELECT seeks to r's start in
+// memories_rank; the last column is the stored last_accessed_at, the
+// page's key (ranked.Key).
+func rankedQuery(n int, pools []driver.Pool, r ranked.Range) string {
 	var q strings.Builder
-	var args []any
-	for i, g := range groups {
+	where := r.Where(func(c ranked.Column) string {
+		return [...]string{ranked.Significance: "significance", ranked.AccessCount: "access_count",
+			ranked.LastAccessed: "last_accessed_at", ranked.ID: "id"}[c]
+	}, func() string { return "?" })
+	for i := range n {
 		if i > 0 {
 			q.WriteString(" UNION ALL ")
 		}
-		q.WriteString(`SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories
+		q.WriteString(`SELECT ` + memoryCols + `, last_accessed_at, access_count, last_accessed_at AS rank_accessed FROM memories
 			WHERE namespace = ? AND status = ? AND type = ?`)
-		args = append(args, g.Namespace, string(g.Status), string(g.Type))
 		if pools != nil {
 			fmt.Fprintf(&q, " AND pool IN (%s)", placeholders(len(pools)))
-			for _, p := range pools {
-				args = append(args, string(p))
-			}
 		}
+		q.WriteString(where)
 	}
-	q.WriteString(` ORDER BY significance DESC, access_count DESC, last_accessed_at DESC, id LIMIT ? OFFSET ?`)
-	return q.String(), args
+	q.WriteString(` ORDER BY significance DESC, access_count DESC, last_accessed_at DESC, id LIMIT ?`)
+	return q.String()
+}
+
+func rankedArgs(groups []ranked.Group, pools []driver.Pool, r ranked.Range, k ranked.Key, limit int) []any {
+	var args []any
+	for _, g := range groups {
+		args = append(args, g.Namespace, string(g.Status), string(g.Type))
+		for _, p := range pools {
+			args = append(args, string(p))
+		}
+		args = append(args, r.Args(k)...)
+	}
+	return append(args, limit)
+}
+
+// scanRanked reads the rows of a rankedQuery.
+func (t *readTx) scanRanked(q string, args []any) ([]ranked.Row, error) {
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var page []ranked.Row
+	for rows.Next() {
+		var accessed sql.NullString
+		m, err := scanMemory(ranked.WithKey(rows, &accessed))
+		if err != nil {
+			return nil, err
+		}
+		row := ranked.Row{Memory: m}
+		if accessed.Valid {
+			row.LastAccessed = &accessed.String
+		}
+		page = append(page, row)
+	}
+	return page, rows.Err()
 }
 
 var (

@@ -112,6 +112,7 @@ var cases = []testCase{
 	{"Import", []string{"Importer.InsertAt", "Importer.ReserveIDs"}, testImport},
 	{"GetMany", []string{"MultiGetter.GetMany"}, testGetMany},
 	{"IndexedReaders", []string{"SessionReader.Session", "UpdateReader.UpdatedAfter", "RankReader.Ranked", "Tx.Touch", "Tx.Put", "Tx.Delete"}, testIndexedReaders},
+	{"RankedPages", []string{"RankReader.Ranked"}, testRankedPages},
 	{"QuarantineVisibility", []string{"KeywordIndex.SearchKeyword", "ReadTx.Scan", "Tx.Put", "ChangeLog.Changes"}, testQuarantineVisibility},
 	{"DeleteDerivedCycle", []string{"Tx.Delete", "GraphWriter.Link", "ReadTx.Edges"}, testDeleteDerivedCycle},
 	{"AuditCoverage", []string{"Tx.AppendAudit", "AuditReader.Audit", "Tx.Delete"}, testAuditCoverage},

@@ -1,13 +1,15 @@
 // Package ranked holds what the backends share to implement
 // driver.RankReader: the groups of memories a filter names, each of which
 // a backend keeps in rank order (driver.CompareRank) in one index and
-// merges with the others, and the paging of a rank-ordered SQL query.
+// merges with the others, and the keyset paging of a rank-ordered SQL
+// query.
 package ranked
 
 import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
@@ -46,36 +48,200 @@ func Groups(f driver.Filter) ([]Group, error) {
 	return gs, nil
 }
 
-// First and Max bound the pages Pages asks for: the first page holds
+// First and Max bound the pages Walk asks for: the first page holds
 // First memories, each next one twice as many as the one before, up to Max.
+// Growing pages keep a read that stops early cheap.
 const (
 	First = 64
 	Max   = 4096
 )
 
-// Pages calls fn with the memories page returns, page after page, until a
-// page comes back short or fn returns an error (which Pages returns).
-// page(offset, limit) returns the memories at offset..offset+limit-1 of the
-// rank order. Growing pages keep a read that stops early cheap, and the
-// rows read at most about twice what fn consumed (a SQL OFFSET re-reads
-// the rows before it).
-func Pages(page func(offset, limit int) ([]*driver.Memory, error), fn func(*driver.Memory) error) error {
-	offset, n := 0, First
-	for {
-		ms, err := page(offset, n)
-		if err != nil {
-			return fmt.Errorf("ranked read at %d: %w", offset, err)
+// Key is a memory's place in rank order as a backend's rank index holds it:
+// the index's columns after the group's. LastAccessed is the text stored
+// (nil for NULL: never accessed), not the decoded time, so that a page
+// starts exactly after the row the one before ended at whatever the form of
+// that text (rows written with plain SQL may hold other formats, or "").
+type Key struct {
+	Significance int
+	AccessCount  int64
+	LastAccessed *string
+	ID           int64
+}
+
+// Row is a memory a page returns and its stored last access (see Key).
+type Row struct {
+	Memory       *driver.Memory
+	LastAccessed *string
+}
+
+func (r Row) key() Key {
+	return Key{r.Memory.Significance, r.Memory.AccessCount, r.LastAccessed, r.Memory.ID}
+}
+
+// WithKey returns s (a row of a rank-ordered query: *sql.Rows, pgx.Rows)
+// with a Scan that reads one column more than it is given, the stored
+// last_accessed_at of Row, into accessed: the query lists it last.
+func WithKey(s Scanner, accessed any) Scanner { return withKey{s, accessed} }
+
+// Scanner is a row that scans its columns into dest.
+type Scanner interface{ Scan(dest ...any) error }
+
+type withKey struct {
+	Scanner
+	accessed any
+}
+
+func (w withKey) Scan(dest ...any) error { return w.Scanner.Scan(append(dest, w.accessed)...) }
+
+// Column is a column of the rank order: significance, access count and
+// last access descending (never accessed, NULL, last), then id ascending.
+type Column int
+
+const (
+	Significance Column = iota
+	AccessCount
+	LastAccessed
+	ID
+)
+
+// Op is how a Cond compares a column with a Key's value.
+type Op int
+
+const (
+	Eq      Op = iota // column = the key's value
+	Less              // column < the key's value
+	Greater           // column > the key's value
+	Null              // column IS NULL (no value)
+)
+
+// Cond is one condition of a Range.
+type Cond struct {
+	Column Column
+	Op     Op
+}
+
+// Range is a stretch of the rank order relative to a key, which an index
+// in rank order lists contiguously: every condition but the last fixes a
+// column to the key's value and the last bounds the next column (or asks
+// for NULL), so a backend seeks to the stretch's start and reads on. The
+// order is mixed (three columns descending, id ascending), which a single
+// row comparison cannot bound; After splits what follows a key into
+// such stretches instead.
+type Range int
+
+const (
+	All             Range = iota // every memory: the first page
+	SameAccessAfter              // significance, access count and last access (not NULL) the key's; a greater id
+	NeverAfter                   // significance and access count the key's, never accessed (like the key); a greater id
+	OlderAccess                  // significance and access count the key's, last access before the key's
+	NeverAccessed                // significance and access count the key's, never accessed (the key was)
+	FewerAccesses                // the key's significance, fewer accesses
+	LessSignificant              // less significance
+	NRanges                      // the number of ranges
+)
+
+var conds = [NRanges][]Cond{
+	All:             nil,
+	SameAccessAfter: {{Significance, Eq}, {AccessCount, Eq}, {LastAccessed, Eq}, {ID, Greater}},
+	NeverAfter:      {{Significance, Eq}, {AccessCount, Eq}, {LastAccessed, Null}, {ID, Greater}},
+	OlderAccess:     {{Significance, Eq}, {AccessCount, Eq}, {LastAccessed, Less}},
+	NeverAccessed:   {{Significance, Eq}, {AccessCount, Eq}, {LastAccessed, Null}},
+	FewerAccesses:   {{Significance, Eq}, {AccessCount, Less}},
+	LessSignificant: {{Significance, Less}},
+}
+
+// Conds returns r's conditions; All has none.
+func (r Range) Conds() []Cond { return conds[r] }
+
+// Where renders r's conditions as SQL, each after " AND ": col names a
+// column as the backend's index holds it (so that the index serves the
+// comparison), param returns the placeholder of the next value, which
+// Args lists in the same order.
+func (r Range) Where(col func(Column) string, param func() string) string {
+	var b strings.Builder
+	for _, c := range conds[r] {
+		b.WriteString(" AND " + col(c.Column))
+		switch c.Op {
+		case Eq:
+			b.WriteString(" = " + param())
+		case Less:
+			b.WriteString(" < " + param())
+		case Greater:
+			b.WriteString(" > " + param())
+		case Null:
+			b.WriteString(" IS NULL")
 		}
-		for _, m := range ms {
-			if err := fn(m); err != nil {
-				return err
+	}
+	return b.String()
+}
+
+// Args returns the values of r's conditions for k, in Where's order.
+func (r Range) Args(k Key) []any {
+	var args []any
+	for _, c := range conds[r] {
+		if c.Op == Null {
+			continue
+		}
+		switch c.Column {
+		case Significance:
+			args = append(args, k.Significance)
+		case AccessCount:
+			args = append(args, k.AccessCount)
+		case LastAccessed:
+			args = append(args, *k.LastAccessed)
+		case ID:
+			args = append(args, k.ID)
+		}
+	}
+	return args
+}
+
+// After returns the ranges that, read one after the other, list every
+// memory after k in rank order, each exactly once.
+func After(k Key) []Range {
+	if k.LastAccessed == nil {
+		return []Range{NeverAfter, FewerAccesses, LessSignificant}
+	}
+	return []Range{SameAccessAfter, OlderAccess, NeverAccessed, FewerAccesses, LessSignificant}
+}
+
+// Walk calls fn with the memories of a rank-ordered read, page after page,
+// until they run out or fn returns an error (which Walk returns). page(r,
+// k, limit) returns, in rank order, at most limit rows of the range r
+// relative to k (the zero Key for All). Each page starts after the last
+// row of the one before (keyset paging): it reads the ranges After that
+// row, in turn, until it is full, so every row is read once, however deep
+// the read goes (an OFFSET would re-read the rows before it).
+func Walk(page func(r Range, k Key, limit int) ([]Row, error), fn func(*driver.Memory) error) error {
+	var k Key
+	ranges := []Range{All}
+	for n := First; ; n = min(2*n, Max) {
+		got := 0
+		var last Row
+		for _, r := range ranges {
+			rows, err := page(r, k, n-got)
+			if err != nil {
+				if r == All {
+					return fmt.Errorf("ranked read: %w", err)
+				}
+				return fmt.Errorf("ranked read after memory %d: %w", k.ID, err)
+			}
+			for _, row := range rows {
+				if err := fn(row.Memory); err != nil {
+					return err
+				}
+			}
+			if len(rows) > 0 {
+				last = rows[len(rows)-1]
+			}
+			if got += len(rows); got >= n {
+				break
 			}
 		}
-		if len(ms) < n {
+		if got < n {
 			return nil
 		}
-		offset += n
-		n = min(2*n, Max)
+		k, ranges = last.key(), After(last.key())
 	}
 }
 
