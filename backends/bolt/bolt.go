@@ -174,6 +174,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err == nil {
 		err = d.packStore(ctx)
 	}
+	if err == nil {
+		err = d.retokenize(ctx)
+	}
 	if err != nil {
 		bdb.Close()
 		return nil, err

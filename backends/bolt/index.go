@@ -49,8 +49,9 @@ var (
 // only (SkipFreqNorm): bm25 is computed from the positions and the length
 // field, so bleve's own frequencies and norms were never read, and they took
 // a tenth of the index. 3: document ids in base 62 (docID), not 19 decimal
-// digits.
-const indexMapping = 3
+// digits. 4: tokens of core/text's tokenizer version 2, which follows FTS5's
+// character table outside ASCII (see tokenizerVersion).
+const indexMapping = 4
 
 // keywordStats are the corpus figures bm25 needs, kept in the bbolt file by
 // every write and mirrored here, under DB.vis, for searches.

@@ -10,7 +10,6 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/memos-go/memos/core/driver"
@@ -712,13 +711,12 @@ func alnumMask(w uint64) uint64 {
 // tokens records the tokens of content that may have a query token's stem
 // and returns the number of tokens, as FTS5's tokenizer (porter unicode61
 // remove_diacritics 2) splits and folds them: ASCII by asciiClass, other
-// characters as FTS5 classifies them (see runeKinds).
+// characters as FTS5 classifies them (text.Fold).
 func (s *scorer) tokens(content []byte) (int, bool) {
 	if isASCII(content) {
 		return s.tokensASCII(content), true
 	}
 	n := 0
-	kinds := runeKindsNow()
 	for i := 0; i < len(content); {
 		start, copied := i, false
 		buf := s.buf[:0]
@@ -742,15 +740,8 @@ func (s *scorer) tokens(content []byte) (int, bool) {
 				if r == utf8.RuneError && size == 1 {
 					return 0, false
 				}
-				k, known := kinds[r]
-				if !known {
-					var err error
-					if k, err = classifyRune(r); err != nil {
-						return 0, false
-					}
-					kinds = runeKindsNow()
-				}
-				if !k.token {
+				f, token := text.Fold(r)
+				if !token {
 					if i == start {
 						i += size
 						start = i
@@ -761,7 +752,9 @@ func (s *scorer) tokens(content []byte) (int, bool) {
 				if !copied {
 					buf, copied = append(buf, content[start:i]...), true
 				}
-				buf = append(buf, k.fold...)
+				if f >= 0 {
+					buf = utf8.AppendRune(buf, f)
+				}
 				i += size
 			default:
 				if i == start {
@@ -789,103 +782,4 @@ func (s *scorer) tokens(content []byte) (int, bool) {
 		n++
 	}
 	return n, true
-}
-
-// A runeKind is what FTS5's unicode61 tokenizer (remove_diacritics 2)
-// makes of a non-ASCII character. It treats each character on its own: a
-// token character, folded (to lower case, without diacritics; a combining
-// mark folds to nothing but still joins the characters around it), or a
-// separator. Its tables are those of SQLite's Unicode version, not Go's:
-// emoji newer than them are token characters, for example.
-type runeKind struct {
-	token bool
-	fold  string
-}
-
-var (
-	runeKinds   atomic.Pointer[map[rune]runeKind] // copied on write
-	runeKindsMu sync.Mutex
-	runeOracle  *sql.DB // an in-memory FTS5 table that classifies characters
-)
-
-func runeKindsNow() map[rune]runeKind {
-	if m := runeKinds.Load(); m != nil {
-		return *m
-	}
-	return nil
-}
-
-// classifyRune asks FTS5 what it makes of r, by tokenizing "1", r, "2":
-// two tokens "1" and "2" when r separates tokens, else one token whose
-// middle is r folded. Porter leaves such a token alone (it ends in a digit).
-func classifyRune(r rune) (runeKind, error) {
-	runeKindsMu.Lock()
-	defer runeKindsMu.Unlock()
-	old := runeKindsNow()
-	if k, ok := old[r]; ok {
-		return k, nil
-	}
-	if runeOracle == nil {
-		db, err := sql.Open("sqlite", "file::memory:")
-		if err != nil {
-			return runeKind{}, err
-		}
-		db.SetMaxOpenConns(1)
-		db.SetConnMaxLifetime(0)
-		db.SetConnMaxIdleTime(0)
-		for _, s := range []string{
-			`CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = 'porter unicode61 remove_diacritics 2')`,
-			`CREATE VIRTUAL TABLE v USING fts5vocab (t, 'instance')`,
-		} {
-			if _, err := db.Exec(s); err != nil {
-				db.Close()
-				return runeKind{}, fmt.Errorf("classify characters: %w", err)
-			}
-		}
-		runeOracle = db
-	}
-	var terms []string
-	err := func() error {
-		if _, err := runeOracle.Exec(`DELETE FROM t`); err != nil {
-			return err
-		}
-		if _, err := runeOracle.Exec(`INSERT INTO t (x) VALUES (?)`, "1"+string(r)+"2"); err != nil {
-			return err
-		}
-		rows, err := runeOracle.Query(`SELECT term FROM v ORDER BY offset`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var t string
-			if err := rows.Scan(&t); err != nil {
-				return err
-			}
-			terms = append(terms, t)
-		}
-		return rows.Err()
-	}()
-	if err != nil {
-		// Start over with a new in-memory database next time (its
-		// connection may have been dropped, and its tables with it).
-		runeOracle.Close()
-		runeOracle = nil
-		return runeKind{}, fmt.Errorf("classify %U: %w", r, err)
-	}
-	var k runeKind
-	switch {
-	case len(terms) == 2 && terms[0] == "1" && terms[1] == "2":
-	case len(terms) == 1 && len(terms[0]) >= 2 && terms[0][0] == '1' && terms[0][len(terms[0])-1] == '2':
-		k = runeKind{token: true, fold: terms[0][1 : len(terms[0])-1]}
-	default:
-		return runeKind{}, fmt.Errorf("classify %U: FTS5 made %q of it", r, terms)
-	}
-	m := make(map[rune]runeKind, len(old)+1)
-	for r, k := range old {
-		m[r] = k
-	}
-	m[r] = k
-	runeKinds.Store(&m)
-	return k, nil
 }

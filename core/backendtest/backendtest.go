@@ -101,6 +101,7 @@ var cases = []testCase{
 	{"Scan", []string{"ReadTx.Scan"}, testScan},
 	{"KeywordOperators", []string{"KeywordIndex.SearchKeyword"}, testKeywordOperators},
 	{"KeywordNormalization", []string{"KeywordIndex.SearchKeyword"}, testKeywordNormalization},
+	{"KeywordScripts", []string{"KeywordIndex.SearchKeyword"}, testKeywordScripts},
 	{"KeywordFilter", []string{"KeywordIndex.SearchKeyword"}, testKeywordFilter},
 	{"KeywordRanking", []string{"KeywordIndex.SearchKeyword"}, testKeywordRanking},
 	{"KeywordCurrentVersion", []string{"KeywordIndex.SearchKeyword", "Tx.Put"}, testKeywordCurrentVersion},

@@ -215,3 +215,55 @@ func testKeywordInvalid(t *testing.T, f *fixture) {
 		t.Errorf("SearchKeyword without matches = %v, %v; want no hits and no error", hits, err)
 	}
 }
+
+// testKeywordScripts checks that text in other scripts is found by a
+// natural-language query of its words: the query's tokens are core/text's
+// and the index's are the backend's, and the two must agree with FTS5's
+// tokenizer (Hangul syllables stay whole, が keeps its dakuten, ё is not
+// е, Hindi and Hebrew split at their marks, an emoji newer than SQLite's
+// Unicode tables is a token character).
+func testKeywordScripts(t *testing.T, f *fixture) {
+	docs := []corpusDoc{
+		{"korean", newMemory("서울에서 한국 음식을 먹었다")},
+		{"japanese", newMemory("学校が 休み です")},
+		{"russian", newMemory("Маша ела ёлку на Новый год")},
+		{"hindi", newMemory("मुझे हिन्दी भाषा पसंद है")},
+		{"hebrew", newMemory("שָׁלוֹם עוֹלָם")},
+		{"emoji", newMemory("thinking🤔 about lunch")},
+		{"latin", newMemory("Ǡ µ ſ: rare Latin letters")},
+	}
+	ids := make(map[string]int64, len(docs))
+	f.update(t, func(tx driver.Tx) error {
+		for _, d := range docs {
+			if err := tx.Insert(d.m); err != nil {
+				return err
+			}
+			ids[d.name] = d.m.ID
+		}
+		return nil
+	})
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"한국", []string{"korean"}},
+		{"한국 음식을", []string{"korean"}},
+		{"学校が", []string{"japanese"}},
+		{"ёлку", []string{"russian"}},
+		{"ЁЛКУ", []string{"russian"}},
+		{"हिन्दी", []string{"hindi"}},
+		{"שָׁלוֹם", []string{"hebrew"}},
+		{"thinking🤔", []string{"emoji"}},
+		{"ǡ μ s", []string{"latin"}},
+	} {
+		q := query.Natural(c.q)
+		if q == nil {
+			t.Errorf("query.Natural(%q) has no words", c.q)
+			continue
+		}
+		got := f.searchIDs(t, q, driver.Filter{}, 10)
+		if want := idsOf(ids, c.want...); !sameSet(got, want) {
+			t.Errorf("SearchKeyword(Natural(%q) = %s) = %v, want %v", c.q, describe(q), names(ids, got), c.want)
+		}
+	}
+}

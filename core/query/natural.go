@@ -2,7 +2,6 @@ package query
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/memos-go/memos/core/text"
@@ -116,7 +115,7 @@ func (nb *natural) word(w string) {
 		nb.add(text.Tokenize(w), false, true)
 		return
 	}
-	body := strings.TrimRightFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+	body := strings.TrimRightFunc(w, func(r rune) bool { _, token := text.Fold(r); return !token })
 	prefix := strings.Contains(w[len(body):], "*")
 	toks := text.Tokenize(body)
 	if n := len(toks); n > 1 && toks[n-1] == "s" {

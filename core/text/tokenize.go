@@ -1,16 +1,19 @@
 package text
 
 import (
+	"sort"
 	"strings"
-	"unicode"
-
-	"golang.org/x/text/unicode/norm"
+	"unicode/utf8"
 )
 
-// Tokenize splits s into lower-case tokens the way memos' keyword indexes do
-// (SQLite's unicode61 tokenizer with remove_diacritics 2): a token is a run of
-// Unicode letters, digits and private-use characters; everything else
-// separates tokens; diacritics are removed ("Café" → "cafe").
+// Tokenize splits s into lower-case tokens exactly as SQLite FTS5's
+// unicode61 tokenizer with remove_diacritics 2 does (the sqlite backend's
+// index, and so every backend's): a token is a run of token characters,
+// each folded to lower case without diacritics ("Café" → "cafe"); everything
+// else separates tokens. Which characters are token characters, and what
+// they fold to, is FTS5's per-character table (see Fold), not Go's Unicode
+// categories: they differ for a third of the code points (Hangul syllables
+// stay whole, が keeps its dakuten, Hebrew and Indic vowel signs separate).
 func Tokenize(s string) []string { return AppendTokens(nil, s) }
 
 // AppendTokens appends the tokens of s, as Tokenize makes them, to dst and
@@ -57,16 +60,66 @@ func appendUnicode(dst []string, s string) []string {
 			b.Reset()
 		}
 	}
-	for _, r := range norm.NFD.String(s) {
+	for _, r := range s {
+		f, token := Fold(r)
 		switch {
-		case unicode.Is(unicode.Mn, r):
-			// a combining mark: part of the previous letter, dropped
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r):
-			b.WriteRune(unicode.ToLower(r))
-		default:
+		case !token:
 			flush()
+		case f >= 0:
+			b.WriteRune(f)
 		}
 	}
 	flush()
 	return dst
 }
+
+// Fold says what FTS5's unicode61 tokenizer (remove_diacritics 2) makes of
+// r: whether r is part of a token, and if so the character it folds to (to
+// lower case, without diacritics), or -1 when it folds to nothing (a
+// combining diacritic: it still joins the characters around it). It treats
+// each character on its own, by the Unicode tables of the SQLite that
+// tokentable.go was generated from, not Go's: a code point those tables
+// do not assign (a newer emoji, say) is a token character. An invalid
+// UTF-8 byte, decoded as utf8.RuneError, separates tokens.
+func Fold(r rune) (rune, bool) {
+	switch {
+	case r < 0x80:
+		switch {
+		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
+			return r, true
+		case 'A' <= r && r <= 'Z':
+			return r + ('a' - 'A'), true
+		}
+		return r, false
+	case r > utf8.MaxRune:
+		return r, false
+	}
+	i := sort.Search(len(tokenTable), func(i int) bool { return tokenTable[i].hi >= r })
+	if i == len(tokenTable) || tokenTable[i].lo > r {
+		return r, false // a surrogate
+	}
+	switch e := tokenTable[i]; e.kind {
+	case kindToken:
+		return r + e.delta, true
+	case kindDrop:
+		return -1, true
+	}
+	return r, false
+}
+
+// tokenRange is an entry of tokenTable: the code points lo through hi,
+// which FTS5 treats alike.
+type tokenRange struct {
+	lo, hi rune
+	delta  rune // kindToken: r folds to r + delta
+	kind   uint8
+}
+
+// The kinds of tokenRange.
+const (
+	kindSep   = 0 // separates tokens
+	kindToken = 1 // a token character, folded to r + delta
+	kindDrop  = 2 // a token character that folds to nothing
+)
+
+//go:generate go run ./internal/gentokens -o tokentable.go

@@ -16,9 +16,10 @@
 //
 // # Features
 //
-// The text is split into lower-case tokens as text.Tokenize does, the
-// tokenizer of the keyword indexes (diacritics removed, punctuation
-// separates). Each feature is hashed with 64-bit FNV-1a and a MurmurHash3
+// The text is split into lower-case tokens (diacritics removed,
+// punctuation separates): for ASCII as text.Tokenize does, the tokenizer of
+// the keyword indexes; outside ASCII by v1's own definition (see
+// appendTokens), which text.Tokenize has since left to follow FTS5. Each feature is hashed with 64-bit FNV-1a and a MurmurHash3
 // finaliser; the high bits choose one of Dim buckets, the lowest bit a sign,
 // so that collisions cancel out on average instead of piling up. The
 // features and their weights (constants in this file) are:
@@ -72,7 +73,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/text"
 )
 
 // Name is the name the embedder registers under.
@@ -199,7 +199,7 @@ type keyed struct {
 
 // embed writes the embedding of text into v, which must be zeroed.
 func (s *scratch) embed(content string, v []float32) {
-	s.toks = text.AppendTokens(s.toks[:0], content)
+	s.toks = appendTokens(s.toks[:0], content)
 	toks := s.toks
 	s.stop = s.stop[:0]
 	for _, t := range toks {
