@@ -47,7 +47,7 @@ func (d *DB) retokenize(ctx context.Context) error {
 			if count > 0 {
 				from, err = rewrite(tx.Bucket(bktMem), from, packBatch, func(v []byte) ([]byte, error) {
 					m, h, err := decodeRecord(0, v)
-					if err != nil || isASCII(m.Content) {
+					if err != nil || text.IsASCII(m.Content) {
 						return nil, err
 					}
 					n := len(text.Tokenize(m.Content))
@@ -81,15 +81,4 @@ func (d *DB) retokenize(ctx context.Context) error {
 		d.kstats = keywordStats{docs: getU64(sys, keyCount), tokens: getU64(sys, keyTokens)}
 		return nil
 	})
-}
-
-// isASCII reports whether s is ASCII, which every tokenizer version
-// tokenizes alike.
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }

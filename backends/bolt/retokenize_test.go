@@ -65,7 +65,7 @@ func TestRetokenize(t *testing.T) {
 				return err
 			}
 			n := h.NTok
-			if !isASCII(c) {
+			if !text.IsASCII(c) {
 				n = 99
 			}
 			total += n

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/text"
 )
 
 // Keys of the meta table that belong to this package. SetMeta refuses keys
@@ -23,7 +24,63 @@ const (
 // advisory lock, so that a store is never half-migrated and two processes
 // opening a new store at once do not both create it. Append new ones;
 // never edit a released one.
-var migrations = [][]string{schemaV1}
+var migrations = []migration{{sql: schemaV1}, {run: retokenize}}
+
+// migration is one step of migrations: SQL statements, or a function that
+// runs in the transaction.
+type migration struct {
+	sql []string
+	run func(ctx context.Context, tx pgx.Tx) error
+}
+
+// retokenize is version 2: core/text's tokenizer follows FTS5's own
+// character table since (where it followed Go's Unicode tables; ASCII
+// tokenizes alike), so the terms and token counts of every memory whose
+// content is not ASCII are made again, and the store's token total moves
+// by the difference. Like every migration it runs in the transaction that
+// opens the store; a memos that does not know version 2 refuses the store
+// once it ran (stop older memos processes on other hosts before upgrading,
+// or they go on writing with the older tokenizer until they restart).
+func retokenize(ctx context.Context, tx pgx.Tx) error {
+	type row struct {
+		id      int64
+		content string
+		ntokens int
+	}
+	rows, err := tx.Query(ctx, `SELECT id, content, ntokens FROM memories`)
+	if err != nil {
+		return err
+	}
+	var todo []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.content, &r.ntokens); err != nil {
+			rows.Close()
+			return err
+		}
+		if !text.IsASCII(r.content) {
+			todo = append(todo, r)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var delta int64
+	b := &pgx.Batch{}
+	for _, r := range todo {
+		terms, n := analyze(r.content)
+		delta += int64(n - r.ntokens)
+		b.Queue(`UPDATE memories SET ntokens = $1, terms = array_to_tsvector($2::text[]) WHERE id = $3`, n, terms, r.id)
+	}
+	if delta != 0 {
+		b.Queue(`UPDATE store SET tokens = tokens + $1`, delta)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
 
 // schemaVersion is the version a store has after every migration.
 var schemaVersion = len(migrations)
@@ -180,9 +237,15 @@ func migrate(ctx context.Context, tx pgx.Tx, schema string) error {
 		return fmt.Errorf("%w: schema %q has memos schema version %d, newer than this memos understands (%d); upgrade memos", driver.ErrInvalid, schema, version, schemaVersion)
 	}
 	for v := version; v < schemaVersion; v++ {
-		for _, s := range migrations[v] {
+		what := fmt.Sprintf("migrate schema %q from version %d to %d", schema, v, v+1)
+		for _, s := range migrations[v].sql {
 			if _, err := tx.Exec(ctx, s); err != nil {
-				return dbError(ctx, fmt.Sprintf("migrate schema %q from version %d to %d", schema, v, v+1), err)
+				return dbError(ctx, what, err)
+			}
+		}
+		if run := migrations[v].run; run != nil {
+			if err := run(ctx, tx); err != nil {
+				return dbError(ctx, what, err)
 			}
 		}
 	}

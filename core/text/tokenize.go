@@ -22,10 +22,8 @@ func Tokenize(s string) []string { return AppendTokens(nil, s) }
 // ASCII, letters and digits are [A-Za-z0-9], normalisation changes nothing
 // and there are no combining marks.
 func AppendTokens(dst []string, s string) []string {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return appendUnicode(dst, s)
-		}
+	if !IsASCII(s) {
+		return appendUnicode(dst, s)
 	}
 	b := []byte(s)
 	for i, c := range b {
@@ -48,6 +46,17 @@ func AppendTokens(dst []string, s string) []string {
 		}
 	}
 	return dst
+}
+
+// IsASCII reports whether s is ASCII, whose tokens are the runs of ASCII
+// letters and digits, lower-cased.
+func IsASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func isAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
