@@ -17,8 +17,10 @@
 //     leaves stranded on other rows (Query.Stranded, which asks the backend
 //     for the first document a node is positioned on), so that it ranks
 //     exactly like the sqlite backend;
-//   - the hash embedder tokenizes with AppendTokens.
+//   - the hash embedder tokenizes ASCII with AppendTokens (other text by
+//     its frozen v1 rules).
 //
-// The sqlite backend needs none of it: FTS5 itself is the reference that
-// the tests here and in backends/bolt check this package against.
+// The sqlite backend needs little of it (Fold, in its two-phase search):
+// FTS5 itself is the reference that the tests here and in backends/sqlite
+// and backends/bolt check this package against.
 package text
