@@ -232,16 +232,7 @@ func testKeywordScripts(t *testing.T, f *fixture) {
 		{"emoji", newMemory("thinking🤔 about lunch")},
 		{"latin", newMemory("Ǡ µ ſ: rare Latin letters")},
 	}
-	ids := make(map[string]int64, len(docs))
-	f.update(t, func(tx driver.Tx) error {
-		for _, d := range docs {
-			if err := tx.Insert(d.m); err != nil {
-				return err
-			}
-			ids[d.name] = d.m.ID
-		}
-		return nil
-	})
+	ids := insertDocs(t, f, docs)
 	for _, c := range []struct {
 		q    string
 		want []string

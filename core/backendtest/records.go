@@ -418,7 +418,13 @@ func keywordCorpus() []corpusDoc {
 // document name.
 func seedCorpus(t testing.TB, f *fixture) map[string]int64 {
 	t.Helper()
-	docs := keywordCorpus()
+	return insertDocs(t, f, keywordCorpus())
+}
+
+// insertDocs inserts docs in one transaction and returns ids by document
+// name.
+func insertDocs(t testing.TB, f *fixture, docs []corpusDoc) map[string]int64 {
+	t.Helper()
 	ids := make(map[string]int64, len(docs))
 	f.update(t, func(tx driver.Tx) error {
 		for _, d := range docs {
