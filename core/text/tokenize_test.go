@@ -38,3 +38,20 @@ func FuzzTokenize(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkTokenize measures the tokenizer on ASCII and on other text
+// (Korean, Russian, Japanese and accented Latin), per byte.
+func BenchmarkTokenize(b *testing.B) {
+	for _, c := range []struct{ name, s string }{
+		{"ascii", "Alice prefers open-source tools for vector search, and Bob runs the nightly build at midnight."},
+		{"unicode", "서울에서 한국 음식을 먹었다. Маша ела ёлку на Новый год. 昨日は学校がありました. Café Müller, naïve résumé."},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.s)))
+			var dst []string
+			for range b.N {
+				dst = AppendTokens(dst[:0], c.s)
+			}
+		})
+	}
+}
