@@ -2,7 +2,9 @@ package backendtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/corpus"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
@@ -144,4 +147,24 @@ func TopOverlap(exact, got [][]driver.Hit, k int) (mean, same float64) {
 		}
 	}
 	return mean / float64(len(exact)), same / float64(len(exact))
+}
+
+// RunNaturalDev runs RunNaturalBenchmarks over 100,000 memories built from
+// the dev turns and questions in dataDir (dataset.DevTurns), the workload
+// every backend's BenchmarkNatural measures; it skips b when the data is
+// absent.
+func RunNaturalDev(b *testing.B, h Harness, dataDir string) {
+	b.Helper()
+	turns, qs, err := dataset.DevTurns(dataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		b.Skipf("the shared dev data is absent (%v); place it in ../shared/data next to the repository", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := NaturalWorkload{Questions: qs}
+	for _, t := range turns {
+		w.Turns = append(w.Turns, NaturalTurn(t))
+	}
+	RunNaturalBenchmarks(b, h, w, 100_000)
 }

@@ -1,0 +1,74 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memos-go/memos/backends/postgres"
+	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/driver"
+)
+
+// BenchmarkNatural measures natural-language keyword search over 100,000
+// real dev turns (backendtest.RunNaturalDev), as sqlite's and bolt's
+// BenchmarkNatural do; it skips without MEMOS_TEST_PG_DSN or the shared
+// data (../shared/data next to the repository). Building the store takes
+// minutes: with MEMOS_BENCH_DIR set it is kept, in the schema
+// natural_postgres_100k of MEMOS_TEST_PG_DSN's database (best a database
+// of its own), and later runs reuse it. A file in MEMOS_BENCH_DIR records
+// that the build completed; without it the schema is dropped and built
+// again. Otherwise the store is a throwaway schema.
+//
+//	MEMOS_TEST_PG_DSN=... MEMOS_BENCH_DIR=... go test -run '^$' -bench Natural -benchtime 200x ./backends/postgres/
+func BenchmarkNatural(b *testing.B) {
+	dsn := testDSN(b)
+	backendtest.RunNaturalDev(b, backendtest.Harness{
+		Name: postgres.Name,
+		Open: func(_ testing.TB, path string) (driver.Backend, error) {
+			return openNatural(b, dsn, path)
+		},
+	}, "../../../shared/data")
+}
+
+// openNatural opens the store RunNaturalBenchmarks names path: kept when
+// path is in $MEMOS_BENCH_DIR (see BenchmarkNatural), whose file at path
+// is written when the handle that built the store closes.
+func openNatural(b *testing.B, dsn, path string) (driver.Backend, error) {
+	ctx := context.Background()
+	dir := os.Getenv("MEMOS_BENCH_DIR")
+	if dir == "" || !strings.HasPrefix(path, filepath.Clean(dir)+string(filepath.Separator)) {
+		return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schemaFor(b, dsn, path)})
+	}
+	schema := strings.ReplaceAll(filepath.Base(filepath.Dir(path)), "-", "_")
+	if _, err := os.Stat(path); err == nil {
+		return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema})
+	}
+	// No completed build: start from an empty schema.
+	dropSchema(b, dsn, schema)
+	db, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema})
+	if err != nil {
+		return nil, err
+	}
+	return &building{DB: db, path: path, schema: schema}, nil
+}
+
+// building is the handle that builds a kept store: its Close records that
+// the build completed.
+type building struct {
+	*postgres.DB
+	path, schema string
+}
+
+func (s *building) Close() error {
+	if err := s.DB.Close(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(s.path, []byte("schema "+s.schema+"\n"), 0o644); err != nil {
+		return fmt.Errorf("record the kept store: %w", err)
+	}
+	return nil
+}
