@@ -2,7 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/memos-go/memos/backends/postgres"
 	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -34,6 +37,48 @@ func BenchmarkNatural(b *testing.B) {
 	}, "../../../shared/data")
 }
 
+// BenchmarkNaturalPrune compares the two-phase keyword search with
+// evaluating every candidate on the store BenchmarkNatural keeps (100k dev
+// turns), as sqlite's and bolt's BenchmarkNaturalPrune do: every dev
+// question, top 30, unfiltered, once with keyword_prune_rows -1 and once
+// with the default, each pass timed after a warm-up pass. It reports both
+// p50s, how close the pruned top 10 is to the exact one (mean overlap, and
+// the share of questions with the same top-10 set) and the shares of
+// searches proved exact and approximate. Run BenchmarkNatural with
+// MEMOS_BENCH_DIR set first.
+func BenchmarkNaturalPrune(b *testing.B) {
+	dsn := testDSN(b)
+	dir := os.Getenv("MEMOS_BENCH_DIR")
+	path := filepath.Join(dir, "natural-postgres-100k", "store")
+	if _, err := os.Stat(path); dir == "" || err != nil {
+		b.Skip("needs the store BenchmarkNatural keeps with $MEMOS_BENCH_DIR (natural-postgres-100k)")
+	}
+	_, qs, err := dataset.DevTurns("../../../shared/data")
+	if errors.Is(err, fs.ErrNotExist) {
+		b.Skipf("the shared dev data is absent (%v)", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	backendtest.RunNaturalPrune(b, qs, func(rows int) (backendtest.PruneStore, error) {
+		d, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: keptSchema(path), KeywordPruneRows: rows})
+		if err != nil {
+			return backendtest.PruneStore{}, err
+		}
+		count := func(k int) func() int64 {
+			return func() int64 {
+				m, err := d.BackendStats(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				pruned, approx := m["keyword_pruned"].(int64), m["keyword_approx"].(int64)
+				return [2]int64{pruned - approx, approx}[k]
+			}
+		}
+		return backendtest.PruneStore{Index: d, Close: d.Close, Proved: count(0), Approx: count(1)}, nil
+	})
+}
+
 // openNatural opens the store RunNaturalBenchmarks names path: kept when
 // path is in $MEMOS_BENCH_DIR (see BenchmarkNatural), whose file at path
 // is written when the handle that built the store closes.
@@ -43,7 +88,7 @@ func openNatural(b *testing.B, dsn, path string) (driver.Backend, error) {
 	if dir == "" || !strings.HasPrefix(path, filepath.Clean(dir)+string(filepath.Separator)) {
 		return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schemaFor(b, dsn, path)})
 	}
-	schema := strings.ReplaceAll(filepath.Base(filepath.Dir(path)), "-", "_")
+	schema := keptSchema(path)
 	if _, err := os.Stat(path); err == nil {
 		return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema})
 	}
@@ -54,6 +99,12 @@ func openNatural(b *testing.B, dsn, path string) (driver.Backend, error) {
 		return nil, err
 	}
 	return &building{DB: db, path: path, schema: schema}, nil
+}
+
+// keptSchema names the schema of the store kept at path: its directory's
+// name ("natural-postgres-100k" → natural_postgres_100k).
+func keptSchema(path string) string {
+	return strings.ReplaceAll(filepath.Base(filepath.Dir(path)), "-", "_")
 }
 
 // building is the handle that builds a kept store: its Close records that
