@@ -94,6 +94,7 @@ type DB struct {
 	// approximation ([1]), for BackendStats.
 	pruneRows int
 	pruned    [2]atomic.Int64
+	dfs       dfCache // document frequencies of the current store state
 
 	// grown counts the memories this process inserted since it last ran
 	// ANALYZE (see afterBulk).

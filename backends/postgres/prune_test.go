@@ -23,7 +23,8 @@ import (
 // words and phrases, unfiltered and filtered: a result the bound proves,
 // or one that did not take two phases, is exactly the exact search's (ids,
 // order, scores); an approximate result's hits that the exact search also
-// returns have the same scores.
+// returns have the same scores. Every 25th query follows a write through
+// the exact handle.
 func TestPrunedSearch(t *testing.T) {
 	dsn := testDSN(t)
 	ctx := context.Background()
@@ -67,6 +68,18 @@ func TestPrunedSearch(t *testing.T) {
 	var proved, approx, whole int
 	var overlap, overlapN float64
 	for i, q := range queries {
+		if i%25 == 24 {
+			// A write through the other handle, as another process's: the
+			// pruned handle's cached document frequencies must follow.
+			err := exact.Update(ctx, func(tx driver.Tx) error {
+				m := *ms[i%len(ms)]
+				m.ID = 0
+				return tx.Insert(&m)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		f := filters[i%len(filters)]
 		limit := []int{10, 30, 5}[i/len(filters)%3]
 		before := pruneStats(t, exact)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -274,7 +275,7 @@ func (d *DB) searchInView(ctx context.Context, tq *text.Query, cand string, f dr
 	where, fargs := filterSQL(f, 2)
 	err := d.View(ctx, func(rtx driver.ReadTx) error {
 		t := rtx.(*readTx)
-		c, dfs, err := figures(t, tq)
+		c, dfs, err := d.figures(t, tq)
 		if err != nil || c.Docs == 0 {
 			return err
 		}
@@ -339,13 +340,63 @@ func (d *DB) evaluate(t *readTx, q *text.Query, cand, where string, fargs []any,
 	return hits, err
 }
 
+// dfCache keeps the document frequencies the index counted, for the store
+// state key (the store row: change sequence, last id, memories, tokens),
+// which every write that changes a memory's terms changes: counting a
+// common term visits every row that holds it (tens of thousands at 100k),
+// which is most of a two-phase search's cost.
+type dfCache struct {
+	mu  sync.Mutex
+	key [4]int64
+	df  map[string]int64 // by the phrase's tsquery
+}
+
+// maxCachedDF bounds the cache; it starts over when full.
+const maxCachedDF = 1 << 16
+
+// lookup returns the cached frequencies of qs (-1 for those it lacks) and
+// the key they were counted under.
+func (c *dfCache) lookup(qs []string) ([]int64, [4]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]int64, len(qs))
+	for i, q := range qs {
+		v, ok := c.df[q]
+		if !ok {
+			v = -1
+		}
+		out[i] = v
+	}
+	return out, c.key
+}
+
+// keep records the frequencies dfs of qs, counted under key.
+func (c *dfCache) keep(key [4]int64, qs []string, dfs []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.key != key || len(c.df)+len(qs) > maxCachedDF {
+		c.key, c.df = key, make(map[string]int64, len(qs))
+	}
+	for i, q := range qs {
+		c.df[q] = dfs[i]
+	}
+}
+
+// qFigures reads the store row and counts the memories that match each of
+// the tsqueries $1.
+const qFigures = `SELECT seq, last_id, docs, tokens, ARRAY(
+		SELECT (SELECT count(*) FROM memories WHERE terms @@ u.q::tsquery)
+		FROM unnest($1::text[]) WITH ORDINALITY AS u (q, i) ORDER BY u.i)
+	FROM store`
+
 // figures returns the store's figures and the document frequency of every
 // phrase of q: the number of current memories that contain it, whatever
 // else the query or a filter says, as FTS5's bm25 counts it. The index
 // alone counts one-token phrases (a lexeme is exactly what the tsvector
-// holds), all in one statement with the figures; a longer phrase, or a
-// token cut to a lexeme, is counted by evaluating its candidates.
-func figures(t *readTx, q *text.Query) (text.Corpus, []int64, error) {
+// holds), in the statement that reads the figures, or they come from
+// d.dfs when counted in the same store state; a longer phrase, or a token
+// cut to a lexeme, is counted by evaluating its candidates.
+func (d *DB) figures(t *readTx, q *text.Query) (text.Corpus, []int64, error) {
 	ps := q.Phrases()
 	dfs := make([]int64, len(ps))
 	first := map[string]int{} // phrase key → the index of its first phrase
@@ -361,21 +412,45 @@ func figures(t *readTx, q *text.Query) (text.Corpus, []int64, error) {
 			into = append(into, i)
 		}
 	}
-	var docs, tokens int64
-	var counts []int64
-	err := t.queryRow(`SELECT docs, tokens, ARRAY(
-			SELECT (SELECT count(*) FROM memories WHERE terms @@ u.q::tsquery)
-			FROM unnest($1::text[]) WITH ORDINALITY AS u (q, i) ORDER BY u.i)
-		FROM store`, []any{counted}, &docs, &tokens, &counts)
-	if err != nil {
-		return text.Corpus{}, nil, t.fail("keyword search", err)
+	// Count what the cache lacks, and read the store state: if it is not
+	// the cache's, count the rest too (the same snapshot).
+	cached, ckey := d.dfs.lookup(counted)
+	var key [4]int64
+	count := func(need func(k int) bool) error {
+		var qs []string
+		var at []int
+		for k, c := range counted {
+			if need(k) {
+				qs, at = append(qs, c), append(at, k)
+			}
+		}
+		var n []int64
+		err := t.queryRow(qFigures, []any{qs}, &key[0], &key[1], &key[2], &key[3], &n)
+		if err != nil {
+			return t.fail("keyword search", err)
+		}
+		if len(n) != len(qs) {
+			return fmt.Errorf("postgres: keyword search: %d document frequencies for %d phrases", len(n), len(qs))
+		}
+		for j, k := range at {
+			cached[k] = n[j]
+		}
+		return nil
 	}
-	if len(counts) != len(counted) {
-		return text.Corpus{}, nil, fmt.Errorf("postgres: keyword search: %d document frequencies for %d phrases", len(counts), len(counted))
+	stale := make([]bool, len(counted)) // counted before, but maybe not now
+	if err := count(func(k int) bool { stale[k] = cached[k] >= 0; return cached[k] < 0 }); err != nil {
+		return text.Corpus{}, nil, err
 	}
+	if key != ckey && slices.Contains(stale, true) {
+		if err := count(func(k int) bool { return stale[k] }); err != nil {
+			return text.Corpus{}, nil, err
+		}
+	}
+	d.dfs.keep(key, counted, cached)
 	for k, i := range into {
-		dfs[i] = counts[k]
+		dfs[i] = cached[k]
 	}
+	docs, tokens := key[2], key[3]
 	if docs <= 0 {
 		return text.Corpus{}, dfs, nil
 	}
