@@ -82,20 +82,20 @@ func TestPrunedSearch(t *testing.T) {
 		}
 		f := filters[i%len(filters)]
 		limit := []int{10, 30, 5}[i/len(filters)%3]
-		before := pruneStats(t, exact)
+		before := pruneCounts(t, exact)
 		want, err := exact.SearchKeyword(ctx, q, f, limit)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-		if after := pruneStats(t, exact); after != before {
+		if after := pruneCounts(t, exact); after != before {
 			t.Fatalf("%s: keyword_prune_rows -1 took two phases (%v → %v)", q, before, after)
 		}
-		before = pruneStats(t, pruned)
+		before = pruneCounts(t, pruned)
 		got, err := pruned.SearchKeyword(ctx, q, f, limit)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-		after := pruneStats(t, pruned)
+		after := pruneCounts(t, pruned)
 		switch {
 		case after[1] > before[1]: // approximate
 			approx++
@@ -130,17 +130,6 @@ func TestPrunedSearch(t *testing.T) {
 	if proved == 0 || whole == 0 {
 		t.Errorf("%d proved, %d whole: want searches of both kinds", proved, whole)
 	}
-}
-
-// pruneStats returns d's counts of two-phase searches and of those that
-// were approximate.
-func pruneStats(t *testing.T, d *postgres.DB) [2]int64 {
-	t.Helper()
-	m, err := d.BackendStats(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return [2]int64{m["keyword_pruned"].(int64), m["keyword_approx"].(int64)}
 }
 
 func fmtHits(hs []driver.Hit) string {
