@@ -227,6 +227,7 @@ func (d *DB) searchOnce(ctx context.Context, q *text.Query, cand string, f drive
 		return nil, dbError(ctx, "keyword search", err)
 	}
 	hits := []driver.Hit{}
+	newDoc := q.DocFunc()
 	var (
 		c            text.Corpus
 		idf          []float64
@@ -251,7 +252,7 @@ func (d *DB) searchOnce(ctx context.Context, q *text.Query, cand string, f drive
 			return nil
 		}
 		n++
-		doc := text.NewDoc(*content)
+		doc := newDoc(*content)
 		if match, freq := q.Freq(doc); match {
 			hits = append(hits, driver.Hit{ID: *id, Score: c.Score(freq, idf, doc.Len())})
 		}
@@ -326,10 +327,11 @@ func (d *DB) searchInView(ctx context.Context, tq *text.Query, cand string, f dr
 func (d *DB) evaluate(t *readTx, q *text.Query, cand, where string, fargs []any, c text.Corpus, idf []float64, stranded text.Stranded) ([]driver.Hit, error) {
 	hits := []driver.Hit{}
 	n := 0
+	newDoc := q.DocFunc()
 	err := t.each(`SELECT id, content FROM memories AS m WHERE terms @@ $1::tsquery`+where,
 		append([]any{cand}, fargs...), func(id int64, content string) {
 			n++
-			doc := text.NewDoc(content)
+			doc := newDoc(content)
 			if match, freq := q.Freq(doc); match {
 				stranded.Add(id, freq)
 				hits = append(hits, driver.Hit{ID: id, Score: c.Score(freq, idf, doc.Len())})
