@@ -372,6 +372,14 @@ func (c *dfCache) lookup(qs []string) ([]int64, [4]int64) {
 	return out, c.key
 }
 
+// at returns the cached frequency of q if it was counted under key.
+func (c *dfCache) at(key [4]int64, q string) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.df[q]
+	return v, ok && c.key == key
+}
+
 // keep records the frequencies dfs of qs, counted under key.
 func (c *dfCache) keep(key [4]int64, qs []string, dfs []int64) {
 	c.mu.Lock()
@@ -395,9 +403,9 @@ const qFigures = `SELECT seq, last_id, docs, tokens, ARRAY(
 // phrase of q: the number of current memories that contain it, whatever
 // else the query or a filter says, as FTS5's bm25 counts it. The index
 // alone counts one-token phrases (a lexeme is exactly what the tsvector
-// holds), in the statement that reads the figures, or they come from
-// d.dfs when counted in the same store state; a longer phrase, or a token
-// cut to a lexeme, is counted by evaluating its candidates.
+// holds), in the statement that reads the figures; a longer phrase, or a
+// token cut to a lexeme, is counted by evaluating its candidates. Either
+// comes from d.dfs when counted in the same store state.
 func (d *DB) figures(t *readTx, q *text.Query) (text.Corpus, []int64, error) {
 	ps := q.Phrases()
 	dfs := make([]int64, len(ps))
@@ -463,6 +471,12 @@ func (d *DB) figures(t *readTx, q *text.Query) (text.Corpus, []int64, error) {
 			dfs[i] = dfs[j]
 		case len(p.Tokens) == 0 || slices.Contains(into, i):
 		default:
+			// Cached by the phrase's key, which no tsquery equals.
+			k := "phrase " + p.Key()
+			if v, ok := d.dfs.at(key, k); ok {
+				dfs[i] = v
+				continue
+			}
 			err := t.each(`SELECT id, content FROM memories WHERE terms @@ $1::tsquery`, []any{phraseTSQuery(p)}, func(_ int64, content string) {
 				if text.NewDoc(content).Contains(p) {
 					dfs[i]++
@@ -471,6 +485,7 @@ func (d *DB) figures(t *readTx, q *text.Query) (text.Corpus, []int64, error) {
 			if err != nil {
 				return text.Corpus{}, nil, err
 			}
+			d.dfs.keep(key, []string{k}, dfs[i:i+1])
 		}
 	}
 	return text.Corpus{Docs: uint64(docs), Tokens: uint64(tokens)}, dfs, nil
