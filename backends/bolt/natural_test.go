@@ -18,24 +18,12 @@ import (
 // BenchmarkNatural does; it skips without the shared data (../shared/data
 // next to the repository).
 func BenchmarkNatural(b *testing.B) {
-	h := backendtest.Harness{
+	backendtest.RunNaturalDev(b, backendtest.Harness{
 		Name: Name,
 		Open: func(_ testing.TB, path string) (driver.Backend, error) {
 			return Open(context.Background(), Config{Path: path})
 		},
-	}
-	turns, qs, err := dataset.DevTurns("../../../shared/data")
-	if errors.Is(err, fs.ErrNotExist) {
-		b.Skipf("the shared dev data is absent (%v); place it in ../shared/data next to the repository", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := backendtest.NaturalWorkload{Questions: qs}
-	for _, t := range turns {
-		w.Turns = append(w.Turns, backendtest.NaturalTurn(t))
-	}
-	backendtest.RunNaturalBenchmarks(b, h, w, 100_000)
+	}, "../../../shared/data")
 }
 
 // BenchmarkNaturalPrune compares the two-phase keyword search with scoring

@@ -49,37 +49,6 @@ const (
 	pruneApprox                       // two phases, best of the candidates
 )
 
-// prunable returns the plan of the two-phase search of cq, whose phrases'
-// document frequencies are dfs, with a budget of rows: ok when cq is an OR
-// of at least two plain phrases (the shape query.Natural builds) and
-// text.PlanPrune applies. A plan with Rare not nil and ok false means the
-// query has the shape but the plan does not apply.
-func prunable(cq *text.Query, dfs []int64, rows int) (plan text.PrunePlan, ok bool) {
-	root := cq.Root()
-	if root.Op() != text.OpOr || len(root.Kids()) < 2 {
-		return text.PrunePlan{}, false
-	}
-	kids := root.Kids()
-	kdfs := make([]int64, len(kids))
-	for i, k := range kids {
-		if k.Op() != text.OpPhrase || cq.Phrases()[k.Phrase()].Prefix {
-			return text.PrunePlan{}, false
-		}
-		kdfs[i] = dfs[k.Phrase()]
-	}
-	kp, ok := text.PlanPrune(kdfs, rows)
-	if !ok {
-		return text.PrunePlan{Rare: []int{}}, false
-	}
-	// From the OR's operands to the query's phrases.
-	for _, s := range [][]int{kp.Rare, kp.Common} {
-		for i, k := range s {
-			s[i] = kids[k].Phrase()
-		}
-	}
-	return kp, true
-}
-
 // searchPruned answers a keyword search in two phases (see above) and says
 // how; outcome pruneExact (with no hits) means the whole search should
 // run. cands are the search's candidate queries (filter included), fqs the

@@ -251,7 +251,7 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 	size := int(min(uint64(limit), corpus.Docs))
 	outcome := pruneNotTried
 	if d.pruneRows > 0 && stranded == nil {
-		if plan, ok := prunable(cq, dfs, d.pruneRows); !ok {
+		if plan, ok := cq.PlanPrune(dfs, d.pruneRows); !ok {
 			if plan.Rare != nil {
 				outcome = pruneExact
 			}

@@ -57,8 +57,11 @@
 // tokens (core/text's tokenizer and FTS5's porter stemmer, not
 // PostgreSQL's parser) proposes candidates; core/text evaluates the query
 // on each with FTS5's exact meaning and scores it with FTS5's bm25. A query
-// of single terms without NOT (every natural-language query) is one
-// statement: one round trip, no transaction.
+// of single terms without NOT is one statement: one round trip, no
+// transaction. An OR of several terms whose memories exceed
+// keyword_prune_rows (a natural-language question with common words) is
+// evaluated in two phases, in one read transaction: the candidates of its
+// rarest terms only (see search.go).
 //
 // Round trips, not the server's work, dominate a search over loopback: a
 // View sends its BEGIN with its first statement, and a search loads its

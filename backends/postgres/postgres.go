@@ -16,6 +16,7 @@ import (
 
 	"github.com/memos-go/memos/backends/internal/guard"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/text"
 )
 
 // Name is the name the backend registers under.
@@ -52,6 +53,11 @@ type Config struct {
 	// an engine's vector index trails another process's write when a
 	// notification is lost while the listening connection reconnects.
 	PollInterval time.Duration `koanf:"poll_interval"`
+	// KeywordPruneRows bounds the candidates a natural-language keyword
+	// search (an OR of terms) evaluates, as sqlite's option of that name
+	// does (see search.go): 0 is text.DefaultPruneRows; -1 evaluates every
+	// match.
+	KeywordPruneRows int `koanf:"keyword_prune_rows"`
 }
 
 // DefaultPollInterval is Config.PollInterval's default.
@@ -83,6 +89,12 @@ type DB struct {
 	// candidates counts keyword candidates fetched and matched, for
 	// BackendStats.
 	candidates, matched atomic.Int64
+	// pruneRows is Config.KeywordPruneRows (-1: off); pruned counts the
+	// two-phase searches whose result was proved exact ([0]) or is an
+	// approximation ([1]), for BackendStats.
+	pruneRows int
+	pruned    [2]atomic.Int64
+	dfs       dfCache // document frequencies of the current store state
 
 	// grown counts the memories this process inserted since it last ran
 	// ANALYZE (see afterBulk).
@@ -119,6 +131,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
+	pruneRows, err := text.PruneRows(cfg.KeywordPruneRows)
+	if err != nil {
+		return nil, driver.Invalidf("postgres: %v", err)
+	}
 	if cfg.MaxConns < 0 {
 		return nil, driver.Invalidf("postgres: max_conns %d is negative", cfg.MaxConns)
 	}
@@ -140,7 +156,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", dbError(ctx, "connect", err))
 	}
-	d := &DB{pool: pool, schema: cfg.Schema, vacuum: !cfg.NoVacuum, poll: cfg.PollInterval,
+	d := &DB{pool: pool, schema: cfg.Schema, vacuum: !cfg.NoVacuum, poll: cfg.PollInterval, pruneRows: pruneRows,
 		channel: "memos_" + cfg.Schema, guard: guard.Guard{Backend: Name, Store: "schema " + cfg.Schema},
 		closing: make(chan struct{})}
 	if err := d.init(ctx); err != nil {
@@ -356,6 +372,8 @@ func (d *DB) BackendStats(ctx context.Context) (map[string]any, error) {
 		"pool_conns":         st.TotalConns(),
 		"keyword_candidates": d.candidates.Load(),
 		"keyword_matches":    d.matched.Load(),
+		"keyword_pruned":     d.pruned[0].Load() + d.pruned[1].Load(),
+		"keyword_approx":     d.pruned[1].Load(),
 	}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,6 +26,22 @@ import (
 // which the store row keeps, so that results and scores equal the sqlite
 // backend's. The cost grows with the number of candidates, not matches:
 // BackendStats reports both.
+//
+// A natural-language question becomes an OR of its content words, and at
+// 100k memories of conversation a question with a common word has tens of
+// thousands of candidates, each fetched and evaluated. As on sqlite and
+// bolt, an OR of plain phrases (no prefix, NOT, AND or NEAR) whose document
+// frequencies add up to more than keyword_prune_rows is evaluated in two
+// phases (text.Query.PlanPrune chooses the phrases): the candidates are
+// the memories that pass the filter and contain one of the rarest phrases,
+// as many as keep the sum of their document frequencies within the budget,
+// and each is evaluated and scored over ALL the query's phrases as before,
+// so scores are unchanged. When the limit-th hit scores above
+// text.PrunePlan.Bound, no other memory can enter the top limit and the
+// result is the one evaluating every candidate returns; otherwise it is the
+// best of the rare phrases' matches, an approximation (README, Keyword
+// search). When fewer than limit of them are hits, every candidate is
+// evaluated. keyword_prune_rows -1 turns the two phases off.
 
 // analyze returns the distinct lexemes of content for the terms column (a
 // non-nil slice: NULL is not a tsvector) and its length in tokens.
@@ -133,24 +150,40 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 		return []driver.Hit{}, nil
 	}
 	var hits []driver.Hit
-	if oneStatement(tq) {
+	if oneStatement(tq) && !d.mayPrune(tq) {
 		hits, err = d.searchOnce(ctx, tq, cand, f)
 	} else {
-		hits, err = d.searchInView(ctx, tq, cand, f)
+		hits, err = d.searchInView(ctx, tq, cand, f, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	sortHits(hits)
+	return hits[:min(limit, len(hits))], nil
+}
+
+// sortHits sorts hits best first, ties by ascending id.
+func sortHits(hits []driver.Hit) {
 	slices.SortFunc(hits, func(a, b driver.Hit) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
 		case a.Score < b.Score:
 			return 1
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
 		}
-		return int(a.ID - b.ID)
+		return 0
 	})
-	return hits[:min(limit, len(hits))], nil
+}
+
+// mayPrune reports whether q may be evaluated in two phases: the two
+// phases are on and q is an OR of at least two operands (whether they are
+// plain phrases and the plan applies is text.Query.PlanPrune's to say).
+func (d *DB) mayPrune(q *text.Query) bool {
+	return d.pruneRows > 0 && !q.HasNot() && q.Root().Op() == text.OpOr && len(q.Root().Kids()) >= 2
 }
 
 // oneStatement reports whether one SQL statement can gather everything q's
@@ -194,6 +227,7 @@ func (d *DB) searchOnce(ctx context.Context, q *text.Query, cand string, f drive
 		return nil, dbError(ctx, "keyword search", err)
 	}
 	hits := []driver.Hit{}
+	newDoc := q.DocFunc()
 	var (
 		c            text.Corpus
 		idf          []float64
@@ -218,7 +252,7 @@ func (d *DB) searchOnce(ctx context.Context, q *text.Query, cand string, f drive
 			return nil
 		}
 		n++
-		doc := text.NewDoc(*content)
+		doc := newDoc(*content)
 		if match, freq := q.Freq(doc); match {
 			hits = append(hits, driver.Hit{ID: *id, Score: c.Score(freq, idf, doc.Len())})
 		}
@@ -234,24 +268,42 @@ func (d *DB) searchOnce(ctx context.Context, q *text.Query, cand string, f drive
 
 // searchInView runs any keyword search in one read transaction: the
 // document frequencies of longer phrases and prefixes of cut tokens need
-// their candidates evaluated, and a NOT the ordered walks of text.Stranded.
-func (d *DB) searchInView(ctx context.Context, tq *text.Query, cand string, f driver.Filter) ([]driver.Hit, error) {
+// their candidates evaluated, a NOT the ordered walks of text.Stranded,
+// and the two phases (see above) several statements. When the two phases
+// answer, the result holds limit hits.
+func (d *DB) searchInView(ctx context.Context, tq *text.Query, cand string, f driver.Filter, limit int) ([]driver.Hit, error) {
 	hits := []driver.Hit{}
 	where, fargs := filterSQL(f, 2)
 	err := d.View(ctx, func(rtx driver.ReadTx) error {
 		t := rtx.(*readTx)
-		var c text.Corpus
-		var docs, tokens int64
-		if err := t.queryRow(`SELECT docs, tokens FROM store`, nil, &docs, &tokens); err != nil {
-			return t.fail("keyword search", err)
-		}
-		if docs <= 0 {
-			return nil
-		}
-		c.Docs, c.Tokens = uint64(docs), uint64(tokens)
-		idf, err := d.idfs(t, tq, c)
-		if err != nil {
+		c, dfs, err := d.figures(t, tq)
+		if err != nil || c.Docs == 0 {
 			return err
+		}
+		idf := make([]float64, len(dfs))
+		for i, v := range dfs {
+			idf[i] = c.IDF(uint64(v))
+		}
+		if plan, ok := tq.PlanPrune(dfs, d.pruneRows); ok {
+			rare := make([]string, len(plan.Rare))
+			for i, p := range plan.Rare {
+				rare[i] = phraseTSQuery(tq.Phrases()[p])
+			}
+			ph, err := d.evaluate(t, tq, group(rare, " | "), where, fargs, c, idf, nil)
+			if err != nil {
+				return err
+			}
+			if len(ph) >= limit {
+				sortHits(ph)
+				hits = ph[:limit]
+				if hits[limit-1].Score > plan.Bound(idf) {
+					d.pruned[0].Add(1)
+				} else {
+					d.pruned[1].Add(1)
+				}
+				return nil
+			}
+			// Too few: memories that are not candidates fill the rest.
 		}
 		// FTS5 leaves the phrases of some NOTs positioned on a document
 		// they were not searched on; bm25 counts them there (see
@@ -262,60 +314,181 @@ func (d *DB) searchInView(ctx context.Context, tq *text.Query, cand string, f dr
 		if err != nil {
 			return err
 		}
-		n := 0
-		err = t.each(`SELECT id, content FROM memories AS m WHERE terms @@ $1::tsquery`+where,
-			append([]any{cand}, fargs...), func(id int64, content string) {
-				n++
-				doc := text.NewDoc(content)
-				if match, freq := tq.Freq(doc); match {
-					stranded.Add(id, freq)
-					hits = append(hits, driver.Hit{ID: id, Score: c.Score(freq, idf, doc.Len())})
-				}
-			})
-		d.candidates.Add(int64(n))
-		d.matched.Add(int64(len(hits)))
+		hits, err = d.evaluate(t, tq, cand, where, fargs, c, idf, stranded)
 		return err
 	})
 	return hits, err
 }
 
-// idfs returns the inverse document frequency of every phrase of q, from the
-// number of current memories that contain it, whatever else the query or
-// the filter says, as FTS5's bm25 computes it. A one-token phrase is counted
-// by the index alone (a lexeme, or a prefix of lexemes, is exactly what the
-// tsvector holds); a longer phrase by evaluating its candidates.
-func (d *DB) idfs(t *readTx, q *text.Query, c text.Corpus) ([]float64, error) {
+// evaluate returns the memories that the tsquery cand proposes and that
+// pass the filter clause where (its arguments from $2), which match q,
+// scored with the store's figures c and the phrases' idf, the instances
+// stranded on them added (nil: none).
+func (d *DB) evaluate(t *readTx, q *text.Query, cand, where string, fargs []any, c text.Corpus, idf []float64, stranded text.Stranded) ([]driver.Hit, error) {
+	hits := []driver.Hit{}
+	n := 0
+	newDoc := q.DocFunc()
+	err := t.each(`SELECT id, content FROM memories AS m WHERE terms @@ $1::tsquery`+where,
+		append([]any{cand}, fargs...), func(id int64, content string) {
+			n++
+			doc := newDoc(content)
+			if match, freq := q.Freq(doc); match {
+				stranded.Add(id, freq)
+				hits = append(hits, driver.Hit{ID: id, Score: c.Score(freq, idf, doc.Len())})
+			}
+		})
+	d.candidates.Add(int64(n))
+	d.matched.Add(int64(len(hits)))
+	return hits, err
+}
+
+// dfCache keeps the document frequencies the index counted, for the store
+// state key (the store row: change sequence, last id, memories, tokens),
+// which every write that changes a memory's terms changes: counting a
+// common term visits every row that holds it (tens of thousands at 100k),
+// which is most of a two-phase search's cost.
+type dfCache struct {
+	mu  sync.Mutex
+	key [4]int64
+	df  map[string]int64 // by the phrase's tsquery
+}
+
+// maxCachedDF bounds the cache; it starts over when full.
+const maxCachedDF = 1 << 16
+
+// lookup returns the cached frequencies of qs (-1 for those it lacks) and
+// the key they were counted under.
+func (c *dfCache) lookup(qs []string) ([]int64, [4]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]int64, len(qs))
+	for i, q := range qs {
+		v, ok := c.df[q]
+		if !ok {
+			v = -1
+		}
+		out[i] = v
+	}
+	return out, c.key
+}
+
+// at returns the cached frequency of q if it was counted under key.
+func (c *dfCache) at(key [4]int64, q string) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.df[q]
+	return v, ok && c.key == key
+}
+
+// keep records the frequencies dfs of qs, counted under key.
+func (c *dfCache) keep(key [4]int64, qs []string, dfs []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.key != key || len(c.df)+len(qs) > maxCachedDF {
+		c.key, c.df = key, make(map[string]int64, len(qs))
+	}
+	for i, q := range qs {
+		c.df[q] = dfs[i]
+	}
+}
+
+// qFigures reads the store row and counts the memories that match each of
+// the tsqueries $1.
+const qFigures = `SELECT seq, last_id, docs, tokens, ARRAY(
+		SELECT (SELECT count(*) FROM memories WHERE terms @@ u.q::tsquery)
+		FROM unnest($1::text[]) WITH ORDINALITY AS u (q, i) ORDER BY u.i)
+	FROM store`
+
+// figures returns the store's figures and the document frequency of every
+// phrase of q: the number of current memories that contain it, whatever
+// else the query or a filter says, as FTS5's bm25 counts it. The index
+// alone counts one-token phrases (a lexeme is exactly what the tsvector
+// holds), in the statement that reads the figures; a longer phrase, or a
+// token cut to a lexeme, is counted by evaluating its candidates. Either
+// comes from d.dfs when counted in the same store state.
+func (d *DB) figures(t *readTx, q *text.Query) (text.Corpus, []int64, error) {
 	ps := q.Phrases()
-	out := make([]float64, len(ps))
-	seen := map[string]float64{}
+	dfs := make([]int64, len(ps))
+	first := map[string]int{} // phrase key → the index of its first phrase
+	var counted []string      // tsqueries the index counts, and whose
+	var into []int            // phrase's df each count is
 	for i, p := range ps {
-		k := p.Key()
-		if v, ok := seen[k]; ok {
-			out[i] = v
+		if _, ok := first[p.Key()]; ok {
 			continue
 		}
-		var hits int64
-		if len(p.Tokens) > 0 {
-			cand := phraseTSQuery(p)
-			if len(p.Tokens) == 1 && lexeme(p.Tokens[0]) == p.Tokens[0] {
-				if err := t.queryRow(`SELECT count(*) FROM memories WHERE terms @@ $1::tsquery`, []any{cand}, &hits); err != nil {
-					return nil, t.fail("keyword search", err)
-				}
-			} else {
-				err := t.each(`SELECT id, content FROM memories WHERE terms @@ $1::tsquery`, []any{cand}, func(_ int64, content string) {
-					if text.NewDoc(content).Contains(p) {
-						hits++
-					}
-				})
-				if err != nil {
-					return nil, err
-				}
+		first[p.Key()] = i
+		if len(p.Tokens) == 1 && lexeme(p.Tokens[0]) == p.Tokens[0] {
+			counted = append(counted, phraseTSQuery(p))
+			into = append(into, i)
+		}
+	}
+	// Count what the cache lacks, and read the store state: if it is not
+	// the cache's, count the rest too (the same snapshot).
+	cached, ckey := d.dfs.lookup(counted)
+	var key [4]int64
+	count := func(need func(k int) bool) error {
+		var qs []string
+		var at []int
+		for k, c := range counted {
+			if need(k) {
+				qs, at = append(qs, c), append(at, k)
 			}
 		}
-		out[i] = c.IDF(uint64(hits))
-		seen[k] = out[i]
+		var n []int64
+		err := t.queryRow(qFigures, []any{qs}, &key[0], &key[1], &key[2], &key[3], &n)
+		if err != nil {
+			return t.fail("keyword search", err)
+		}
+		if len(n) != len(qs) {
+			return fmt.Errorf("postgres: keyword search: %d document frequencies for %d phrases", len(n), len(qs))
+		}
+		for j, k := range at {
+			cached[k] = n[j]
+		}
+		return nil
 	}
-	return out, nil
+	stale := make([]bool, len(counted)) // counted before, but maybe not now
+	if err := count(func(k int) bool { stale[k] = cached[k] >= 0; return cached[k] < 0 }); err != nil {
+		return text.Corpus{}, nil, err
+	}
+	if key != ckey && slices.Contains(stale, true) {
+		if err := count(func(k int) bool { return stale[k] }); err != nil {
+			return text.Corpus{}, nil, err
+		}
+	}
+	d.dfs.keep(key, counted, cached)
+	for k, i := range into {
+		dfs[i] = cached[k]
+	}
+	docs, tokens := key[2], key[3]
+	if docs <= 0 {
+		return text.Corpus{}, dfs, nil
+	}
+	for i, p := range ps {
+		j := first[p.Key()]
+		switch {
+		case j != i:
+			dfs[i] = dfs[j]
+		case len(p.Tokens) == 0 || slices.Contains(into, i):
+		default:
+			// Cached by the phrase's key, which no tsquery equals.
+			k := "phrase " + p.Key()
+			if v, ok := d.dfs.at(key, k); ok {
+				dfs[i] = v
+				continue
+			}
+			err := t.each(`SELECT id, content FROM memories WHERE terms @@ $1::tsquery`, []any{phraseTSQuery(p)}, func(_ int64, content string) {
+				if text.NewDoc(content).Contains(p) {
+					dfs[i]++
+				}
+			})
+			if err != nil {
+				return text.Corpus{}, nil, err
+			}
+			d.dfs.keep(key, []string{k}, dfs[i:i+1])
+		}
+	}
+	return text.Corpus{Docs: uint64(docs), Tokens: uint64(tokens)}, dfs, nil
 }
 
 // first returns the memory with the lowest id not below from on which q

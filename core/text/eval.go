@@ -24,6 +24,47 @@ func NewDoc(text string) *Doc {
 	return d
 }
 
+// DocFunc returns NewDoc for evaluating q only: the Docs it makes hold
+// the positions of q's tokens alone, which is all that evaluating, scoring
+// and positioning q reads (the condition of DocOf holds: every phrase of q
+// that a Doc contains has its positions), and it stems only the tokens
+// that may have one of those stems (MayStemTo): most of a document's, and
+// most of NewDoc's time, are not. For a query with a prefix it is NewDoc.
+func (q *Query) DocFunc() func(text string) *Doc {
+	var byFirst [256][]string // q's tokens by their first byte
+	n := 0
+	for _, p := range q.phrases {
+		if p.Prefix {
+			return NewDoc
+		}
+		for _, t := range p.Tokens {
+			if t != "" && !slices.Contains(byFirst[t[0]], t) {
+				byFirst[t[0]] = append(byFirst[t[0]], t)
+				n++
+			}
+		}
+	}
+	return func(text string) *Doc {
+		toks := Tokenize(text)
+		d := &Doc{pos: make(map[string][]int, n), n: len(toks)}
+		for i, t := range toks {
+			if t == "" {
+				continue
+			}
+			for _, s := range byFirst[t[0]] {
+				if !mayStemTo(t, s) {
+					continue
+				}
+				if st := Stem(t); slices.Contains(byFirst[t[0]], st) {
+					d.pos[st] = append(d.pos[st], i)
+				}
+				break
+			}
+		}
+		return d
+	}
+}
+
 // DocOf returns the document whose stemmed tokens occur at pos (each list
 // sorted ascending without duplicates; the Doc takes ownership) and that is
 // length tokens long. A backend that keeps positions in its index passes

@@ -25,7 +25,9 @@ const (
 // suffix and may put back a shorter one (or an "e", or "i" for "y"), so a
 // stem is never longer than its token and differs from it in its last two
 // bytes at most ("sensibility" → "sensibiliti" → "sensible").
-func MayStemTo(tok []byte, stem string) bool {
+func MayStemTo(tok []byte, stem string) bool { return mayStemTo(tok, stem) }
+
+func mayStemTo[T string | []byte](tok T, stem string) bool {
 	if len(tok) < len(stem) {
 		return false
 	}

@@ -97,6 +97,38 @@ func PlanPrune(dfs []int64, rows int) (p PrunePlan, ok bool) {
 	return PrunePlan{Rare: order[:rare], Common: order[rare:]}, true
 }
 
+// PlanPrune returns the plan of the two-phase search of q, whose phrases'
+// document frequencies are dfs (by phrase index), with a budget of rows: ok
+// when q is an OR of at least two plain phrases (no prefix; the shape
+// query.Natural builds) and PlanPrune applies, Rare and Common then
+// holding phrase indexes. A plan with Rare not nil and ok false means q
+// has the shape but the plan does not apply.
+func (q *Query) PlanPrune(dfs []int64, rows int) (plan PrunePlan, ok bool) {
+	root := q.Root()
+	if root.Op() != OpOr || len(root.Kids()) < 2 {
+		return PrunePlan{}, false
+	}
+	kids := root.Kids()
+	kdfs := make([]int64, len(kids))
+	for i, k := range kids {
+		if k.Op() != OpPhrase || q.Phrases()[k.Phrase()].Prefix {
+			return PrunePlan{}, false
+		}
+		kdfs[i] = dfs[k.Phrase()]
+	}
+	kp, ok := PlanPrune(kdfs, rows)
+	if !ok {
+		return PrunePlan{Rare: []int{}}, false
+	}
+	// From the OR's operands to the query's phrases.
+	for _, s := range [][]int{kp.Rare, kp.Common} {
+		for i, k := range s {
+			s[i] = kids[k].Phrase()
+		}
+	}
+	return kp, true
+}
+
 // Bound returns a number above the bm25 score (as Corpus.Score computes
 // it) of any document that contains none of the rare phrases, given every
 // phrase's inverse document frequency idf: the sum over the common phrases

@@ -162,3 +162,33 @@ func compile(t *testing.T, n query.Node) *text.Query {
 	}
 	return q
 }
+
+// TestDocFunc checks that the Docs of Query.DocFunc, which hold the
+// positions of the query's tokens only, evaluate, score and list leaves as
+// NewDoc's do, on random queries without a prefix (with one, DocFunc is
+// NewDoc) and random documents.
+func TestDocFunc(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	tried := 0
+	for tried < 2000 {
+		n := randomQuery(r, 3)
+		q := compile(t, n)
+		if slices.ContainsFunc(q.Phrases(), func(p *text.Phrase) bool { return p.Prefix }) {
+			continue
+		}
+		tried++
+		mk := q.DocFunc()
+		for range 20 {
+			s := randomDoc(r)
+			want, got := text.NewDoc(s), mk(s)
+			wm, wf := q.Freq(want)
+			gm, gf := q.Freq(got)
+			if wm != gm || !slices.Equal(wf, gf) || got.Len() != want.Len() ||
+				!slices.Equal(q.Leaves(got), q.Leaves(want)) || q.Match(got) != q.Match(want) ||
+				q.Positioned(q.Root(), got) != q.Positioned(q.Root(), want) {
+				t.Fatalf("%s on %q: DocFunc's doc gives match %v freq %v leaves %v; NewDoc's %v %v %v",
+					n, s, gm, gf, q.Leaves(got), wm, wf, q.Leaves(want))
+			}
+		}
+	}
+}

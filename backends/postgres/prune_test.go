@@ -1,0 +1,148 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memos-go/memos/backends/postgres"
+	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/bench/dataset"
+	"github.com/memos-go/memos/core/driver"
+)
+
+// TestPrunedSearch checks the two-phase keyword search against evaluating
+// every candidate, as bolt's and sqlite's tests of the same name do, on
+// one schema of dev turns (or the bench workload without the shared data)
+// opened twice: with keyword_prune_rows -1 and with a small budget, so that
+// many searches take two phases. For the dev questions and random ORs of
+// words and phrases, unfiltered and filtered: a result the bound proves,
+// or one that did not take two phases, is exactly the exact search's (ids,
+// order, scores); an approximate result's hits that the exact search also
+// returns have the same scores. Every 25th query follows a write through
+// the exact handle.
+func TestPrunedSearch(t *testing.T) {
+	dsn := testDSN(t)
+	ctx := context.Background()
+	ms, _, err := backendtest.BenchWorkload(3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var questions []string
+	turns, qs, err := dataset.DevTurns("../../../shared/data")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		t.Logf("the shared dev data is absent (%v): synthetic text only", err)
+	case err != nil:
+		t.Fatal(err)
+	default:
+		for i, m := range ms {
+			m.Content = turns[i*len(turns)/len(ms)].Content
+		}
+		questions = qs
+	}
+	schema := schemaFor(t, dsn, t.Name())
+	open := func(rows int) *postgres.DB {
+		d, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema, KeywordPruneRows: rows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	exact, pruned := open(-1), open(150)
+	contents := backendtest.FillPruneStore(t, exact, ms)
+
+	// Every third query (all kinds stay): a search here is a few round
+	// trips to the server.
+	queries := backendtest.EveryNth(backendtest.PruneQueries(contents, questions, 300, 2), 3)
+	filters := []driver.Filter{
+		{},
+		{Namespaces: []string{ms[0].Namespace}, Statuses: []driver.Status{driver.StatusActive}},
+		{Types: []driver.Type{driver.TypeLesson}},
+	}
+	var proved, approx, whole int
+	var overlap, overlapN float64
+	for i, q := range queries {
+		if i%25 == 24 {
+			// A write through the other handle, as another process's: the
+			// pruned handle's cached document frequencies must follow.
+			err := exact.Update(ctx, func(tx driver.Tx) error {
+				m := *ms[i%len(ms)]
+				m.ID = 0
+				return tx.Insert(&m)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		f := filters[i%len(filters)]
+		limit := []int{10, 30, 5}[i/len(filters)%3]
+		before := pruneCounts(t, exact)
+		want, err := exact.SearchKeyword(ctx, q, f, limit)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if after := pruneCounts(t, exact); after != before {
+			t.Fatalf("%s: keyword_prune_rows -1 took two phases (%v → %v)", q, before, after)
+		}
+		before = pruneCounts(t, pruned)
+		got, err := pruned.SearchKeyword(ctx, q, f, limit)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		after := pruneCounts(t, pruned)
+		switch {
+		case after[1] > before[1]: // approximate
+			approx++
+			n := 0
+			for _, h := range got {
+				if k := slices.IndexFunc(want, func(w driver.Hit) bool { return w.ID == h.ID }); k >= 0 {
+					if want[k].Score != h.Score {
+						t.Fatalf("%s: memory %d scored %.17g; exact: %.17g", q, h.ID, h.Score, want[k].Score)
+					}
+					n++
+				}
+			}
+			if len(got) != limit {
+				t.Fatalf("%s: an approximate result of %d hits for limit %d", q, len(got), limit)
+			}
+			if len(want) > 0 {
+				overlap += float64(n) / float64(len(want))
+				overlapN++
+			}
+			continue
+		case after[0] > before[0]:
+			proved++
+		default:
+			whole++
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s (limit %d, filter %+v):\n got %s\nwant %s", q, limit, f, fmtHits(got), fmtHits(want))
+		}
+	}
+	t.Logf("%d queries: every candidate evaluated %d, proved %d, approximate %d (mean overlap with the exact top %.3f)",
+		len(queries), whole, proved, approx, overlap/max(overlapN, 1))
+	if proved == 0 || whole == 0 {
+		t.Errorf("%d proved, %d whole: want searches of both kinds", proved, whole)
+	}
+}
+
+func fmtHits(hs []driver.Hit) string {
+	var b strings.Builder
+	for _, h := range hs {
+		fmt.Fprintf(&b, " %d:%.17g", h.ID, h.Score)
+	}
+	return b.String()
+}
+
+func TestPruneRowsConfig(t *testing.T) {
+	_, err := postgres.Open(context.Background(), postgres.Config{DSN: "postgres://127.0.0.1:1/x", KeywordPruneRows: -2})
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "keyword_prune_rows") {
+		t.Fatalf("keyword_prune_rows -2: %v; want ErrInvalid naming the key", err)
+	}
+}
