@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/backendtest/devbench"
 	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 )
@@ -18,7 +19,7 @@ import (
 // BenchmarkNatural does; it skips without the shared data (../shared/data
 // next to the repository).
 func BenchmarkNatural(b *testing.B) {
-	backendtest.RunNaturalDev(b, backendtest.Harness{
+	devbench.RunNaturalDev(b, backendtest.Harness{
 		Name: Name,
 		Open: func(_ testing.TB, path string) (driver.Backend, error) {
 			return Open(context.Background(), Config{Path: path})

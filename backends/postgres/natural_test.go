@@ -15,13 +15,14 @@ import (
 	"github.com/memos-go/memos/backends/postgres"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/backendtest/devbench"
 	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
 
 // BenchmarkNatural measures natural-language keyword search over 100,000
-// real dev turns (backendtest.RunNaturalDev), as sqlite's and bolt's
+// real dev turns (devbench.RunNaturalDev), as sqlite's and bolt's
 // BenchmarkNatural do; it skips without MEMOS_TEST_PG_DSN or the shared
 // data (../shared/data next to the repository). Building the store takes
 // minutes: with MEMOS_BENCH_DIR set it is kept, in the schema
@@ -33,7 +34,7 @@ import (
 //	MEMOS_TEST_PG_DSN=... MEMOS_BENCH_DIR=... go test -run '^$' -bench Natural -benchtime 200x ./backends/postgres/
 func BenchmarkNatural(b *testing.B) {
 	dsn := testDSN(b)
-	backendtest.RunNaturalDev(b, backendtest.Harness{
+	devbench.RunNaturalDev(b, backendtest.Harness{
 		Name: postgres.Name,
 		Open: func(_ testing.TB, path string) (driver.Backend, error) {
 			return openNatural(b, dsn, path)

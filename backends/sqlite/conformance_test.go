@@ -6,6 +6,7 @@ import (
 
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/backendtest/devbench"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkBackend(b *testing.B) {
 // real dev turns (backendtest.RunNaturalBenchmarks); it skips without the
 // shared data (../shared/data next to the repository).
 func BenchmarkNatural(b *testing.B) {
-	backendtest.RunNaturalDev(b, backendtest.Harness{
+	devbench.RunNaturalDev(b, backendtest.Harness{
 		Name: sqlite.Name,
 		Open: func(_ testing.TB, path string) (driver.Backend, error) {
 			return sqlite.Open(context.Background(), sqlite.Config{Path: path})

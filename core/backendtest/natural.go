@@ -2,18 +2,14 @@ package backendtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/corpus"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
@@ -148,32 +144,4 @@ func TopOverlap(exact, got [][]driver.Hit, k int) (mean, same float64) {
 		}
 	}
 	return mean / float64(len(exact)), same / float64(len(exact))
-}
-
-// RunNaturalDev runs RunNaturalBenchmarks over 100,000 memories (or
-// $MEMOS_BENCH_N) built from the dev turns and questions in dataDir
-// (dataset.DevTurns), the workload every backend's BenchmarkNatural
-// measures; it skips b when the data is absent.
-func RunNaturalDev(b *testing.B, h Harness, dataDir string) {
-	b.Helper()
-	n := 100_000
-	if s := os.Getenv("MEMOS_BENCH_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v <= 0 {
-			b.Fatalf("MEMOS_BENCH_N is %q; want a positive number of memories", s)
-		}
-		n = v
-	}
-	turns, qs, err := dataset.DevTurns(dataDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		b.Skipf("the shared dev data is absent (%v); place it in ../shared/data next to the repository", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := NaturalWorkload{Questions: qs}
-	for _, t := range turns {
-		w.Turns = append(w.Turns, NaturalTurn(t))
-	}
-	RunNaturalBenchmarks(b, h, w, n)
 }

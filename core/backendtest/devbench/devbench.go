@@ -1,0 +1,46 @@
+// Package devbench runs backendtest's natural-language keyword benchmark
+// over the shared dev data (LoCoMo and LongMemEval turns, read with
+// core/bench/dataset). It is apart from backendtest because the data
+// loaders link the engine (package core), which a backend's own packages
+// must not (core/driver's TestImplementersDoNotLinkTheEngine); only the
+// backends' tests import it.
+package devbench
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/bench/dataset"
+)
+
+// RunNaturalDev runs backendtest.RunNaturalBenchmarks over 100,000
+// memories (or $MEMOS_BENCH_N) built from the dev turns and questions in
+// dataDir (dataset.DevTurns), the workload every backend's
+// BenchmarkNatural measures; it skips b when the data is absent.
+func RunNaturalDev(b *testing.B, h backendtest.Harness, dataDir string) {
+	b.Helper()
+	n := 100_000
+	if s := os.Getenv("MEMOS_BENCH_N"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 {
+			b.Fatalf("MEMOS_BENCH_N is %q; want a positive number of memories", s)
+		}
+		n = v
+	}
+	turns, qs, err := dataset.DevTurns(dataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		b.Skipf("the shared dev data is absent (%v); place it in ../shared/data next to the repository", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := backendtest.NaturalWorkload{Questions: qs}
+	for _, t := range turns {
+		w.Turns = append(w.Turns, backendtest.NaturalTurn(t))
+	}
+	backendtest.RunNaturalBenchmarks(b, h, w, n)
+}
