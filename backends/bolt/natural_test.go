@@ -2,15 +2,12 @@ package bolt
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/backendtest/devbench"
-	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -42,13 +39,7 @@ func BenchmarkNaturalPrune(b *testing.B) {
 	if _, err := os.Stat(path); dir == "" || err != nil {
 		b.Skip("needs the store BenchmarkNatural keeps in $MEMOS_BENCH_DIR (natural-bolt-100k)")
 	}
-	_, qs, err := dataset.DevTurns("../../../shared/data")
-	if errors.Is(err, fs.ErrNotExist) {
-		b.Skipf("the shared dev data is absent (%v)", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	qs := devbench.Questions(b, devbench.DataDir)
 	backendtest.RunNaturalPrune(b, qs, func(rows int) (backendtest.PruneStore, error) {
 		d, err := Open(context.Background(), Config{Path: path, KeywordPruneRows: rows})
 		if err != nil {

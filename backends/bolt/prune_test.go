@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/memos-go/memos/core/backendtest"
-	"github.com/memos-go/memos/core/bench/dataset"
+	"github.com/memos-go/memos/core/backendtest/devbench"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
@@ -34,19 +33,8 @@ func TestPrunedSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var questions []string
-	turns, qs, err := dataset.DevTurns("../../../shared/data")
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		t.Logf("the shared dev data is absent (%v): synthetic text only", err)
-	case err != nil:
-		t.Fatal(err)
-	default:
-		for i, m := range ms {
-			m.Content = turns[i*len(turns)/len(ms)].Content
-		}
-		questions = qs
-	}
+	// Real text: dev turns in the workload's memories (namespaces, types).
+	questions := devbench.WithDevText(t, ms, devbench.DataDir)
 	path := filepath.Join(t.TempDir(), "store")
 	d, err := Open(ctx, Config{Path: path, KeywordPruneRows: 150})
 	if err != nil {

@@ -2,9 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +14,6 @@ import (
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/backendtest/devbench"
-	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
@@ -58,13 +55,7 @@ func BenchmarkNaturalPrune(b *testing.B) {
 	if _, err := os.Stat(path); dir == "" || err != nil {
 		b.Skip("needs the store BenchmarkNatural keeps with $MEMOS_BENCH_DIR (natural-postgres-100k)")
 	}
-	_, qs, err := dataset.DevTurns("../../../shared/data")
-	if errors.Is(err, fs.ErrNotExist) {
-		b.Skipf("the shared dev data is absent (%v)", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	qs := devbench.Questions(b, devbench.DataDir)
 	backendtest.RunNaturalPrune(b, qs, func(rows int) (backendtest.PruneStore, error) {
 		d, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Schema: keptSchema(path), KeywordPruneRows: rows})
 		if err != nil {
@@ -148,13 +139,7 @@ func BenchmarkNaturalPruneVsFTS5(b *testing.B) {
 			b.Skipf("needs the stores BenchmarkNatural keeps in $MEMOS_BENCH_DIR (%s): run it here and in backends/sqlite", p)
 		}
 	}
-	_, qs, err := dataset.DevTurns("../../../shared/data")
-	if errors.Is(err, fs.ErrNotExist) {
-		b.Skipf("the shared dev data is absent (%v)", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	qs := devbench.Questions(b, devbench.DataDir)
 	var nodes []query.Node
 	for _, s := range qs {
 		if q := query.Natural(s); q != nil {

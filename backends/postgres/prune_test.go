@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/memos-go/memos/backends/postgres"
 	"github.com/memos-go/memos/core/backendtest"
-	"github.com/memos-go/memos/core/bench/dataset"
+	"github.com/memos-go/memos/core/backendtest/devbench"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -32,19 +31,8 @@ func TestPrunedSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var questions []string
-	turns, qs, err := dataset.DevTurns("../../../shared/data")
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		t.Logf("the shared dev data is absent (%v): synthetic text only", err)
-	case err != nil:
-		t.Fatal(err)
-	default:
-		for i, m := range ms {
-			m.Content = turns[i*len(turns)/len(ms)].Content
-		}
-		questions = qs
-	}
+	// Real text: dev turns in the workload's memories (namespaces, types).
+	questions := devbench.WithDevText(t, ms, devbench.DataDir)
 	schema := schemaFor(t, dsn, t.Name())
 	open := func(rows int) *postgres.DB {
 		d, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema, KeywordPruneRows: rows})

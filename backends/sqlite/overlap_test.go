@@ -2,14 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/memos-go/memos/core/backendtest"
-	"github.com/memos-go/memos/core/bench/dataset"
+	"github.com/memos-go/memos/core/backendtest/devbench"
 )
 
 // BenchmarkNaturalPrune compares the two-phase keyword search with FTS5
@@ -26,13 +24,7 @@ func BenchmarkNaturalPrune(b *testing.B) {
 	if _, err := os.Stat(path); dir == "" || err != nil {
 		b.Skip("needs the store BenchmarkNatural keeps in $MEMOS_BENCH_DIR (natural-sqlite-100k)")
 	}
-	_, qs, err := dataset.DevTurns("../../../shared/data")
-	if errors.Is(err, fs.ErrNotExist) {
-		b.Skipf("the shared dev data is absent (%v)", err)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	qs := devbench.Questions(b, devbench.DataDir)
 	backendtest.RunNaturalPrune(b, qs, func(rows int) (backendtest.PruneStore, error) {
 		d, err := Open(context.Background(), Config{Path: path, KeywordPruneRows: rows})
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/bench/dataset"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // RunNaturalDev runs backendtest.RunNaturalBenchmarks over 100,000
@@ -43,4 +44,42 @@ func RunNaturalDev(b *testing.B, h backendtest.Harness, dataDir string) {
 		w.Turns = append(w.Turns, backendtest.NaturalTurn(t))
 	}
 	backendtest.RunNaturalBenchmarks(b, h, w, n)
+}
+
+// DataDir is the shared data directory as the backends' tests see it (a
+// sibling of the repository).
+const DataDir = "../../../shared/data"
+
+// Questions returns the dev questions in dataDir, or skips b when the data
+// is absent.
+func Questions(b testing.TB, dataDir string) []string {
+	b.Helper()
+	_, qs, err := dataset.DevTurns(dataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		b.Skipf("the shared dev data is absent (%v)", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return qs
+}
+
+// WithDevText puts the dev turns of dataDir, spread over the data sets, in
+// the content of ms (keeping their namespaces and types), and returns the
+// dev questions; when the data is absent it leaves ms as they are, says so
+// in t's log and returns no questions.
+func WithDevText(t testing.TB, ms []*driver.Memory, dataDir string) []string {
+	t.Helper()
+	turns, qs, err := dataset.DevTurns(dataDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		t.Logf("the shared dev data is absent (%v): synthetic text only", err)
+		return nil
+	case err != nil:
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		m.Content = turns[i*len(turns)/len(ms)].Content
+	}
+	return qs
 }
