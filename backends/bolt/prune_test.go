@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,7 +100,7 @@ func TestPrunedSearch(t *testing.T) {
 			}
 		default:
 			if !slices.Equal(got, want) {
-				t.Fatalf("%s (outcome %d, limit %d, filter %+v):\n got %s\nwant %s", q, outcome, limit, f, fmtHits(got), fmtHits(want))
+				t.Fatalf("%s (outcome %d, limit %d, filter %+v):\n got %s\nwant %s", q, outcome, limit, f, backendtest.FormatHits(got), backendtest.FormatHits(want))
 			}
 		}
 	}
@@ -110,14 +109,6 @@ func TestPrunedSearch(t *testing.T) {
 	if outcomes[pruneProved] == 0 || outcomes[pruneExact] == 0 {
 		t.Errorf("outcomes %v: want searches both proved and answered exactly", outcomes)
 	}
-}
-
-func fmtHits(hs []driver.Hit) string {
-	var b strings.Builder
-	for _, h := range hs {
-		fmt.Fprintf(&b, " %d:%.17g", h.ID, h.Score)
-	}
-	return b.String()
 }
 
 func TestPruneRowsConfig(t *testing.T) {

@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -110,7 +109,7 @@ func TestPrunedSearch(t *testing.T) {
 			whole++
 		}
 		if !slices.Equal(got, want) {
-			t.Fatalf("%s (limit %d, filter %+v):\n got %s\nwant %s", q, limit, f, fmtHits(got), fmtHits(want))
+			t.Fatalf("%s (limit %d, filter %+v):\n got %s\nwant %s", q, limit, f, backendtest.FormatHits(got), backendtest.FormatHits(want))
 		}
 	}
 	t.Logf("%d queries: every candidate evaluated %d, proved %d, approximate %d (mean overlap with the exact top %.3f)",
@@ -118,14 +117,6 @@ func TestPrunedSearch(t *testing.T) {
 	if proved == 0 || whole == 0 {
 		t.Errorf("%d proved, %d whole: want searches of both kinds", proved, whole)
 	}
-}
-
-func fmtHits(hs []driver.Hit) string {
-	var b strings.Builder
-	for _, h := range hs {
-		fmt.Fprintf(&b, " %d:%.17g", h.ID, h.Score)
-	}
-	return b.String()
 }
 
 func TestPruneRowsConfig(t *testing.T) {

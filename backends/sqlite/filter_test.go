@@ -121,26 +121,18 @@ func TestFilterAfterRanking(t *testing.T) {
 		} else {
 			answered++
 			if !slices.Equal(got, want) {
-				t.Fatalf("%s (limit %d, filter %+v):\n got %s\nwant %s", q, limit, f, fmtHits(got), fmtHits(want))
+				t.Fatalf("%s (limit %d, filter %+v):\n got %s\nwant %s", q, limit, f, backendtest.FormatHits(got), backendtest.FormatHits(want))
 			}
 		}
 		pub, err := d.SearchKeyword(ctx, q, f, limit)
 		if err != nil || !slices.Equal(pub, want) {
-			t.Fatalf("SearchKeyword(%s, %+v, %d) = %s, %v; want %s", q, f, limit, fmtHits(pub), err, fmtHits(want))
+			t.Fatalf("SearchKeyword(%s, %+v, %d) = %s, %v; want %s", q, f, limit, backendtest.FormatHits(pub), err, backendtest.FormatHits(want))
 		}
 	}
 	if fellBack == 0 || answered == 0 {
 		t.Fatalf("ranking unfiltered answered %d searches and fell back on %d; want both", answered, fellBack)
 	}
 	t.Logf("answered %d, fell back %d", answered, fellBack)
-}
-
-func fmtHits(hs []driver.Hit) string {
-	var b strings.Builder
-	for _, h := range hs {
-		fmt.Fprintf(&b, " %d:%.17g", h.ID, h.Score)
-	}
-	return b.String()
 }
 
 // TestSessionUsesIndex checks that reading a session's members goes through

@@ -102,12 +102,12 @@ func TestPrunedSearch(t *testing.T) {
 		if where, fargs := filterSQL(f); where == "" {
 			plain, err := d.searchPlain(ctx, q.String(), "", nil, limit)
 			if err != nil || !slices.Equal(plain, want) {
-				t.Fatalf("keyword_prune_rows -1: %s = %s, %v; FTS5: %s", q, fmtHits(want), err, fmtHits(plain))
+				t.Fatalf("keyword_prune_rows -1: %s = %s, %v; FTS5: %s", q, backendtest.FormatHits(want), err, backendtest.FormatHits(plain))
 			}
 		} else {
 			plain, err := d.searchPlain(ctx, q.String(), where, fargs, limit)
 			if err != nil || !slices.Equal(plain, want) {
-				t.Fatalf("keyword_prune_rows -1: %s (%+v) = %s, %v; FTS5: %s", q, f, fmtHits(want), err, fmtHits(plain))
+				t.Fatalf("keyword_prune_rows -1: %s (%+v) = %s, %v; FTS5: %s", q, f, backendtest.FormatHits(want), err, backendtest.FormatHits(plain))
 			}
 		}
 		var before [4]int64
@@ -152,7 +152,7 @@ func TestPrunedSearch(t *testing.T) {
 			}
 		default:
 			if !slices.Equal(got, want) {
-				t.Fatalf("%s (outcome %d, limit %d, filter %+v):\n got %s\nwant %s", q, outcome, limit, f, fmtHits(got), fmtHits(want))
+				t.Fatalf("%s (outcome %d, limit %d, filter %+v):\n got %s\nwant %s", q, outcome, limit, f, backendtest.FormatHits(got), backendtest.FormatHits(want))
 			}
 		}
 	}
@@ -285,7 +285,7 @@ func TestPruneFollowsWrites(t *testing.T) {
 			}
 		}
 		if wantOutcome == pruneProved && !slices.Equal(got, want) {
-			t.Fatalf("%s:\n got %s\nwant %s", step, fmtHits(got), fmtHits(want))
+			t.Fatalf("%s:\n got %s\nwant %s", step, backendtest.FormatHits(got), backendtest.FormatHits(want))
 		}
 	}
 	check("first", pruneProved)

@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -105,4 +106,14 @@ func FillPruneStore(tb testing.TB, bk driver.Backend, ms []*driver.Memory) []str
 		contents[i] = m.Content
 	}
 	return contents
+}
+
+// FormatHits renders hits as " id:score" with every digit of the score, for
+// a test's message comparing two results that must be identical.
+func FormatHits(hs []driver.Hit) string {
+	var b strings.Builder
+	for _, h := range hs {
+		fmt.Fprintf(&b, " %d:%.17g", h.ID, h.Score)
+	}
+	return b.String()
 }
