@@ -28,46 +28,43 @@ const tokenizerVersion = 2
 // change. (The keyword index is rebuilt for the same change: indexMapping
 // 4.)
 func (d *DB) retokenize(ctx context.Context) error {
-	var version, count uint64
+	var version uint64
 	if err := d.bdb.View(func(tx *bbolt.Tx) error {
-		sys := tx.Bucket(bktSys)
-		version, count = getU64(sys, keyTokenizer), getU64(sys, keyCount)
+		version = getU64(tx.Bucket(bktSys), keyTokenizer)
 		return nil
 	}); err != nil || version >= tokenizerVersion {
 		return err
 	}
 	var from []byte
-	for first := true; first || (from != nil && count > 0); first = false {
+	for done := false; !done; {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("bolt: open %s: recount tokens: %w", d.dir, err)
 		}
 		err := d.bdb.Update(func(tx *bbolt.Tx) error {
 			var delta int64
 			var err error
-			if count > 0 {
-				from, err = rewrite(tx.Bucket(bktMem), from, packBatch, func(v []byte) ([]byte, error) {
-					m, h, err := decodeRecord(0, v)
-					if err != nil || text.IsASCII(m.Content) {
-						return nil, err
-					}
-					n := len(text.Tokenize(m.Content))
-					if n == h.NTok {
-						return nil, nil
-					}
-					delta += int64(n) - int64(h.NTok)
-					return encodeRecord(m, h.Seq, n)
-				})
-				if err != nil {
-					return err
+			from, err = rewrite(tx.Bucket(bktMem), from, packBatch, func(v []byte) ([]byte, error) {
+				m, h, err := decodeRecord(0, v)
+				if err != nil || text.IsASCII(m.Content) {
+					return nil, err
 				}
+				n := len(text.Tokenize(m.Content))
+				if n == h.NTok {
+					return nil, nil
+				}
+				delta += int64(n) - int64(h.NTok)
+				return encodeRecord(m, h.Seq, n)
+			})
+			if err != nil {
+				return err
 			}
 			sys := tx.Bucket(bktSys)
-			if delta != 0 {
-				if err := sys.Put(keyTokens, u64(uint64(int64(getU64(sys, keyTokens))+delta))); err != nil {
-					return err
-				}
+			tokens := uint64(int64(getU64(sys, keyTokens)) + delta)
+			if err := sys.Put(keyTokens, u64(tokens)); err != nil {
+				return err
 			}
-			if from == nil || count == 0 {
+			if done = from == nil; done {
+				d.kstats.tokens = tokens
 				return sys.Put(keyTokenizer, u64(tokenizerVersion))
 			}
 			return nil
@@ -76,9 +73,5 @@ func (d *DB) retokenize(ctx context.Context) error {
 			return fmt.Errorf("bolt: open %s: recount tokens: %w", d.dir, err)
 		}
 	}
-	return d.bdb.View(func(tx *bbolt.Tx) error {
-		sys := tx.Bucket(bktSys)
-		d.kstats = keywordStats{docs: getU64(sys, keyCount), tokens: getU64(sys, keyTokens)}
-		return nil
-	})
+	return nil
 }

@@ -170,8 +170,10 @@ func rankedQuery(pools bool, r ranked.Range) string {
 		poolCond, n = " AND pool = ANY($4)", 5
 	}
 	where := r.Where(func(c ranked.Column) string {
-		return [...]string{ranked.Significance: "significance", ranked.AccessCount: "access_count",
-			ranked.LastAccessed: `last_accessed_at COLLATE "C"`, ranked.ID: "id"}[c]
+		if c == ranked.LastAccessed {
+			return c.Name() + ` COLLATE "C"` // the order memories_rank keeps
+		}
+		return c.Name()
 	}, func() string {
 		n++
 		return fmt.Sprintf("$%d", n-1)

@@ -917,10 +917,7 @@ func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 // page's key (ranked.Key).
 func rankedQuery(n int, pools []driver.Pool, r ranked.Range) string {
 	var q strings.Builder
-	where := r.Where(func(c ranked.Column) string {
-		return [...]string{ranked.Significance: "significance", ranked.AccessCount: "access_count",
-			ranked.LastAccessed: "last_accessed_at", ranked.ID: "id"}[c]
-	}, func() string { return "?" })
+	where := r.Where(ranked.Column.Name, func() string { return "?" })
 	for i := range n {
 		if i > 0 {
 			q.WriteString(" UNION ALL ")

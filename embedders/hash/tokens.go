@@ -20,10 +20,8 @@ import (
 // so the keyword indexes match what FTS5 indexes while vectors of hash-v1
 // stay what they were.
 func appendTokens(dst []string, s string) []string {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return appendTokensV1(dst, s)
-		}
+	if !text.IsASCII(s) {
+		return appendTokensV1(dst, s)
 	}
 	return text.AppendTokens(dst, s)
 }

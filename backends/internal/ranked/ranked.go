@@ -104,6 +104,11 @@ const (
 	ID
 )
 
+// Name is c's column in the backends' memories tables.
+func (c Column) Name() string {
+	return [...]string{Significance: "significance", AccessCount: "access_count", LastAccessed: "last_accessed_at", ID: "id"}[c]
+}
+
 // Op is how a Cond compares a column with a Key's value.
 type Op int
 
