@@ -1174,7 +1174,7 @@ func (p *parser) ask() (Ask, int, int) {
 	for i := 0; i < n; i++ {
 		w := p.word(i)
 		switch {
-		case w == "when":
+		case w == "when" && p.asksWhen(i):
 			a, b := span(i, i+1)
 			return AskWhen, a, b
 		case (w == "what" || w == "which") && p.is(i+1, "date", "day", "month", "year", "time", "week", "season", "dates", "days"):
@@ -1211,3 +1211,17 @@ func (p *parser) ask() (Ask, int, int) {
 	}
 	return AskNone, 0, 0
 }
+
+// asksWhen says whether the "when" at token i asks for a time rather than
+// joining two clauses ("Who supports Caroline when she has a bad day?",
+// "Stacking is more stable when a purine is present"): it opens the
+// question, or an auxiliary follows it as in a question ("so when did I
+// move?"), or it follows a verb of knowing or telling ("do you remember when
+// I moved?", "remind me when the market is").
+func (p *parser) asksWhen(i int) bool {
+	return i == 0 || p.is(i+1, whenAux...) || p.is(i-1, "remember", "recall", "know", "me", "us", "wonder", "wondering")
+}
+
+// whenAux are the auxiliaries that follow an asking "when".
+var whenAux = []string{"did", "do", "does", "was", "were", "is", "are", "am", "will", "would", "has", "have", "had",
+	"can", "could", "should", "shall", "may", "might", "must"}

@@ -156,6 +156,13 @@ func TestAsk(t *testing.T) {
 		{"What did I buy last weekend?", AskNone, ""},
 		{"How many books did I read?", AskNone, ""},
 		{"what does alice like", AskNone, ""},
+		// "when" joining two clauses does not ask for a time.
+		{"Who supports Caroline when she has a negative experience?", AskNone, ""},
+		{"Auditory entrainment is strengthened when people see congruent visual information.", AskNone, ""},
+		{"The PRDM1 gene, when combined with the PRDM14 gene, plays a role.", AskNone, ""},
+		{"So, when did I move?", AskWhen, "when"},
+		{"Do you remember when I bought the bike?", AskWhen, "when"},
+		{"Can you remind me when the market opens?", AskWhen, "when"},
 	} {
 		q := ParseQuestion(tc.in, ref)
 		if q.Ask != tc.ask || tc.in[q.AskStart:q.AskEnd] != tc.span {
