@@ -30,8 +30,10 @@ import (
 // temporary directory, and takes a minute or two; set MEMOS_BENCH_N for
 // another size, MEMOS_BENCH_DIR to keep the store there for later runs,
 // MEMOS_BENCH_DIM for the hash embedder's dimension (default 256) and
-// MEMOS_BENCH_INDEX for the vector index (default exact; hnsw) and
-// MEMOS_BENCH_BACKEND for the backend (default sqlite; bolt).
+// MEMOS_BENCH_INDEX for the vector index (default exact; hnsw),
+// MEMOS_BENCH_BACKEND for the backend (default sqlite; bolt) and
+// MEMOS_BENCH_TYPE=document to store the turns as documents (the memories
+// query feedback runs over by default).
 
 var benchStore struct {
 	once    sync.Once
@@ -62,7 +64,7 @@ func benchEngine(b *testing.B) *core.Engine {
 		}
 		if dir := os.Getenv("MEMOS_BENCH_DIR"); dir != "" {
 			// A kept store: build it once, reuse it in later runs.
-			benchStore.path = filepath.Join(dir, fmt.Sprintf("bench-corpus-%d-dim%s.%s", n, os.Getenv("MEMOS_BENCH_DIM"), benchBackend()))
+			benchStore.path = filepath.Join(dir, fmt.Sprintf("bench-corpus-%d-dim%s%s.%s", n, os.Getenv("MEMOS_BENCH_DIM"), benchType(), benchBackend()))
 			if _, err := os.Stat(benchStore.path); err == nil {
 				return
 			}
@@ -87,6 +89,8 @@ func benchEngine(b *testing.B) *core.Engine {
 				in := core.Input{Content: c.Docs[i].Content, Type: core.TypeTurn, Session: fmt.Sprintf("s%d", i/20),
 					Significance: 1 + i*7%10}
 				switch {
+				case benchType() != "" && i%10 != 9:
+					in.Type = core.TypeDocument
 				case i%100 == 99:
 					in.Type = core.TypeLesson
 				case i%10 == 9:
@@ -100,7 +104,7 @@ func benchEngine(b *testing.B) *core.Engine {
 				return
 			}
 			for _, m := range ms {
-				if m.Type == core.TypeTurn {
+				if m.Type == core.TypeTurn || m.Type == core.TypeDocument {
 					lastTurn = m.ID
 					continue
 				}
@@ -124,6 +128,14 @@ func benchEngine(b *testing.B) *core.Engine {
 		b.Fatal(err)
 	}
 	return e
+}
+
+// benchType is "-document" when the store's turns are documents, else "".
+func benchType() string {
+	if os.Getenv("MEMOS_BENCH_TYPE") == "document" {
+		return "-document"
+	}
+	return ""
 }
 
 // benchBackend is the backend the benchmarks use: sqlite, or bolt.

@@ -10,7 +10,8 @@ import (
 )
 
 // Query feedback finds a memory written in the words of the best hits
-// rather than of the question, and only when it is on.
+// rather than of the question: by default only over documents, and over
+// other memories when feedback_queries says so.
 func TestQueryFeedbackFindsTheAnswersWords(t *testing.T) {
 	ctx := context.Background()
 	contents := []string{
@@ -25,12 +26,16 @@ func TestQueryFeedbackFindsTheAnswersWords(t *testing.T) {
 		"my phone battery died",
 		"the garden needs water",
 	}
-	run := func(q string, cfg core.SearchConfig) (*core.Explanation, []int64) {
+	run := func(q string, cfg core.SearchConfig, typ ...core.Type) (*core.Explanation, []int64) {
 		e := openAt(t, filepath.Join(t.TempDir(), "m.db"), core.Options{Search: cfg})
 		defer e.Close()
 		var ins []core.Input
-		for _, c := range contents {
-			ins = append(ins, core.Input{Content: c})
+		for i, c := range contents {
+			in := core.Input{Content: c, Type: core.TypeDocument}
+			if i < len(typ) {
+				in.Type = typ[i]
+			}
+			ins = append(ins, in)
 		}
 		ms, err := e.RememberBatch(ctx, ins)
 		if err != nil {
@@ -59,16 +64,40 @@ func TestQueryFeedbackFindsTheAnswersWords(t *testing.T) {
 			t.Fatalf("memory found by feedback explained as %+v", c)
 		}
 	}
-	x, _ = run("who paints", core.SearchConfig{})
+	x, _ = run("who paints", core.SearchConfig{FeedbackTerms: -1})
 	if x.Feedback != nil || slices.Contains(hitIDs(x.Result), ids[2]) {
-		t.Fatalf("feedback off by default: terms %v, hits %v", x.Feedback, hitIDs(x.Result))
+		t.Fatalf("feedback_terms -1 turns it off: terms %v, hits %v", x.Feedback, hitIDs(x.Result))
 	}
-	// A query over the term limit is left alone, unless its first pass is weak.
-	x, _ = run("who paints canvas", core.SearchConfig{FeedbackTerms: 2, FeedbackMaxQueryTerms: 1, FeedbackDocs: 2})
+	// By default it runs over documents, and not when most of the best
+	// hits are other memories (two of the three here are turns).
+	x, _ = run("who paints", core.SearchConfig{})
+	if len(x.Feedback) == 0 {
+		t.Fatalf("feedback did not run by default over documents")
+	}
+	turns := []core.Type{core.TypeTurn, core.TypeDocument, core.TypeTurn}
+	x, _ = run("who paints", core.SearchConfig{FeedbackTerms: 2}, turns...)
+	if x.Feedback != nil || slices.Contains(hitIDs(x.Result), ids[2]) {
+		t.Fatalf("feedback ran over turns: terms %v, hits %v", x.Feedback, hitIDs(x.Result))
+	}
+	x, _ = run("who paints", core.SearchConfig{FeedbackTerms: 2, FeedbackQueries: core.FeedbackAll}, turns...)
+	if !slices.Equal(x.Feedback, []string{"canvas", "caroline"}) {
+		t.Fatalf("feedback_queries all over turns: terms %v", x.Feedback)
+	}
+	// With feedback_queries short, a query over the term limit is left
+	// alone, unless its first pass is weak; the memories' type does not
+	// matter.
+	short := core.SearchConfig{FeedbackTerms: 2, FeedbackQueries: core.FeedbackShort, FeedbackMaxQueryTerms: 1}
+	x, _ = run("who paints", short, turns...)
+	if len(x.Feedback) == 0 {
+		t.Fatalf("feedback_queries short did not run for a short query over turns")
+	}
+	short.FeedbackDocs = 2
+	x, _ = run("who paints canvas", short)
 	if x.Feedback != nil {
 		t.Fatalf("feedback ran for a query over its term limit: %v", x.Feedback)
 	}
-	x, _ = run("who paints lakes", core.SearchConfig{FeedbackTerms: 2, FeedbackMaxQueryTerms: 1, FeedbackDocs: 3})
+	short.FeedbackDocs = 3
+	x, _ = run("who paints lakes", short)
 	if x.Feedback == nil {
 		t.Fatalf("feedback did not run after a weak first pass")
 	}

@@ -148,17 +148,23 @@ type SearchConfig struct {
 	// RerankPause is how long searches skip a failing reranker (default 30s).
 	RerankPause time.Duration `koanf:"rerank_pause" json:"rerank_pause"`
 
-	// FeedbackTerms is how many terms query feedback adds to a short
-	// query's keyword search (pseudo-relevance feedback over the first
-	// pass's best hits; see stage_feedback.go); 0 or negative: off (the
-	// default).
+	// FeedbackTerms is how many terms query feedback adds to a keyword
+	// search (pseudo-relevance feedback over the first pass's best hits;
+	// see stage_feedback.go): default 5; negative: off.
 	FeedbackTerms int `koanf:"feedback_terms" json:"feedback_terms"`
+	// FeedbackQueries says which searches feedback runs for:
+	// FeedbackDocuments (default) when most of the first pass's
+	// FeedbackDocs best hits are documents (type document), FeedbackShort
+	// for queries of at most FeedbackMaxQueryTerms content terms and for
+	// weak first passes, FeedbackAll for every hybrid search.
+	FeedbackQueries string `koanf:"feedback_queries" json:"feedback_queries"`
 	// FeedbackDocs is how many of the first pass's best keyword hits
-	// feedback reads (default 5); a first pass with fewer hits is weak, and
-	// feedback runs whatever the length of the query.
+	// feedback reads (default 5); with FeedbackShort, a first pass with
+	// fewer hits is weak, and feedback runs whatever the length of the
+	// query.
 	FeedbackDocs int `koanf:"feedback_docs" json:"feedback_docs"`
-	// FeedbackMaxQueryTerms: feedback runs for queries of at most this many
-	// content terms (default 4).
+	// FeedbackMaxQueryTerms: with FeedbackShort, feedback runs for queries
+	// of at most this many content terms (default 4).
 	FeedbackMaxQueryTerms int `koanf:"feedback_max_query_terms" json:"feedback_max_query_terms"`
 	// FeedbackWeight weights the extended query's hits in fusion, like
 	// KeywordWeight (default 0.5).
@@ -288,6 +294,10 @@ func (c SearchConfig) withDefaults() SearchConfig {
 	def(&c.GraphFactor, 0.5)
 	def(&c.MMRLambda, 0.7)
 	defInt(&c.RerankTop, 30)
+	defInt(&c.FeedbackTerms, 5)
+	if c.FeedbackQueries == "" {
+		c.FeedbackQueries = FeedbackDocuments
+	}
 	defInt(&c.FeedbackDocs, 5)
 	defInt(&c.FeedbackMaxQueryTerms, 4)
 	def(&c.FeedbackWeight, 0.5)
@@ -360,6 +370,8 @@ func (c SearchConfig) validate() error {
 		return invalidf("search.mmr_lambda must be within [0,1]")
 	case c.FeedbackTerms > 50 || c.FeedbackDocs < 1 || c.FeedbackDocs > 100 || c.FeedbackWeight < 0:
 		return invalidf("search.feedback_terms must be at most 50, search.feedback_docs within 1–100 and search.feedback_weight not negative")
+	case c.FeedbackQueries != FeedbackDocuments && c.FeedbackQueries != FeedbackShort && c.FeedbackQueries != FeedbackAll:
+		return invalidf("search.feedback_queries %q is not %s, %s or %s", c.FeedbackQueries, FeedbackDocuments, FeedbackShort, FeedbackAll)
 	case c.RerankTop > 1000:
 		return invalidf("search.rerank_top %d is over 1000", c.RerankTop)
 	case c.RerankTimeout < 0:

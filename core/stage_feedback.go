@@ -20,9 +20,26 @@ import (
 // the original query's own ranking keeps the upper hand — the interpolation
 // RM3 does with term weights, done with ranks, since the keyword index has
 // no per-term weights. It is offline and deterministic (ties are broken by
-// the term), and runs only in hybrid searches of current versions whose
-// query is short (at most FeedbackMaxQueryTerms content terms) or whose
-// first pass found fewer than FeedbackDocs hits.
+// the term), and runs only in hybrid searches of current versions, and of
+// those by default only where the first pass's best hits are mostly
+// documents (FeedbackQueries). Conversation turns, and short memories
+// generally, share speakers' names and chit-chat more than topic words, so
+// the words feedback adds pull in turns of the wrong topic: on LoCoMo it
+// costs recall whatever the query, and on SciFact's abstracts it gains (see
+// the README's "Quality (measured)").
+
+// Which searches query feedback runs for (SearchConfig.FeedbackQueries).
+const (
+	// FeedbackDocuments: those whose first pass's best hits are mostly
+	// documents (type document).
+	FeedbackDocuments = "documents"
+	// FeedbackShort: those whose query is short (at most
+	// FeedbackMaxQueryTerms content terms) or whose first pass found fewer
+	// than FeedbackDocs hits, whatever the memories.
+	FeedbackShort = "short"
+	// FeedbackAll: every hybrid search.
+	FeedbackAll = "all"
+)
 
 // feedbackHits returns the keyword hits of the query extended by feedback
 // over kw, the first pass, and the terms it added; nil when feedback does
@@ -33,11 +50,12 @@ func (p *pipeline) feedbackHits(ctx context.Context, kw []Hit, n int) ([]Hit, []
 		return nil, nil, nil
 	}
 	qterms := query.PositiveTerms(p.kwq)
-	if len(qterms) > cfg.FeedbackMaxQueryTerms && len(kw) >= cfg.FeedbackDocs {
+	if cfg.FeedbackQueries == FeedbackShort && len(qterms) > cfg.FeedbackMaxQueryTerms && len(kw) >= cfg.FeedbackDocs {
 		return nil, nil, nil
 	}
 	top := kw[:min(len(kw), cfg.FeedbackDocs)]
 	docs := make([]string, 0, len(top))
+	ndoc := 0
 	err := p.e.b.View(ctx, func(tx ReadTx) error {
 		for _, h := range top {
 			m, err := tx.Get(h.ID, 0)
@@ -45,11 +63,17 @@ func (p *pipeline) feedbackHits(ctx context.Context, kw []Hit, n int) ([]Hit, []
 				return err
 			}
 			docs = append(docs, m.Content)
+			if m.Type == TypeDocument {
+				ndoc++
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if cfg.FeedbackQueries == FeedbackDocuments && 2*ndoc <= len(top) {
+		return nil, nil, nil
 	}
 	terms := feedbackTerms(qterms, top, docs, cfg.FeedbackTerms)
 	if len(terms) == 0 {

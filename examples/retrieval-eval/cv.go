@@ -41,9 +41,10 @@ var defaultGrid = []string{
 	`{"fusion":"score","session_window":2,"session_factor":0.6}`,
 	`{"fusion":"score","session_window":2,"session_factor":0.5}`,
 	`{"fusion":"score","session_window":3,"session_factor":0.6}`,
-	`{"fusion":"score","feedback_terms":5}`,
-	`{"fusion":"score","feedback_terms":5,"feedback_max_query_terms":50}`,
-	`{"fusion":"score","session_window":2,"session_factor":0.6,"feedback_terms":5,"feedback_max_query_terms":50}`,
+	`{"fusion":"score","feedback_terms":-1}`,
+	`{"fusion":"score","feedback_queries":"short"}`,
+	`{"fusion":"score","feedback_queries":"all"}`,
+	`{"fusion":"score","session_window":2,"session_factor":0.6,"feedback_queries":"all"}`,
 	`{"fusion":"score","relative_keyword":0.4}`,
 	`{"fusion":"score","turn_length_weight":-1}`,
 	`{"fusion":"score","turn_length_weight":0.5}`,
@@ -89,7 +90,7 @@ func decodeConfig(s string) (core.SearchConfig, error) {
 }
 
 // runCV cross-validates the grid on each data set with each embedder.
-func runCV(ctx context.Context, data string, sets, embedders []string, grid []string, maxCorpora int) error {
+func runCV(ctx context.Context, data string, sets, embedders []string, grid []string, maxCorpora int, scoresDir string) error {
 	if len(grid) == 0 {
 		grid = defaultGrid
 	}
@@ -122,6 +123,11 @@ func runCV(ctx context.Context, data string, sets, embedders []string, grid []st
 			}
 			if err != nil {
 				return err
+			}
+			if scoresDir != "" {
+				if err := writeScores(filepath.Join(scoresDir, set+"-"+embName+".tsv"), qs, settings, scores); err != nil {
+					return err
+				}
 			}
 			report(set, embName, folds, qs, settings, scores, time.Since(start))
 		}
@@ -329,4 +335,23 @@ func report(set, embName string, folds int, qs []cvQuestion, settings []setting,
 	row("tuned hybrid+exp, in fold", in)
 	row("tuned hybrid+exp, out of fold", out)
 	fmt.Println("chosen:", strings.Join(slices.Clip(chosen), "; "))
+}
+
+// writeScores writes every question's scores under every setting as
+// tab-separated rows with a header, for analyses the report does not make
+// (per fold, per question, the better of two settings for each question).
+func writeScores(path string, qs []cvQuestion, settings []setting, scores [][]qscore) error {
+	var b strings.Builder
+	b.WriteString("setting\tquestion\tfold\tr5\tr10\tr20\tndcg10\tsession_r5\thits\ttext\n")
+	for si, s := range settings {
+		for qi, q := range qs {
+			sc := scores[si][qi]
+			fmt.Fprintf(&b, "%s\t%s\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%s\n", s.name, q.id, q.fold+1,
+				sc.r5, sc.r10, sc.r20, sc.ndcg10, sc.s5, sc.hits, strings.Join(strings.Fields(q.text), " "))
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("-scores: %w", err)
+	}
+	return nil
 }

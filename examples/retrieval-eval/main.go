@@ -105,6 +105,7 @@ func main() {
 	flag.Var(&cfgs, "cfg", "a search config as JSON (keys as in the config file); repeatable; each adds a row")
 	flag.IntVar(&pruneRows, "keyword-prune-rows", 0, "the store's keyword_prune_rows (0: its default; -1: score every match)")
 	flag.StringVar(&backendName, "backend", sqlite.Name, "the stores' backend: sqlite or bolt")
+	scores := flag.String("scores", "", "with -cv: write every question's scores under every setting to DIR/<set>-<embedder>.tsv")
 	cv := flag.Bool("cv", false, "cross-validate: tune a grid of settings (the -cfg ones, or a built-in grid) on some folds, report on the held-out one; -set and -embedder take comma-separated lists (locomo,longmemeval,scifact)")
 	flag.Parse()
 	if backendName != sqlite.Name && backendName != bolt.Name {
@@ -122,7 +123,7 @@ func main() {
 		defer rerankReport(os.Stdout)
 	}
 	if *cv {
-		err := runCV(context.Background(), *data, strings.Split(*set, ","), strings.Split(*embName, ","), cfgs, *maxCorpora)
+		err := runCV(context.Background(), *data, strings.Split(*set, ","), strings.Split(*embName, ","), cfgs, *maxCorpora, *scores)
 		if errors.Is(err, fs.ErrNotExist) {
 			fmt.Printf("skipped: %v (the evaluation data lives in ../shared/data; see its README)\n", err)
 			return

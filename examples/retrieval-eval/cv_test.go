@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/examples/internal/evaldata"
+)
+
+// TestWriteScores: -scores writes one row per setting and question, with
+// the question's fold and the scores the report averages.
+func TestWriteScores(t *testing.T) {
+	ctx := context.Background()
+	emb, err := evaldata.Embedder(ctx, "", "hash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backendName = "sqlite"
+	mk := func(name, content string, qs ...question) corpus {
+		c := corpus{name: name, questions: qs}
+		for i, w := range strings.Split(content, "|") {
+			key := name + "-" + string(rune('a'+i))
+			c.docs = append(c.docs, doc{key: key, in: core.Input{Content: w, Source: key}})
+		}
+		return c
+	}
+	corpora := []corpus{
+		mk("c0", "the orchard grows apples|we sailed to the island",
+			question{id: "q1", text: "who grows apples?", turns: []string{"c0-a"}, relevant: map[string]float64{"c0-a": 1}}),
+		mk("c1", "a violin lesson on tuesday|the kettle is broken",
+			question{id: "q2", text: "when is the violin lesson", turns: []string{"c1-a"}, relevant: map[string]float64{"c1-a": 1}},
+			question{id: "q3", text: "tuba recital", turns: []string{"c1-b"}, relevant: map[string]float64{"c1-b": 1}}),
+	}
+	settings := []setting{{name: "keyword", mode: core.ModeKeyword}, {name: "hybrid+exp {}", mode: core.ModeHybrid, expand: true}}
+	qs, scores, err := evaluate(ctx, "locomo", 2, corpora, emb, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "s.tsv")
+	if err := writeScores(path, qs, settings, scores); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 1+2*3 || !strings.HasPrefix(lines[0], "setting\tquestion\tfold\tr5\tr10") {
+		t.Fatalf("scores file:\n%s", b)
+	}
+	want := map[string]bool{
+		"keyword\tq1\t1\t1.0000\t1.0000\t": true, // found, in the first conversation's fold
+		"keyword\tq2\t2\t1.0000\t1.0000\t": true,
+		"keyword\tq3\t2\t0.0000\t0.0000\t": true, // no word of it is stored
+		"hybrid+exp {}\tq1\t1\t1.0000\t":   true,
+	}
+	for prefix := range want {
+		found := false
+		for _, l := range lines[1:] {
+			found = found || strings.HasPrefix(l, prefix)
+		}
+		if !found {
+			t.Errorf("no row starting %q in\n%s", prefix, b)
+		}
+	}
+	if err := writeScores(filepath.Join(t.TempDir(), "missing", "s.tsv"), qs, settings, scores); err == nil || !strings.Contains(err.Error(), "-scores") {
+		t.Errorf("unwritable path: %v", err)
+	}
+}
