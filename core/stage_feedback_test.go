@@ -1,7 +1,9 @@
 package core
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +47,24 @@ func TestScoreFusionNormalisesEachList(t *testing.T) {
 	}
 	if got := cfg.contributions([]Hit{{ID: 1, Score: 3}, {ID: 2, Score: 3}}, 1, false); got[0] != 1 || got[1] != 1 {
 		t.Fatalf("flat keyword list: %v", got)
+	}
+}
+
+func TestFeedbackDefaultsAndValidation(t *testing.T) {
+	c := DefaultSearchConfig()
+	if c.FeedbackTerms != 5 || c.FeedbackQueries != FeedbackDocuments || c.FeedbackDocs != 5 || c.FeedbackMaxQueryTerms != 4 {
+		t.Fatalf("defaults: terms %d for %q, docs %d, max query terms %d", c.FeedbackTerms, c.FeedbackQueries, c.FeedbackDocs, c.FeedbackMaxQueryTerms)
+	}
+	for _, ok := range []string{FeedbackDocuments, FeedbackShort, FeedbackAll} {
+		if err := (SearchConfig{FeedbackQueries: ok}).withDefaults().validate(); err != nil {
+			t.Errorf("feedback_queries %q: %v", ok, err)
+		}
+	}
+	err := (SearchConfig{FeedbackQueries: "documnets"}).withDefaults().validate()
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `search.feedback_queries "documnets" is not documents, short or all`) {
+		t.Errorf("bad feedback_queries: %v", err)
+	}
+	if c := (SearchConfig{FeedbackTerms: -1}).withDefaults(); c.FeedbackTerms != -1 || c.validate() != nil {
+		t.Errorf("feedback_terms -1 (off) kept as %d, valid: %v", c.FeedbackTerms, c.validate())
 	}
 }
