@@ -165,6 +165,9 @@ func printExplain(w io.Writer, x *core.Explanation) {
 	if x.Rerank != "" {
 		fmt.Fprintf(w, "reranker: %s\n", x.Rerank)
 	}
+	if len(x.Feedback) > 0 {
+		fmt.Fprintf(w, "query feedback added: %s\n", strings.Join(x.Feedback, " "))
+	}
 	tw := table(w)
 	fmt.Fprintln(tw, "RANK\tID\tKW\tKW SCORE\tVEC\tSIM\tFUSED\tSIG\tTRUST\tREC\tPOOL\tSCORE\tVERDICT\tCONTENT")
 	num := func(rank int) string {
@@ -180,6 +183,9 @@ func printExplain(w io.Writer, x *core.Explanation) {
 			verdict = "filtered: " + c.Filtered
 		case c.Origin != "":
 			verdict = "expansion: " + c.Origin
+		}
+		if c.FeedbackRank > 0 {
+			verdict += fmt.Sprintf("; feedback #%d", c.FeedbackRank)
 		}
 		if c.RerankScore != nil {
 			verdict += fmt.Sprintf("; rerank %.4g", *c.RerankScore)

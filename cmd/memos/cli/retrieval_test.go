@@ -205,3 +205,21 @@ func TestExplainShowsTheLongTurnFactor(t *testing.T) {
 		t.Fatalf("explain does not show the long-turn factor:\n%s", out)
 	}
 }
+
+// Query feedback runs over documents by default, and explain says which
+// words it added and where each candidate stood in the extended query's
+// list; over the same text stored as turns it does not run.
+func TestExplainShowsQueryFeedback(t *testing.T) {
+	for _, typ := range []string{"document", "turn"} {
+		e := newEnv(t)
+		for _, c := range []string{"Caroline paints sunsets on canvas", "Caroline paints lakes on a big canvas",
+			"a new canvas arrived for Caroline today", "the train to Lisbon was late again"} {
+			e.add(c, "--type", typ)
+		}
+		out := e.ok("explain", "who paints")
+		ran := strings.Contains(out, "query feedback added: canvas caroline") && strings.Contains(out, "feedback #3")
+		if ran != (typ == "document") {
+			t.Fatalf("%s: feedback ran %v:\n%s", typ, ran, out)
+		}
+	}
+}
