@@ -156,7 +156,10 @@ type SearchConfig struct {
 	// FeedbackDocuments (default) when most of the first pass's
 	// FeedbackDocs best hits are documents (type document), FeedbackShort
 	// for queries of at most FeedbackMaxQueryTerms content terms and for
-	// weak first passes, FeedbackAll for every hybrid search.
+	// weak first passes, FeedbackAll for every hybrid search. CV: over
+	// SciFact's abstracts feedback raises nDCG@10 0.688 → 0.693 (wordvec,
+	// chosen on both folds; hash 0.692 → 0.693); over conversation turns it
+	// costs (LoCoMo recall@10 0.717 → 0.712 short, 0.701 all, wordvec).
 	FeedbackQueries string `koanf:"feedback_queries" json:"feedback_queries"`
 	// FeedbackDocs is how many of the first pass's best keyword hits
 	// feedback reads (default 5); with FeedbackShort, a first pass with
