@@ -1217,9 +1217,11 @@ func (p *parser) ask() (Ask, int, int) {
 // "Stacking is more stable when a purine is present"): it opens the
 // question, or an auxiliary follows it as in a question ("so when did I
 // move?"), or it follows a verb of knowing or telling ("do you remember when
-// I moved?", "remind me when the market is").
+// I moved?", "remind me when the market is"; not "who called me when I was
+// ill?").
 func (p *parser) asksWhen(i int) bool {
-	return i == 0 || p.is(i+1, whenAux...) || p.is(i-1, "remember", "recall", "know", "me", "us", "wonder", "wondering")
+	return i == 0 || p.is(i+1, whenAux...) || p.is(i-1, "remember", "recall", "know", "wonder", "wondering", "forgot") ||
+		p.is(i-1, "me", "us") && p.is(i-2, "tell", "remind", "show")
 }
 
 // whenAux are the auxiliaries that follow an asking "when".

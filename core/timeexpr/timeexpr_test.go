@@ -163,6 +163,7 @@ func TestAsk(t *testing.T) {
 		{"So, when did I move?", AskWhen, "when"},
 		{"Do you remember when I bought the bike?", AskWhen, "when"},
 		{"Can you remind me when the market opens?", AskWhen, "when"},
+		{"Who called me when I was ill?", AskNone, ""},
 	} {
 		q := ParseQuestion(tc.in, ref)
 		if q.Ask != tc.ask || tc.in[q.AskStart:q.AskEnd] != tc.span {
