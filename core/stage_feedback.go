@@ -53,26 +53,31 @@ func (p *pipeline) feedbackHits(ctx context.Context, kw []Hit, n int) ([]Hit, []
 	if cfg.FeedbackQueries == FeedbackShort && len(qterms) > cfg.FeedbackMaxQueryTerms && len(kw) >= cfg.FeedbackDocs {
 		return nil, nil, nil
 	}
-	top := kw[:min(len(kw), cfg.FeedbackDocs)]
-	docs := make([]string, 0, len(top))
+	first := kw[:min(len(kw), cfg.FeedbackDocs)]
+	ids := make([]int64, len(first))
+	score := make(map[int64]float64, len(first))
+	for i, h := range first {
+		ids[i], score[h.ID] = h.ID, h.Score
+	}
+	// The best hits in one read where the backend can (a database server a
+	// round trip away); one forgotten since the first pass is left out.
+	top := make([]Hit, 0, len(first))
+	docs := make([]string, 0, len(first))
 	ndoc := 0
 	err := p.e.b.View(ctx, func(tx ReadTx) error {
-		for _, h := range top {
-			m, err := tx.Get(h.ID, 0)
-			if err != nil {
-				return err
-			}
+		return eachMemory(tx, ids, func(m *Memory) error {
+			top = append(top, Hit{ID: m.ID, Score: score[m.ID]})
 			docs = append(docs, m.Content)
 			if m.Type == TypeDocument {
 				ndoc++
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if cfg.FeedbackQueries == FeedbackDocuments && 2*ndoc <= len(top) {
+	if len(top) == 0 || cfg.FeedbackQueries == FeedbackDocuments && 2*ndoc <= len(top) {
 		return nil, nil, nil
 	}
 	terms := feedbackTerms(qterms, top, docs, cfg.FeedbackTerms)
