@@ -443,11 +443,7 @@ var packBatch = 4096
 // them); an upgrade that stops half-way resumes at the next open, skipping
 // what is packed.
 func (d *DB) packStore(ctx context.Context) error {
-	var f uint64
-	if err := d.bdb.View(func(tx *bbolt.Tx) error {
-		f = getU64(tx.Bucket(bktSys), keyFormat)
-		return nil
-	}); err != nil || f != 2 {
+	if f, err := d.sysU64(keyFormat); err != nil || f != 2 {
 		return err
 	}
 	repack := func(v []byte) ([]byte, error) {

@@ -218,11 +218,8 @@ func (d *DB) reconcile(ctx context.Context, storeID string) (bool, error) {
 		d.remapped = true
 		return false, nil
 	}
-	var latest uint64
-	if err := d.bdb.View(func(tx *bbolt.Tx) error {
-		latest = getU64(tx.Bucket(bktSys), keySeq)
-		return nil
-	}); err != nil {
+	latest, err := d.sysU64(keySeq)
+	if err != nil {
 		return false, err
 	}
 	switch {

@@ -85,14 +85,9 @@ func TestPrunedSearch(t *testing.T) {
 		outcomes[outcome]++
 		switch outcome {
 		case pruneApprox:
-			n := 0
-			for _, h := range got {
-				if k := slices.IndexFunc(want, func(w driver.Hit) bool { return w.ID == h.ID }); k >= 0 {
-					if want[k].Score != h.Score {
-						t.Fatalf("%s: document %d scored %.17g; exact: %.17g", q, h.ID, h.Score, want[k].Score)
-					}
-					n++
-				}
+			n, err := backendtest.SharedHits(got, want)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
 			}
 			if len(want) > 0 {
 				overlap += float64(n) / float64(len(want))

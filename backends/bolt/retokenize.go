@@ -28,11 +28,7 @@ const tokenizerVersion = 2
 // change. (The keyword index is rebuilt for the same change: indexMapping
 // 4.)
 func (d *DB) retokenize(ctx context.Context) error {
-	var version uint64
-	if err := d.bdb.View(func(tx *bbolt.Tx) error {
-		version = getU64(tx.Bucket(bktSys), keyTokenizer)
-		return nil
-	}); err != nil || version >= tokenizerVersion {
+	if version, err := d.sysU64(keyTokenizer); err != nil || version >= tokenizerVersion {
 		return err
 	}
 	var from []byte

@@ -33,6 +33,17 @@ func getU64(b *bbolt.Bucket, k []byte) uint64 {
 	return binary.BigEndian.Uint64(v)
 }
 
+// sysU64 reads one counter of the sys bucket in a read transaction of its
+// own.
+func (d *DB) sysU64(k []byte) (uint64, error) {
+	var v uint64
+	err := d.bdb.View(func(tx *bbolt.Tx) error {
+		v = getU64(tx.Bucket(bktSys), k)
+		return nil
+	})
+	return v, err
+}
+
 func idKey(id int64) []byte { return u64(uint64(id)) }
 
 func verKey(id int64, v int) []byte {

@@ -86,14 +86,9 @@ func TestPrunedSearch(t *testing.T) {
 		switch {
 		case after[1] > before[1]: // approximate
 			approx++
-			n := 0
-			for _, h := range got {
-				if k := slices.IndexFunc(want, func(w driver.Hit) bool { return w.ID == h.ID }); k >= 0 {
-					if want[k].Score != h.Score {
-						t.Fatalf("%s: memory %d scored %.17g; exact: %.17g", q, h.ID, h.Score, want[k].Score)
-					}
-					n++
-				}
+			n, err := backendtest.SharedHits(got, want)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
 			}
 			if len(got) != limit {
 				t.Fatalf("%s: an approximate result of %d hits for limit %d", q, len(got), limit)

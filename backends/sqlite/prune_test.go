@@ -140,11 +140,9 @@ func TestPrunedSearch(t *testing.T) {
 		}
 		switch pruneOutcome(outcome) {
 		case pruneApprox:
-			n := 0
-			for _, h := range got {
-				if slices.ContainsFunc(want, func(w driver.Hit) bool { return w.ID == h.ID }) {
-					n++
-				}
+			n, err := backendtest.SharedHits(got, want)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
 			}
 			if len(want) > 0 {
 				overlap += float64(n) / float64(len(want))

@@ -108,6 +108,24 @@ func FillPruneStore(tb testing.TB, bk driver.Backend, ms []*driver.Memory) []str
 	return contents
 }
 
+// SharedHits counts the hits of got that exact also returns, for a
+// two-phase keyword search's approximate result against the exact one, and
+// reports the first of them that got scores differently.
+func SharedHits(got, exact []driver.Hit) (int, error) {
+	n := 0
+	for _, h := range got {
+		k := slices.IndexFunc(exact, func(w driver.Hit) bool { return w.ID == h.ID })
+		if k < 0 {
+			continue
+		}
+		if exact[k].Score != h.Score {
+			return n, fmt.Errorf("memory %d scored %.17g; exact: %.17g", h.ID, h.Score, exact[k].Score)
+		}
+		n++
+	}
+	return n, nil
+}
+
 // FormatHits renders hits as " id:score" with every digit of the score, for
 // a test's message comparing two results that must be identical.
 func FormatHits(hs []driver.Hit) string {

@@ -209,15 +209,7 @@ func checkReaders(t *testing.T, stage string, tx driver.ReadTx, namespaces, sess
 		for _, nss := range [][]string{namespaces, {driver.DefaultNamespace}, {"team:web", "project:other"}, {"project:nobody"}, nil} {
 			for _, after := range []time.Time{{}, at(5), at(12), at(13), at(201), at(1000)} {
 				var got, want []int64
-				err := r.UpdatedAfter(nss, after, func(m *driver.Memory) error {
-					got = append(got, m.ID)
-					if w := byID[m.ID]; w == nil {
-						t.Errorf("%s: UpdatedAfter returned memory %d, which Scan does not list", stage, m.ID)
-					} else if d := diffMemory(w, m); len(d) > 0 {
-						t.Errorf("%s: UpdatedAfter: memory %d differs from Scan:\n  %s", stage, m.ID, strings.Join(d, "\n  "))
-					}
-					return nil
-				})
+				err := r.UpdatedAfter(nss, after, likeScan(t, stage, "UpdatedAfter", byID, &got))
 				if err != nil {
 					t.Fatalf("%s: UpdatedAfter(%q, %v): %v", stage, nss, after, err)
 				}
@@ -252,20 +244,27 @@ func checkReaders(t *testing.T, stage string, tx driver.ReadTx, namespaces, sess
 	}
 }
 
+// likeScan returns a reader's callback that appends each memory's id to
+// got and reports a memory Scan (byID: by id) does not list, or lists
+// differently.
+func likeScan(t *testing.T, stage, method string, byID map[int64]*driver.Memory, got *[]int64) func(*driver.Memory) error {
+	return func(m *driver.Memory) error {
+		*got = append(*got, m.ID)
+		if w := byID[m.ID]; w == nil {
+			t.Errorf("%s: %s returned memory %d, which Scan does not list", stage, method, m.ID)
+		} else if d := diffMemory(w, m); len(d) > 0 {
+			t.Errorf("%s: %s: memory %d differs from Scan:\n  %s", stage, method, m.ID, strings.Join(d, "\n  "))
+		}
+		return nil
+	}
+}
+
 // checkRanked compares what r.Ranked(flt) returns with the memories of all
 // (byID: by id) that match flt, sorted by driver.CompareRank.
 func checkRanked(t *testing.T, stage string, r driver.RankReader, flt driver.Filter, all []*driver.Memory, byID map[int64]*driver.Memory) {
 	t.Helper()
 	var got, want []int64
-	err := r.Ranked(flt, func(m *driver.Memory) error {
-		got = append(got, m.ID)
-		if w := byID[m.ID]; w == nil {
-			t.Errorf("%s: Ranked returned memory %d, which Scan does not list", stage, m.ID)
-		} else if d := diffMemory(w, m); len(d) > 0 {
-			t.Errorf("%s: Ranked: memory %d differs from Scan:\n  %s", stage, m.ID, strings.Join(d, "\n  "))
-		}
-		return nil
-	})
+	err := r.Ranked(flt, likeScan(t, stage, "Ranked", byID, &got))
 	if err != nil {
 		t.Fatalf("%s: Ranked(%+v): %v", stage, flt, err)
 	}
