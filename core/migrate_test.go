@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/memos-go/memos/backends/bolt"
 	"github.com/memos-go/memos/backends/sqlite"
@@ -16,7 +17,11 @@ import (
 func TestMigrateBetweenBackends(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	src := openAt(t, filepath.Join(dir, "memory.db"), core.Options{})
+	// Migrate's contract is that nothing writes to the source during the
+	// copy; the engine's background writer of access statistics would
+	// (AccessFlush after a search), landing between the copy and its
+	// verification. So the statistics wait for FlushAccesses below.
+	src := openAt(t, filepath.Join(dir, "memory.db"), core.Options{Search: core.SearchConfig{AccessFlush: time.Hour}})
 	infra, _ := src.In("project:infra")
 	var ms []*core.Memory
 	for i := range 30 {
@@ -43,6 +48,7 @@ func TestMigrateBetweenBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	core.FlushAccesses(src)
 	srcB := src.Backend()
 
 	dst, err := bolt.Open(ctx, bolt.Config{Path: filepath.Join(dir, "memory.bolt")})

@@ -1,0 +1,55 @@
+// Package longtest is the switch between memos' quick tests and its long
+// ones.
+//
+// `go test ./...` runs the quick set: every behaviour is checked, on inputs
+// small enough that the whole suite finishes in minutes on two busy cores.
+// With MEMOS_TEST_LONG=1 in the environment (.ci/run sets it) the tests that
+// need size or time to mean something run in full as well: randomized
+// differential suites at full size, 20k-vector recall, crash campaigns that
+// kill writer processes, and stores of 100k memories.
+//
+// A test asks Enabled (or Pick) to choose its size, or Skip when it has no
+// quick form. In CI (CI=true) a long test that is skipped fails the run
+// instead, so that the switch cannot be lost silently.
+package longtest
+
+import (
+	"os"
+	"testing"
+)
+
+// Env is the environment variable that turns the long tests on.
+const Env = "MEMOS_TEST_LONG"
+
+// Enabled reports whether the long tests run (MEMOS_TEST_LONG is set to a
+// value other than "", "0" or "false").
+func Enabled() bool {
+	switch os.Getenv(Env) {
+	case "", "0", "false":
+		return false
+	}
+	return true
+}
+
+// Pick returns long when the long tests run and quick otherwise.
+func Pick[T any](quick, long T) T {
+	if Enabled() {
+		return long
+	}
+	return quick
+}
+
+// Skip skips t unless the long tests run, saying why t is long and how to
+// run it. Under CI=true it fails t instead: CI sets the switch, so a skip
+// there means .ci/run lost it.
+func Skip(t testing.TB, why string) {
+	t.Helper()
+	if Enabled() {
+		return
+	}
+	msg := "long test (" + why + "): set " + Env + "=1 to run it"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + "; CI must set it (.ci/run)")
+	}
+	t.Skip(msg)
+}
