@@ -12,7 +12,8 @@ import (
 	"github.com/memos-go/memos/embedders/hash"
 )
 
-// The README's library example: open a store, remember, search.
+// The README's library example: open a store scoped to a namespace,
+// remember, search, and build a context pack for a prompt.
 func ExampleEngine() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "memos-example-")
@@ -29,7 +30,7 @@ func ExampleEngine() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: emb})
+	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: emb, Namespace: "project:infra"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -50,6 +51,14 @@ func ExampleEngine() {
 	for _, h := range res.Hits {
 		fmt.Printf("%d %s: %s\n", h.Memory.ID, h.Memory.Type, h.Memory.Content)
 	}
+	pk, err := eng.ContextPack(ctx, core.PackRequest{Query: "where does staging run", Budget: 400})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// pk.Markdown() is the cited text to put in front of a prompt.
+	fmt.Printf("pack for %s: %d memory, #%d %q, within %d tokens: %v\n",
+		pk.Namespace, len(pk.Memories), pk.Memories[0].ID, pk.Memories[0].Content, pk.Budget, pk.Tokens <= pk.Budget)
 	// Output:
 	// 1 preference: Alice prefers open-source tools
+	// pack for project:infra: 1 memory, #2 "The staging cluster runs in Frankfurt", within 400 tokens: true
 }

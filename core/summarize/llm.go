@@ -15,12 +15,20 @@ import (
 const LLMName = "llm"
 
 // LLMConfig configures LLM: which chat model to ask (the fields of
-// llm.Config, whose doc gives the defaults).
+// llm.Config).
 type LLMConfig struct {
-	API        string        `koanf:"api"` // openai (default) or ollama
-	BaseURL    string        `koanf:"base_url"`
-	Model      string        `koanf:"model"`
-	APIKeyEnv  string        `koanf:"api_key_env"`
+	// API is "openai" (any OpenAI-compatible server; the default) or "ollama".
+	API string `koanf:"api"`
+	// BaseURL is the server: default https://api.openai.com/v1 for openai,
+	// http://localhost:11434 for ollama.
+	BaseURL string `koanf:"base_url"`
+	// Model names the chat model (default gpt-4o-mini; llama3.1 for ollama).
+	Model string `koanf:"model"`
+	// APIKeyEnv names the environment variable holding the key (openai;
+	// default OPENAI_API_KEY). A local server may need none.
+	APIKeyEnv string `koanf:"api_key_env"`
+	// Timeout bounds one request (default 120s); MaxRetries how often a 429,
+	// 5xx or network failure is retried (default 3; negative: never).
 	Timeout    time.Duration `koanf:"timeout"`
 	MaxRetries int           `koanf:"max_retries"`
 }

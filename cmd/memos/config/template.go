@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/memos-go/memos/core"
@@ -86,6 +87,11 @@ func Template() string {
 		line(1, f.key, "", describe(f.typ))
 	}
 	b.WriteString("\n")
+	line(0, "governance", "", "the review queue, contradictions and lessons; unset keys take the engine's defaults")
+	for _, f := range fieldsOf(reflect.TypeFor[core.GovernConfig]()) {
+		line(1, f.key, "", describe(f.typ))
+	}
+	b.WriteString("\n")
 	line(0, "reranker", "", "reorders the best search candidates (search.rerank_top); none by default")
 	line(1, "name", "", "compiled in: "+strings.Join(core.RerankerNames(), ", ")+` (none: off)`)
 	for _, name := range core.RerankerNames() {
@@ -100,7 +106,8 @@ func Template() string {
 	}
 	b.WriteString("\n")
 	line(0, "vector", "", "")
-	line(1, "index", DefaultVectorIndex, "exact: brute-force SIMD search")
+	line(1, "index", DefaultVectorIndex, "exact (brute-force SIMD search), hnsw or auto")
+	line(1, "hnsw_threshold", strconv.Itoa(core.DefaultHNSWThreshold), "where auto switches to hnsw")
 	line(1, "precision", DefaultVectorPrecision, "int8: a quarter of the vector memory, scores off by ~0.001")
 	b.WriteString("\n")
 	line(0, "search", "", "ranking; unset keys take the engine's defaults")
