@@ -17,6 +17,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/longtest"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -44,15 +45,13 @@ func TestCrashConsistency(t *testing.T) {
 		crashWriter(dir, os.Getenv(crashChildEnv+"_SEED"))
 		os.Exit(0)
 	}
-	if testing.Short() {
-		t.Skip("starts writer processes")
-	}
 	if raceEnabled {
 		// Where the kills land depends on timing, and under the race
 		// detector they rarely land between a commit and its index update,
 		// so the test would not exercise recovery; .ci/run runs it without.
 		t.Skip("kill timing: run without -race")
 	}
+	longtest.Skip(t, "kills writer processes")
 	dir := t.TempDir() + "/store"
 	r := rand.New(rand.NewPCG(2026, 5))
 	m := newCrashModel()

@@ -11,6 +11,7 @@ import (
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/backendtest/devbench"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/longtest"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -46,7 +47,7 @@ func TestPrunedSearch(t *testing.T) {
 	if raceEnabled {
 		// Every 40th query under the race detector (all kinds stay);
 		// .ci/run runs them all without it.
-		queries = backendtest.EveryNth(queries, 40)
+		queries = backendtest.EveryNth(queries, longtest.Pick(160, 40)) // quick tests: every 160th
 	}
 	filters := []driver.Filter{
 		{},

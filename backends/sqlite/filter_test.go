@@ -14,6 +14,7 @@ import (
 	"github.com/memos-go/memos/backends/internal/ranked"
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/longtest"
 	"github.com/memos-go/memos/core/query"
 	"github.com/memos-go/memos/core/text"
 )
@@ -26,7 +27,10 @@ import (
 // filtered query; and that both ways of answering were taken.
 func TestFilterAfterRanking(t *testing.T) {
 	ctx := context.Background()
-	ms, _, err := backendtest.BenchWorkload(3000)
+	// 3000 memories and 400 searches; the quick tests take a fifth of the
+	// store and of the searches (under -race SQLite runs some 30 times slower).
+	n, searches := longtest.Pick(600, 3000), longtest.Pick(100, 400)
+	ms, _, err := backendtest.BenchWorkload(n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +42,7 @@ func TestFilterAfterRanking(t *testing.T) {
 	backendtest.InsertAll(t, d, ms)
 	// Forget some, so that deleted rows are in neither result.
 	err = d.Update(ctx, func(tx driver.Tx) error {
-		for id := int64(1); id <= 3000; id += 37 {
+		for id := int64(1); id <= int64(n); id += 37 {
 			if err := tx.Delete(id); err != nil {
 				return err
 			}
@@ -90,7 +94,7 @@ func TestFilterAfterRanking(t *testing.T) {
 		return vocab[r.IntN(len(vocab))]
 	}
 	var fellBack, answered int
-	for i := range 400 {
+	for i := range searches {
 		var kids []query.Node
 		for range 1 + r.IntN(6) {
 			kids = append(kids, &query.Term{Text: pick()})

@@ -56,11 +56,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/longtest"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -142,15 +144,18 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := newFixture(t, h)
-			c.run(t, f)
-			if t.Failed() {
-				return // the invariant check would only repeat the failure
-			}
-			f.checkInvariants(t)
-		})
+		t.Run(c.name, func(t *testing.T) { runCase(t, h, c) })
 	}
+}
+
+// runCase runs c on a fresh store, then the invariant check.
+func runCase(t *testing.T, h Harness, c testCase) {
+	f := newFixture(t, h)
+	c.run(t, f)
+	if t.Failed() {
+		return // the invariant check would only repeat the failure
+	}
+	f.checkInvariants(t)
 }
 
 // RunRegistered runs the suite against the backend registered under h.Name
@@ -176,8 +181,21 @@ func RunRegistered(t *testing.T, h Harness) {
 		}
 		return d.Open(context.Background(), cfg)
 	}
-	Run(t, h)
+	if longtest.Enabled() {
+		Run(t, h)
+		return
+	}
+	// The quick tests check the opening through the registry on the cases
+	// that open, reopen and share a store; Run checks the rest already.
+	for _, c := range cases {
+		if slices.Contains(registeredQuick, c.name) {
+			t.Run(c.name, func(t *testing.T) { runCase(t, h, c) })
+		}
+	}
 }
+
+// registeredQuick are the cases RunRegistered runs without the long tests.
+var registeredQuick = []string{"CRUD", "Reopen", "ConcurrentHandles"}
 
 // setPath stores path in the path field of cfg, a pointer to a config struct.
 func setPath(cfg any, path string) error {

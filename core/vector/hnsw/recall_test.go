@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/longtest"
 	"github.com/memos-go/memos/core/vector"
 )
 
-// recallSize is the number of vectors the recall tests index: 20k as the
-// issue asks, but 2k under the race detector (a race-enabled build,
-// race_on_test.go) or -short, where building 20k × 128 twice takes minutes.
-// CI runs `go test -race`, so the 20k tests run in the plain `go test`.
+// recallSize is the number of vectors the recall tests index: 20k with the
+// long tests (MEMOS_TEST_LONG) and without the race detector, 2k otherwise,
+// since building 20k × 128 twice takes minutes. .ci/run runs the 20k tests
+// in a plain `go test` after the one with -race.
 func recallSize() (n, queries int) {
-	if raceEnabled || testing.Short() {
+	if raceEnabled || testing.Short() || !longtest.Enabled() {
 		return 2000, 40
 	}
 	return 20000, 200
