@@ -307,7 +307,7 @@ func (e *Engine) listScanned(ctx context.Context, tx ReadTx, req *ListRequest, o
 		return nil, err
 	}
 	keep()
-	res := &ListResult{Memories: ms}
+	res := &ListResult{Memories: append([]*Memory{}, ms...)}
 	if len(ms) > req.Limit {
 		res.Memories = ms[:req.Limit]
 		res.NextCursor = encodeCursor(opts.Order, KeyOf(ms[req.Limit-1]))

@@ -223,6 +223,13 @@ func TestList(t *testing.T) {
 					}
 				}
 			}
+			// An empty page is an empty list (JSON []), not null.
+			for which, e := range map[string]*core.Engine{"indexed": indexed, "scanned": scanned} {
+				res, err := e.List(context.Background(), core.ListRequest{Entity: "nobody"})
+				if err != nil || res.Memories == nil || len(res.Memories) != 0 || res.NextCursor != "" {
+					t.Errorf("%s List of nothing: %+v, %v; want an empty list", which, res, err)
+				}
+			}
 			// A page is what it says: the first 7 memories, with a cursor.
 			res, err := indexed.List(context.Background(), core.ListRequest{Limit: 7})
 			if err != nil || len(res.Memories) != 7 || res.NextCursor == "" {
