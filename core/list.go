@@ -114,9 +114,10 @@ type ListResult struct {
 // List returns a page of the memories of this handle's scope that match
 // req, in req.Sort's order. Pages are keyset-paged: each continues after
 // the last memory the one before read, so a page costs the same at any
-// depth, and a memory that exists throughout a listing in recency order is
-// listed once whatever is written meanwhile (in significance order, one
-// whose significance changes meanwhile may be listed twice or not at all).
+// depth, and a memory that matches throughout a listing in recency order
+// is listed exactly once whatever is written meanwhile (in significance
+// order, one whose significance changes meanwhile may be listed twice or
+// not at all).
 // Quarantined memories are listed only when req.Statuses names them.
 func (e *Engine) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 	const op = "list"
