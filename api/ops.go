@@ -325,6 +325,56 @@ type ForgetSourceIn struct {
 	Reason string `json:"reason,omitempty" jsonschema_description:"Why, recorded in every deletion certificate."`
 }
 
+// ListIn browses memories a page at a time.
+type ListIn struct {
+	Scope
+	NamespaceOnly bool              `json:"namespace_only,omitempty" jsonschema_description:"List the namespace alone, without the shared default one."`
+	Pool          []core.Pool       `json:"pool,omitempty" jsonschema_description:"Only these pools: raw, memory, knowledge (default: all)."`
+	Type          []core.Type       `json:"type,omitempty" jsonschema_description:"Only these memory types (default: all)."`
+	Status        []core.Status     `json:"status,omitempty" jsonschema_description:"Only these statuses: active, quarantined, archived (default: active only)."`
+	Trust         []core.TrustLevel `json:"trust,omitempty" jsonschema_description:"Only these trust levels: certain, inferred, imported, contradicted (default: all)."`
+	SourcePrefix  string            `json:"source_prefix,omitempty" jsonschema_description:"Only memories whose source starts with this, e.g. conversation:42."`
+	Entity        string            `json:"entity,omitempty" jsonschema_description:"Only memories about this entity (case-insensitive)."`
+	CreatedAfter  string            `json:"created_after,omitempty" jsonschema_description:"Only memories created (learned) after this time (RFC3339 or YYYY-MM-DD)."`
+	CreatedBefore string            `json:"created_before,omitempty" jsonschema_description:"Only memories created before this time."`
+	UpdatedAfter  string            `json:"updated_after,omitempty" jsonschema_description:"Only memories whose current version was written after this time."`
+	UpdatedBefore string            `json:"updated_before,omitempty" jsonschema_description:"Only memories whose current version was written before this time."`
+	ValidAfter    string            `json:"valid_after,omitempty" jsonschema_description:"Only memories still true after this time (valid_to unset or later)."`
+	ValidBefore   string            `json:"valid_before,omitempty" jsonschema_description:"Only memories already true before this time (valid_from unset or earlier)."`
+	Sort          string            `json:"sort,omitempty" jsonschema:"enum=recency,enum=significance" jsonschema_description:"recency (default: newest first) or significance (most significant first, then newest)."`
+	Limit         int               `json:"limit,omitempty" jsonschema:"minimum=1,maximum=1000" jsonschema_description:"At most this many memories in the page (default 20)."`
+	Cursor        string            `json:"cursor,omitempty" jsonschema_description:"The next_cursor of the previous page, to continue the listing."`
+}
+
+// Request is the engine's ListRequest for in.
+func (in *ListIn) Request() (core.ListRequest, error) {
+	req := core.ListRequest{NamespaceOnly: in.NamespaceOnly, Pools: in.Pool, Types: in.Type, Statuses: in.Status, TrustLevels: in.Trust,
+		SourcePrefix: in.SourcePrefix, Entity: in.Entity, Sort: core.ListSort(in.Sort), Limit: in.Limit, Cursor: in.Cursor}
+	var err error
+	for _, f := range []struct {
+		name string
+		s    string
+		dst  *time.Time
+	}{
+		{"created_after", in.CreatedAfter, &req.CreatedAfter}, {"created_before", in.CreatedBefore, &req.CreatedBefore},
+		{"updated_after", in.UpdatedAfter, &req.UpdatedAfter}, {"updated_before", in.UpdatedBefore, &req.UpdatedBefore},
+		{"valid_after", in.ValidAfter, &req.ValidAfter}, {"valid_before", in.ValidBefore, &req.ValidBefore},
+	} {
+		if *f.dst, err = ParseTime(f.name, f.s); err != nil {
+			return req, err
+		}
+	}
+	return req, nil
+}
+
+// TraceIn names a memory to trace.
+type TraceIn struct {
+	Scope
+	ID       int64 `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory."`
+	MaxDepth int   `json:"max_depth,omitempty" jsonschema:"minimum=1,maximum=100" jsonschema_description:"Follow at most this many steps each way (default 10)."`
+	MaxNodes int   `json:"max_nodes,omitempty" jsonschema:"minimum=1,maximum=1000" jsonschema_description:"List at most this many memories in all (default 100)."`
+}
+
 // SetValidity sets memory id's event-time interval; a nil bound keeps the
 // memory's current one. The CLI's set-validity calls it too.
 func SetValidity(ctx context.Context, e *core.Engine, id int64, from, to *time.Time) (*core.Memory, error) {
@@ -630,5 +680,22 @@ var table = []*Op{
 		Description: "Erase every memory that came from a source (exact or prefix, e.g. a conversation), and what was derived from them, each with a deletion certificate. Use dry_run=true first. Cannot be undone."},
 		func(ctx context.Context, e *core.Engine, in *ForgetSourceIn) (*core.ForgetSourceReport, error) {
 			return e.ForgetSource(ctx, core.ForgetSourceRequest{Source: in.Source, DryRun: in.DryRun, Strict: in.Strict, Reason: in.Reason})
+		}),
+	op(Op{Name: "list", Tool: "memos_list", Title: "List memories", ReadOnly: true,
+		Description: "Browse the stored memories without a query, newest first (sort=significance: most significant first), filtered by pool, type, status, trust, source prefix, entity and created, updated or valid times. " +
+			"Returns a page; pass its next_cursor as cursor for the next one, until there is none. A page may hold fewer memories than limit, even none, and still have a next_cursor when the filters leave most memories out. " +
+			"Quarantined and archived memories are listed only when status names them. To find memories about something, use memos_search."},
+		func(ctx context.Context, e *core.Engine, in *ListIn) (*core.ListResult, error) {
+			req, err := in.Request()
+			if err != nil {
+				return nil, err
+			}
+			return e.List(ctx, req)
+		}),
+	op(Op{Name: "trace", Tool: "memos_trace", Title: "Trace a memory's provenance", ReadOnly: true,
+		Description: "Show where a memory came from and what came from it: its source, the memories it was derived from or replaced (transitively: the turns a fact was extracted from, the duplicates merged into it, the members of a knowledge page, the memory it superseded) " +
+			"and the memories derived from it, each with id, version, type, source, an excerpt and its distance."},
+		func(ctx context.Context, e *core.Engine, in *TraceIn) (*core.TraceResult, error) {
+			return e.Trace(ctx, core.TraceRequest{ID: in.ID, MaxDepth: in.MaxDepth, MaxNodes: in.MaxNodes})
 		}),
 }

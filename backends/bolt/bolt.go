@@ -308,7 +308,7 @@ func fillPages(tx *bbolt.Tx) {
 			b.FillPercent = appendFill
 		}
 	}
-	for _, name := range [][]byte{bktSess, bktRank} {
+	for _, name := range [][]byte{bktSess, bktRank, bktLrec, bktLsig} {
 		if b := tx.Bucket(name); b != nil {
 			b.FillPercent = randomFill
 		}

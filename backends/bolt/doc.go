@@ -10,8 +10,9 @@
 //   - memos.bolt, a bbolt file, is the store of record: every version of
 //     every memory (with its embedding), edges, tombstones of forgotten ids,
 //     the change log, store settings and the audit log; and secondary
-//     indexes that order the memories by session, by update time and by
-//     rank (see secondary.go), kept in the same transactions. A record's
+//     indexes that order the memories by session, by update time, by
+//     rank and in list order (see secondary.go), kept in the same
+//     transactions. A record's
 //     content and the fields after its embedding, and audit entries, are
 //     stored DEFLATE-compressed (store format 3, see storeFormat).
 //   - keyword.bleve, a bleve (scorch) index, is the keyword index over the

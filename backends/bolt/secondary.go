@@ -16,7 +16,7 @@ import (
 	"github.com/memos-go/memos/core/driver"
 )
 
-// This file holds the secondary indexes of the bbolt file: three buckets
+// This file holds the secondary indexes of the bbolt file: five buckets
 // (and two dictionaries of names) that order the current version of every memory the way the engine reads
 // them besides by id, so that none of those reads scans the store.
 //
@@ -40,6 +40,10 @@ import (
 //     driver.CompareRank (significance and access count descending, last
 //     access descending, id) → nothing (driver.RankReader: the bootstrap
 //     pack).
+//   - lrec, lsig: namespace number, status, then the list order
+//     driver.ListRecent (created_at descending, id descending) or
+//     driver.ListSignificant (significance descending, then the same) →
+//     nothing (driver.ListReader: `memos list`).
 //
 // Every field of a key is self-delimiting and sorts bytewise as the value
 // it stands for (see appendUint, appendIntKey, appendTimeKey), inverted
@@ -67,9 +71,13 @@ var (
 	bktNsn  = []byte("nsn")
 	bktUpd  = []byte("upd")
 	bktRank = []byte("rank")
+	bktLrec = []byte("lrec")
+	bktLsig = []byte("lsig")
 	// secondaryBuckets are the buckets this file keeps; they are not part of
 	// storeFormat (a store without them is whole).
-	secondaryBuckets = [][]byte{bktSess, bktSesn, bktNsn, bktUpd, bktRank}
+	secondaryBuckets = [][]byte{bktSess, bktSesn, bktNsn, bktUpd, bktRank, bktLrec, bktLsig}
+	// listBuckets holds the bucket of each list order.
+	listBuckets = [...][]byte{driver.ListRecent: bktLrec, driver.ListSignificant: bktLsig}
 	// keySecondary, in bktSys, holds secondaryVersion and the change
 	// sequence number the buckets are up to date with (16 bytes).
 	keySecondary = []byte("secondary")
@@ -79,8 +87,8 @@ var (
 // them when the store's is different. 1: fixed-width numbers and times,
 // names spelt out. 2: the compact fields of appendUint, appendIntKey,
 // appendTimeKey and appendCode; sess keyed by session number (sesn), upd
-// and rank by namespace number (nsn).
-const secondaryVersion = 2
+// and rank by namespace number (nsn). 3: lrec and lsig.
+const secondaryVersion = 3
 
 // randomFill is how full a page of the buckets written in random key order
 // (sess, rank) is left when it splits: the room left takes later inserts
@@ -368,7 +376,7 @@ func (e secondaryKV) key(tx *bbolt.Tx, create bool) ([]byte, error) {
 func secondaryEntries(m *driver.Memory) []secondaryKV {
 	id := uint64(m.ID)
 	ns := nsName(m.Namespace)
-	out := make([]secondaryKV, 0, 3)
+	out := make([]secondaryKV, 0, 5)
 	if m.Session != "" {
 		v := appendSessTimes(nil, m.ValidFrom, m.CreatedAt)
 		out = append(out, secondaryKV{bucket: bktSess, dict: bktSesn, name: sessName(m.Namespace, m.Session),
@@ -381,6 +389,10 @@ func secondaryEntries(m *driver.Memory) []secondaryKV {
 	k = appendIntKey(k, m.AccessCount, true)
 	k = appendTimeKey(k, m.LastAccessedAt, true)
 	out = append(out, secondaryKV{bucket: bktRank, dict: bktNsn, name: ns, rest: appendUint(k, id, false)})
+	for o, b := range listBuckets {
+		out = append(out, secondaryKV{bucket: b, dict: bktNsn, name: ns,
+			rest: append(listGroup(m.Status), listKey(driver.ListOrder(o), driver.KeyOf(m))...)})
+	}
 	return out
 }
 
@@ -451,7 +463,7 @@ func dropUnused(tx *bbolt.Tx, dict, name []byte) error {
 	if num == nil || err != nil {
 		return err
 	}
-	users := [][]byte{bktUpd, bktRank}
+	users := [][]byte{bktUpd, bktRank, bktLrec, bktLsig}
 	if bytes.Equal(dict, bktSesn) {
 		users = [][]byte{bktSess}
 	}
@@ -517,7 +529,7 @@ func (d *DB) ensureSecondary() error {
 				entries[string(e.bucket)] = append(entries[string(e.bucket)], kv{k, e.v})
 			}
 		}
-		for _, name := range [][]byte{bktSess, bktUpd, bktRank} {
+		for _, name := range [][]byte{bktSess, bktUpd, bktRank, bktLrec, bktLsig} {
 			b := tx.Bucket(name)
 			// Written in key order; later writes to sess (a session that
 			// is not the newest) and rank land anywhere in them.

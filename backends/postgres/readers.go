@@ -28,6 +28,11 @@ var openIndexes = []struct{ name, def string }{
 	// order (driver.RankReader, driver.CompareRank) and stops at its limit.
 	{"memories_rank", `CREATE INDEX IF NOT EXISTS memories_rank ON memories (namespace, status, type,
 		significance DESC, access_count DESC, last_accessed_at COLLATE "C" DESC NULLS LAST, id)`},
+	// memos list reads each (namespace, status) newest first or most
+	// significant first (driver.ListReader) and stops at the end of its
+	// page. The zero time (NULL) is "", the earliest.
+	{"memories_list", `CREATE INDEX IF NOT EXISTS memories_list ON memories (namespace, status, (` + listCreated + `), id)`},
+	{"memories_list_sig", `CREATE INDEX IF NOT EXISTS memories_list_sig ON memories (namespace, status, significance, (` + listCreated + `), id)`},
 }
 
 // createOpenIndexes creates the openIndexes the schema lacks. It looks

@@ -204,6 +204,14 @@ var openIndexes = []string{
 	// (driver.RankReader, driver.CompareRank) and stops at its limit.
 	`CREATE INDEX IF NOT EXISTS memories_rank ON memories (namespace, status, type,
 		significance DESC, access_count DESC, last_accessed_at DESC, id)`,
+	// memos list reads each (namespace, status) newest first or most
+	// significant first (driver.ListReader) and stops at the end of its
+	// page. created_at is text in timeLayout, or "" for the zero time, both
+	// of which sort as the times do; rows written with plain SQL in another
+	// format are listed by memories_created_other and read apart.
+	`CREATE INDEX IF NOT EXISTS memories_list ON memories (namespace, status, created_at, id)`,
+	`CREATE INDEX IF NOT EXISTS memories_list_sig ON memories (namespace, status, significance, created_at, id)`,
+	`CREATE INDEX IF NOT EXISTS memories_created_other ON memories (namespace, status) WHERE ` + otherCreated,
 	// Keyword search reads the document frequency of a query's terms
 	// (prune.go). A virtual table over the FTS5 index: it stores nothing.
 	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab (memories_fts, row)`,
@@ -214,6 +222,13 @@ var openIndexes = []string{
 const (
 	canonicalTime = `(length(updated_at) = 30 AND substr(updated_at, 11, 1) = 'T' AND substr(updated_at, 30, 1) = 'Z')`
 	otherTime     = `(updated_at != '' AND NOT ` + canonicalTime + `)`
+)
+
+// sortedCreated is true for a created_at that sorts as its time: in
+// timeLayout, or "" (the zero time); otherCreated for any other.
+const (
+	sortedCreated = `(created_at = '' OR (length(created_at) = 30 AND substr(created_at, 11, 1) = 'T' AND substr(created_at, 30, 1) = 'Z'))`
+	otherCreated  = `(NOT ` + sortedCreated + `)`
 )
 
 // schemaV2 stores each version once. In version 1, memory_versions held

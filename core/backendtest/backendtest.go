@@ -116,6 +116,8 @@ var cases = []testCase{
 	{"GetMany", []string{"MultiGetter.GetMany"}, testGetMany},
 	{"IndexedReaders", []string{"SessionReader.Session", "UpdateReader.UpdatedAfter", "RankReader.Ranked", "Tx.Touch", "Tx.Put", "Tx.Delete"}, testIndexedReaders},
 	{"RankedPages", []string{"RankReader.Ranked"}, testRankedPages},
+	{"List", []string{"ListReader.List", "Tx.Put", "Tx.Delete"}, testList},
+	{"ListPages", []string{"ListReader.List"}, testListPages},
 	{"QuarantineVisibility", []string{"KeywordIndex.SearchKeyword", "ReadTx.Scan", "Tx.Put", "ChangeLog.Changes"}, testQuarantineVisibility},
 	{"DeleteDerivedCycle", []string{"Tx.Delete", "GraphWriter.Link", "ReadTx.Edges"}, testDeleteDerivedCycle},
 	{"AuditCoverage", []string{"Tx.AppendAudit", "AuditReader.Audit", "Tx.Delete"}, testAuditCoverage},

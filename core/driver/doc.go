@@ -4,7 +4,7 @@
 // trust, status), the interfaces a backend implements (Backend, ReadTx, Tx,
 // ChangeLog, GraphWriter and the optional AuditReader, Importer,
 // BackendStater, MultiGetter and the indexed reads SessionReader,
-// UpdateReader and RankReader), Embedder and VectorIndex, the sentinel errors with KindOf,
+// UpdateReader, RankReader and ListReader), Embedder and VectorIndex, the sentinel errors with KindOf,
 // the name registry and vector math.
 //
 // It never imports the engine (package core), so a backend or a plugin links

@@ -2,7 +2,7 @@
 // driver.RankReader: the groups of memories a filter names, each of which
 // a backend keeps in rank order (driver.CompareRank) in one index and
 // merges with the others, and the keyset paging of a rank-ordered SQL
-// query.
+// query; and the same for driver.ListReader (list.go).
 package ranked
 
 import (
@@ -102,11 +102,12 @@ const (
 	AccessCount
 	LastAccessed
 	ID
+	Created // created_at: of the list orders (driver.ListOrder), not the rank order
 )
 
 // Name is c's column in the backends' memories tables.
 func (c Column) Name() string {
-	return [...]string{Significance: "significance", AccessCount: "access_count", LastAccessed: "last_accessed_at", ID: "id"}[c]
+	return [...]string{Significance: "significance", AccessCount: "access_count", LastAccessed: "last_accessed_at", ID: "id", Created: "created_at"}[c]
 }
 
 // Op is how a Cond compares a column with a Key's value.
@@ -163,8 +164,12 @@ func (r Range) Conds() []Cond { return conds[r] }
 // comparison), param returns the placeholder of the next value, which
 // Args lists in the same order.
 func (r Range) Where(col func(Column) string, param func() string) string {
+	return where(conds[r], col, param)
+}
+
+func where(conds []Cond, col func(Column) string, param func() string) string {
 	var b strings.Builder
-	for _, c := range conds[r] {
+	for _, c := range conds {
 		b.WriteString(" AND " + col(c.Column))
 		switch c.Op {
 		case Eq:

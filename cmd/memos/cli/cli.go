@@ -159,6 +159,10 @@ New here? Run: memos quickstart`,
 		c.GroupID = "mem"
 		root.AddCommand(c)
 	}
+	for _, c := range []*cobra.Command{a.listCmd(), a.traceCmd()} {
+		c.GroupID = "mem"
+		root.AddCommand(c)
+	}
 	for _, c := range []*cobra.Command{a.linkCmd(), a.unlinkCmd(), a.edgesCmd()} {
 		c.GroupID = "graph"
 		root.AddCommand(c)
