@@ -108,12 +108,13 @@ type DB struct {
 }
 
 var (
-	_ driver.Backend       = (*DB)(nil)
-	_ driver.Eraser        = (*DB)(nil)
-	_ driver.Tx            = (*writeTx)(nil)
-	_ driver.AuditReader   = (*readTx)(nil)
-	_ driver.BackendStater = (*DB)(nil)
-	_ driver.Importer      = (*writeTx)(nil)
+	_ driver.Backend         = (*DB)(nil)
+	_ driver.Eraser          = (*DB)(nil)
+	_ driver.ErasureReporter = (*DB)(nil)
+	_ driver.Tx              = (*writeTx)(nil)
+	_ driver.AuditReader     = (*readTx)(nil)
+	_ driver.BackendStater   = (*DB)(nil)
+	_ driver.Importer        = (*writeTx)(nil)
 )
 
 // Open opens the store in cfg.Path, creating it when missing, and brings the

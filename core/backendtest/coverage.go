@@ -25,6 +25,7 @@ var declaring = []reflect.Type{
 	reflect.TypeFor[driver.SessionReader](),
 	reflect.TypeFor[driver.UpdateReader](),
 	reflect.TypeFor[driver.RankReader](),
+	reflect.TypeFor[driver.ErasureReporter](),
 }
 
 // covered lists the interfaces whose every method, embedded ones included,
@@ -39,6 +40,7 @@ var covered = []reflect.Type{
 	reflect.TypeFor[driver.SessionReader](),
 	reflect.TypeFor[driver.UpdateReader](),
 	reflect.TypeFor[driver.RankReader](),
+	reflect.TypeFor[driver.ErasureReporter](),
 }
 
 // methodNames returns the qualified names of every method the suite must
