@@ -89,6 +89,8 @@ type (
 	Remover               = driver.Remover
 	BackendStater         = driver.BackendStater
 	Eraser                = driver.Eraser
+	ErasureReporter       = driver.ErasureReporter
+	Erasure               = driver.Erasure
 	SessionReader         = driver.SessionReader
 	SessionMember         = driver.SessionMember
 	UpdateReader          = driver.UpdateReader

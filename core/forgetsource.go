@@ -109,6 +109,10 @@ func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*Fo
 		if err := e.forgotten(ctx); err != nil {
 			return rep, &Error{Op: op, Err: err}
 		}
+		st := e.Erasure(ctx)
+		for _, c := range rep.Certificates {
+			c.ErasureStatus = st
+		}
 	}
 	return rep, nil
 }

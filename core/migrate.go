@@ -23,8 +23,8 @@ type MigrateReport struct {
 	Verified bool `json:"verified"`
 }
 
-// metaMigrate marks a store that Migrate is copying into: it is set before
-// the first memory is copied and cleared ("") once the copy is verified.
+// metaMigrate marks a store that Migrate is copying into: it is its first
+// write to the store, and it is cleared ("") once the copy is verified.
 // Open refuses a store that carries it, and Migrate resumes into it.
 const metaMigrate = "migrate.incomplete"
 
@@ -85,22 +85,49 @@ func setMark(ctx context.Context, b Backend, m *migrateMark) error {
 	return b.Update(ctx, func(tx Tx) error { return tx.SetMeta(metaMigrate, v) })
 }
 
+// errStop ends a walk early.
+var errStop = errors.New("stop")
+
+// unwritten reports whether b holds no memory, live or forgotten, and no
+// audit entry: a new store, perhaps opened by the engine already, which
+// records only its settings (embedding model, store id), which a copy
+// replaces.
+func unwritten(ctx context.Context, b Backend) (bool, error) {
+	empty := true
+	err := b.View(ctx, func(tx ReadTx) error {
+		err := tx.Changes(0, func(Change) error { empty = false; return errStop })
+		if err != nil || !empty {
+			return err
+		}
+		if ar, ok := tx.(AuditReader); ok {
+			return ar.Audit(func(AuditEntry) error { empty = false; return errStop })
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return empty, err
+}
+
 // migrateBatch is how many memories one transaction of the copy writes.
 const migrateBatch = 256
 
 // engineMeta lists the store settings the engine keeps, which a copy needs.
 var engineMeta = []string{metaModel, metaDim, metaAuditHead, metaAuditSince}
 
-// Migrate copies a store from src to dst, which must be empty and whose
-// transactions must implement Importer: every memory with its id and all its
+// Migrate copies a store from src to dst, which must hold no memories and
+// no audit log (a new store, perhaps opened once) and whose transactions
+// must implement Importer: every memory with its id and all its
 // versions (every namespace and status), every edge, the audit log and the
 // engine's settings (embedding model, audit head). Ids forgotten in src stay
 // unused in dst. Access statistics are copied as of the current version.
 // Afterwards it reads both stores back and compares them; any difference is
 // an error. progress, if not nil, is called after each batch.
 //
-// dst is marked as an unfinished copy before the first memory is written
-// and unmarked once the copy is verified; Open refuses a marked store. When
+// dst is marked as an unfinished copy before anything else is written to
+// it (before the source is even listed) and unmarked once the copy is
+// verified; Open refuses a marked store. When
 // dst is marked, Migrate resumes the copy: memories already in dst (each
 // batch commits with all its versions) are skipped, the rest copied, the
 // whole compared again. It refuses to resume when src changed since the
@@ -110,8 +137,40 @@ var engineMeta = []string{metaModel, metaDim, metaAuditHead, metaAuditSince}
 func Migrate(ctx context.Context, src, dst Backend, progress func(done, total int)) (*MigrateReport, error) {
 	const op = "migrate"
 	rep := &MigrateReport{}
+	// Mark the target before anything else is written to it, and before the
+	// source is listed (which takes a while): a copy killed at any point
+	// after this leaves a target that Open refuses.
+	mark, err := readMark(ctx, dst)
+	if err != nil {
+		return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
+	}
+	var srcSeq uint64
+	if err := src.View(ctx, func(tx ReadTx) error {
+		var err error
+		srcSeq, err = tx.Seq()
+		return err
+	}); err != nil {
+		return nil, &Error{Op: op, Err: fmt.Errorf("read source: %w", err)}
+	}
+	resume := mark != nil
+	switch {
+	case resume && mark.SourceSeq != srcSeq:
+		return nil, &Error{Op: op, Err: invalidf("the target is an unfinished copy of the source as it was at change %d, and the source has changed since (now %d); start the copy over (memos migrate --force)", mark.SourceSeq, srcSeq)}
+	case !resume:
+		empty, err := unwritten(ctx, dst)
+		if err != nil {
+			return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
+		}
+		if !empty {
+			return nil, &Error{Op: op, Err: invalidf("the target store is not empty (it holds memories or an audit log); migrate into a new store")}
+		}
+		mark = &migrateMark{SourceSeq: srcSeq, Phase: "copy", Started: time.Now().UTC()}
+		if err := setMark(ctx, dst, mark); err != nil {
+			return nil, &Error{Op: op, Err: fmt.Errorf("write target: %w", err)}
+		}
+	}
 	var ids []int64
-	err := src.View(ctx, func(tx ReadTx) error {
+	err = src.View(ctx, func(tx ReadTx) error {
 		return tx.Changes(0, func(c Change) error {
 			rep.MaxID = max(rep.MaxID, c.ID)
 			if !c.Deleted {
@@ -124,31 +183,8 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 		return nil, &Error{Op: op, Err: fmt.Errorf("read source: %w", err)}
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	var dstSeq uint64
-	if err := dst.View(ctx, func(tx ReadTx) error {
-		var err error
-		dstSeq, err = tx.Seq()
-		return err
-	}); err != nil {
-		return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
-	}
-	var srcSeq uint64
-	if err := src.View(ctx, func(tx ReadTx) error {
-		var err error
-		srcSeq, err = tx.Seq()
-		return err
-	}); err != nil {
-		return nil, &Error{Op: op, Err: fmt.Errorf("read source: %w", err)}
-	}
-	mark, err := readMark(ctx, dst)
-	if err != nil {
-		return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
-	}
 	done := map[int64]bool{} // ids an interrupted run already copied
-	switch {
-	case mark != nil && mark.SourceSeq != srcSeq:
-		return nil, &Error{Op: op, Err: invalidf("the target is an unfinished copy of the source as it was at change %d, and the source has changed since (now %d); start the copy over (memos migrate --force)", mark.SourceSeq, srcSeq)}
-	case mark != nil:
+	if resume {
 		err := dst.View(ctx, func(tx ReadTx) error {
 			return tx.Changes(0, func(c Change) error {
 				if !c.Deleted {
@@ -161,13 +197,6 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 			return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
 		}
 		rep.Resumed = len(done)
-	case dstSeq != 0:
-		return nil, &Error{Op: op, Err: invalidf("the target store is not empty; migrate into a new store")}
-	default:
-		mark = &migrateMark{SourceSeq: srcSeq, Phase: "copy", Started: time.Now().UTC()}
-		if err := setMark(ctx, dst, mark); err != nil {
-			return nil, &Error{Op: op, Err: fmt.Errorf("write target: %w", err)}
-		}
 	}
 	if mark.Phase == "verify" {
 		// Everything was written; only the comparison did not finish.

@@ -164,3 +164,103 @@ func (f *failReads) View(ctx context.Context, fn func(tx core.ReadTx) error) err
 	}
 	return f.Backend.View(ctx, fn)
 }
+
+// A migrate killed before it has copied anything (here: while it lists the
+// source, its first long step) leaves a target that Open refuses: the mark
+// is the first thing written to it. Running Migrate again finishes the copy.
+func TestMigrateKilledBeforeCopyLeavesMarkedTarget(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := openAt(t, filepath.Join(dir, "memory.db"), core.Options{})
+	defer src.Close()
+	remember(t, src, core.Input{Content: "alpha"})
+	remember(t, src, core.Input{Content: "beta"})
+	dst, err := bolt.Open(ctx, bolt.Config{Path: filepath.Join(dir, "memory.bolt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if _, err := core.Migrate(ctx, failListing{src.Backend()}, dst, nil); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("migrate whose source listing failed: %v", err)
+	}
+	emb, err := hash.Open(ctx, hash.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.Open(ctx, core.Options{Backend: dst, Embedder: emb}); !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "unfinished copy") {
+		t.Fatalf("open of a target whose copy was killed before the first memory: %v; want ErrInvalid naming the unfinished copy", err)
+	}
+	rep, err := core.Migrate(ctx, src.Backend(), dst, nil)
+	if err != nil || !rep.Verified || rep.Memories != 2 {
+		t.Fatalf("rerun: %+v, %v", rep, err)
+	}
+}
+
+// failListing is a source whose listing of changes fails, as when the
+// process is killed while it runs.
+type failListing struct{ core.Backend }
+
+func (f failListing) View(ctx context.Context, fn func(tx core.ReadTx) error) error {
+	return f.Backend.View(ctx, func(tx core.ReadTx) error { return fn(failChanges{tx}) })
+}
+
+type failChanges struct{ core.ReadTx }
+
+func (failChanges) Changes(uint64, func(core.Change) error) error {
+	return errors.New("killed while listing the source")
+}
+
+// A target that the engine opened once (it records its settings, no
+// memory) is a new store: Migrate copies into it. One that holds a
+// forgotten memory, or an audit log, is not.
+func TestMigrateIntoTargetOpenedOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := openAt(t, filepath.Join(dir, "memory.db"), core.Options{})
+	defer src.Close()
+	remember(t, src, core.Input{Content: "alpha"})
+	emb, err := hash.Open(ctx, hash.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	openOnce := func(name string, use func(e *core.Engine)) core.Backend {
+		b, err := bolt.Open(ctx, bolt.Config{Path: filepath.Join(dir, name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := core.Open(ctx, core.Options{Backend: b, Embedder: emb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		use(e)
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if b, err = bolt.Open(ctx, bolt.Config{Path: filepath.Join(dir, name)}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	opened := openOnce("opened.bolt", func(e *core.Engine) {
+		if _, err := e.Stats(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	rep, err := core.Migrate(ctx, src.Backend(), opened, nil)
+	if err != nil || !rep.Verified || rep.Memories != 1 {
+		t.Fatalf("migrate into a store opened once: %+v, %v", rep, err)
+	}
+	used := openOnce("used.bolt", func(e *core.Engine) {
+		m := remember(t, e, core.Input{Content: "kept only for a moment"})
+		if _, err := e.Forget(ctx, m.ID, "test"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := core.Migrate(ctx, src.Backend(), used, nil); !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("migrate into a store that held a memory: %v; want ErrInvalid, not empty", err)
+	}
+	if ok, err := core.UnfinishedMigration(ctx, used); err != nil || ok {
+		t.Fatalf("a refused target was marked: %v, %v", ok, err)
+	}
+}

@@ -795,25 +795,47 @@ type DeletionCertificate struct {
 	Time        time.Time `json:"time"`
 	AuditSeq    uint64    `json:"audit_seq"`
 	AuditHash   string    `json:"audit_hash"`
-	// Erasure says whether the content's bytes are gone from the store's
-	// files: ErasureComplete, or ErasurePending while a reader of an older
-	// snapshot (in this or another process) still uses them; the backend
-	// then completes the erasure by itself once the readers are gone, at the
-	// latest when the store is next opened (see WaitErased). It is not part
-	// of the audit entry, which is written before the erasure.
-	Erasure string `json:"erasure,omitempty"`
+	// ErasureStatus says what is left of the content's bytes. It is not
+	// part of the audit entry, which is written before the erasure.
+	ErasureStatus
 }
 
-// Values of DeletionCertificate.Erasure.
+// ErasureStatus is what a deletion certificate says about the forgotten
+// content's bytes after the forget, in the backend's words (see
+// ErasureReporter).
+type ErasureStatus struct {
+	// Erasure sums it up: ErasureComplete when no byte of the content is
+	// left in the store; ErasurePending while some are, which the backend
+	// removes by itself (for a file store: once no reader of an older
+	// snapshot uses them, at the latest when the store is next opened; see
+	// WaitErased); ErasureIncomplete when some stay in the store, or in
+	// copies it made, until an operator removes them; ErasureUnknown when
+	// the backend does not say. Copies outside the store (the file system's
+	// old blocks and snapshots, backups of its files) are out of reach of
+	// every backend and never counted.
+	Erasure string `json:"erasure,omitempty"`
+	// ErasureDone lists what was done to remove the bytes.
+	ErasureDone []string `json:"erasure_done,omitempty"`
+	// ErasurePending lists what is left that the backend or its server
+	// removes by itself later.
+	ErasurePending []string `json:"erasure_pending,omitempty"`
+	// ErasureOutOfReach lists what is left that only an operator can
+	// remove, and how.
+	ErasureOutOfReach []string `json:"erasure_out_of_reach,omitempty"`
+}
+
+// Values of ErasureStatus.Erasure.
 const (
-	ErasureComplete = "complete"
-	ErasurePending  = "pending"
+	ErasureComplete   = "complete"
+	ErasurePending    = "pending"
+	ErasureIncomplete = "incomplete"
+	ErasureUnknown    = "unknown"
 )
 
 // Forget removes every version, index entry, vector and edge of memory id
 // and records a deletion certificate in the audit log. The id is never
-// reused. The certificate's Erasure says whether the content's bytes are
-// already gone from the store's files; WaitErased waits until they are.
+// reused. The certificate's ErasureStatus says what is left of the
+// content's bytes; WaitErased waits for what is pending.
 func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*DeletionCertificate, error) {
 	const op = "forget"
 	if err := e.checkOpen(op); err != nil {
@@ -837,28 +859,51 @@ func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*Deletion
 	if err := e.forgotten(ctx); err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
-	cert.Erasure = e.erasure(ctx)
+	cert.ErasureStatus = e.Erasure(ctx)
 	return cert, nil
 }
 
-// erasure says whether the bytes of what was just forgotten are gone from
-// the store's files (ErasureComplete) or not yet (ErasurePending).
-func (e *Engine) erasure(ctx context.Context) string {
+// Erasure reports what is left of the content of the memories forgotten so
+// far through this engine's store, as their deletion certificates say it:
+// after WaitErased, for instance, it tells what the wait achieved. A
+// backend that does not report it (ErasureReporter) is answered with
+// ErasureUnknown, or, if it implements Eraser, with ErasureComplete or
+// ErasurePending as that says.
+func (e *Engine) Erasure(ctx context.Context) ErasureStatus {
+	if r, ok := e.b.(ErasureReporter); ok {
+		er, err := r.Erasure(ctx)
+		if err != nil {
+			return ErasureStatus{Erasure: ErasureUnknown, ErasureOutOfReach: []string{
+				fmt.Sprintf("the backend could not say what the forget left of the content (%v); assume that any of it may remain", err)}}
+		}
+		rep := ErasureStatus{Erasure: ErasureComplete, ErasureDone: er.Done, ErasurePending: er.Pending, ErasureOutOfReach: er.OutOfReach}
+		switch {
+		case len(er.OutOfReach) > 0:
+			rep.Erasure = ErasureIncomplete
+		case len(er.Pending) > 0:
+			rep.Erasure = ErasurePending
+		}
+		return rep
+	}
 	if er, ok := e.b.(Eraser); ok {
 		// The backend's Update has already waited a little for readers.
 		if done, err := er.Erase(ctx, 0); err != nil || !done {
-			return ErasurePending
+			return ErasureStatus{Erasure: ErasurePending}
 		}
+		return ErasureStatus{Erasure: ErasureComplete}
 	}
-	return ErasureComplete
+	return ErasureStatus{Erasure: ErasureUnknown, ErasureOutOfReach: []string{
+		"the backend does not say what its delete leaves of the content in its files; assume that any of it may remain"}}
 }
 
-// WaitErased waits until the bytes of every forgotten memory are gone from
-// the store's files, or ctx is done. Erasure is pending after Forget while
-// a reader of an older snapshot still uses those bytes (for SQLite, a read
-// transaction in another process). It returns nil once erasure is complete,
-// and an error wrapping ctx's error if it is still pending when ctx ends;
-// the backend then completes it later by itself.
+// WaitErased waits until the backend has done what it erases by itself of
+// every forgotten memory (see Eraser), or ctx is done. Erasure is pending
+// after Forget while a reader of an older snapshot still uses those bytes
+// (for SQLite, a read transaction in another process). It returns nil
+// once nothing is pending, and an error wrapping ctx's error if it is
+// still pending when ctx ends; the backend then completes it later by
+// itself. What a backend cannot erase by itself (ErasureIncomplete) stays:
+// Erasure then tells what is left.
 func (e *Engine) WaitErased(ctx context.Context) error {
 	const op = "wait for erasure"
 	if err := e.checkOpen(op); err != nil {

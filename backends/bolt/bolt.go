@@ -108,12 +108,13 @@ type DB struct {
 }
 
 var (
-	_ driver.Backend       = (*DB)(nil)
-	_ driver.Eraser        = (*DB)(nil)
-	_ driver.Tx            = (*writeTx)(nil)
-	_ driver.AuditReader   = (*readTx)(nil)
-	_ driver.BackendStater = (*DB)(nil)
-	_ driver.Importer      = (*writeTx)(nil)
+	_ driver.Backend         = (*DB)(nil)
+	_ driver.Eraser          = (*DB)(nil)
+	_ driver.ErasureReporter = (*DB)(nil)
+	_ driver.Tx              = (*writeTx)(nil)
+	_ driver.AuditReader     = (*readTx)(nil)
+	_ driver.BackendStater   = (*DB)(nil)
+	_ driver.Importer        = (*writeTx)(nil)
 )
 
 // Open opens the store in cfg.Path, creating it when missing, and brings the
@@ -187,8 +188,14 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, err
 	}
 	if err := d.openIndex(ctx, storeID); err != nil {
-		bdb.Close()
-		return nil, err
+		if ctx.Err() != nil {
+			bdb.Close()
+			return nil, err
+		}
+		// The records are intact: open without the index rather than
+		// make them unreadable (see degraded.go).
+		d.stale.Store(true)
+		slog.Warn("memos: the keyword index could not be brought up to date; the store is open, keyword search scans the records (slower) and writes fail until the index can be rebuilt: free disk space, then write or reopen the store", "store", dir, "err", err)
 	}
 	// Finish a scrub that the process which deleted did not (it was
 	// killed, or a reader outlived it). No reader is open yet.
@@ -725,12 +732,13 @@ func (d *DB) BackendStats(ctx context.Context) (map[string]any, error) {
 	}
 	st["index_bytes"] = dirSize(filepath.Join(d.dir, IndexDir))
 	d.vis.RLock()
+	defer d.vis.RUnlock()
 	st["memories"] = d.kstats.docs
-	n, err := uint64(0), d.errIndexClosed("stats")
-	if d.idx != nil {
-		n, err = d.idx.DocCount()
+	if d.idx == nil {
+		st["keyword_index"] = "unavailable: keyword search scans the records until a write or open rebuilds the index"
+		return st, nil
 	}
-	d.vis.RUnlock()
+	n, err := d.idx.DocCount()
 	if err != nil {
 		return nil, fmt.Errorf("bolt: stats: %w", err)
 	}

@@ -54,7 +54,11 @@
 // the documents of memories deleted since, and removes any document whose
 // memory the store does not have. A crash between the two commits thus loses
 // nothing: the next Open replays it. An index that is ahead of the store (a
-// store restored from a backup) or from another store is rebuilt.
+// store restored from a backup) or from another store is rebuilt. When the
+// index can be neither brought up to date nor rebuilt (a full disk), Open
+// still opens the store: reads work, a keyword search scans the records
+// (the same hits, in time proportional to the store), and every Update
+// fails with driver.ErrUnavailable until it can rebuild the index first.
 //
 // # Caveats
 //

@@ -173,12 +173,18 @@ func (d *DB) openIndex(ctx context.Context, storeID string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("bolt: remove the keyword index to rebuild it: %w", err)
 	}
-	if d.idx, err = newIndex(dir); err != nil {
+	idx, err = newIndex(dir)
+	if err != nil {
+		os.RemoveAll(dir) // see below
 		return fmt.Errorf("bolt: create the keyword index in %s: %w", dir, err)
 	}
+	d.idx = idx
 	if err := d.rebuild(ctx, storeID); err != nil {
 		d.idx.Close()
 		d.idx = nil
+		// A part of an index is of no use (the next attempt starts over)
+		// and takes the room a full disk lacks.
+		os.RemoveAll(dir)
 		return err
 	}
 	return nil

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -11,6 +12,8 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	bbolt "go.etcd.io/bbolt"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
 // Forgetting. bbolt never overwrites a page in place: a delete writes new
@@ -108,6 +111,35 @@ func (d *DB) Erase(ctx context.Context, wait time.Duration) (bool, error) {
 		return false, err
 	}
 	return !d.scrubIndex.Load() && !d.scrubFile.Load(), nil
+}
+
+// Erasure says what the deletes left of the deleted content (see
+// driver.ErasureReporter), after trying the pending scrub without waiting
+// for readers.
+func (d *DB) Erasure(ctx context.Context) (driver.Erasure, error) {
+	_, err := d.Erase(ctx, 0)
+	if errors.Is(err, driver.ErrClosed) {
+		return driver.Erasure{}, err
+	}
+	// scrub stops at the first step that fails.
+	idxWhy, fileWhy := "", ""
+	if err != nil && d.scrubIndex.Load() {
+		idxWhy = fmt.Sprintf(" (the last attempt failed: %v)", err)
+	} else if err != nil {
+		fileWhy = fmt.Sprintf(" (the last attempt failed: %v)", err)
+	}
+	var r driver.Erasure
+	if d.scrubIndex.Load() {
+		r.Pending = append(r.Pending, "the keyword index's files keep the deleted documents' terms until a merge rewrites them: retried after the next write, at close and at the next open"+idxWhy)
+	} else {
+		r.Done = append(r.Done, "the keyword index was merged into one segment, which rewrote its files without the deleted documents' terms")
+	}
+	if d.scrubFile.Load() {
+		r.Pending = append(r.Pending, "free pages of the bbolt file keep the deleted records until they are zeroed, which waits for read transactions older than the forget: when they end, at the latest at the next open (forget --wait waits for it)"+fileWhy)
+	} else {
+		r.Done = append(r.Done, "every free page of the bbolt file, where the deleted records were, was overwritten with zeros")
+	}
+	return r, nil
 }
 
 // scrubAfterReaders runs a pending scrub of the file when a View ends, so

@@ -210,7 +210,8 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 	d.vis.RLock()
 	defer d.vis.RUnlock()
 	if d.idx == nil {
-		return nil, d.errIndexClosed("keyword search")
+		// The index could not be opened or repaired (see degraded.go).
+		return d.scanSearch(ctx, cq, f, limit)
 	}
 	corpus := text.Corpus{Docs: d.kstats.docs, Tokens: d.kstats.tokens}
 	if corpus.Docs == 0 {

@@ -88,5 +88,7 @@
 // run VACUUM FULL or pg_repack on those tables to rewrite their files,
 // CHECKPOINT and let old WAL segments be recycled (and remove them from
 // WAL archives), and expire base backups, replicas' files and logical
-// dumps taken before the forget.
+// dumps taken before the forget. DB.Erasure says all this in the deletion
+// certificate (see erase.go): whether the VACUUM ran and which rows it had
+// to leave, and what stays out of the backend's reach.
 package postgres

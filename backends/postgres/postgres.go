@@ -100,16 +100,19 @@ type DB struct {
 	// ANALYZE (see afterBulk).
 	grown    atomic.Int64
 	analyzes atomic.Int64
+
+	erasure erasure // what the forgets left, see erase.go
 }
 
 var (
-	_ driver.Backend       = (*DB)(nil)
-	_ driver.Tx            = (*writeTx)(nil)
-	_ driver.AuditReader   = (*readTx)(nil)
-	_ driver.Importer      = (*writeTx)(nil)
-	_ driver.MultiGetter   = (*readTx)(nil)
-	_ driver.ChangeWaiter  = (*DB)(nil)
-	_ driver.BackendStater = (*DB)(nil)
+	_ driver.Backend         = (*DB)(nil)
+	_ driver.ErasureReporter = (*DB)(nil)
+	_ driver.Tx              = (*writeTx)(nil)
+	_ driver.AuditReader     = (*readTx)(nil)
+	_ driver.Importer        = (*writeTx)(nil)
+	_ driver.MultiGetter     = (*readTx)(nil)
+	_ driver.ChangeWaiter    = (*DB)(nil)
+	_ driver.BackendStater   = (*DB)(nil)
 )
 
 var schemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -256,8 +259,8 @@ func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 		if err != nil {
 			return err
 		}
-		if t.deleted && d.vacuum {
-			d.vacuumForgotten(ctx)
+		if t.deleted {
+			d.forgot(ctx, t.xid)
 		}
 		d.afterBulk(ctx, t.inserted, t.st.docs)
 		return nil
@@ -290,18 +293,6 @@ func (d *DB) update(ctx context.Context, fn func(tx driver.Tx) error) (*writeTx,
 		return nil, fmt.Errorf("postgres: %w", dbError(ctx, "commit", err))
 	}
 	return t, nil
-}
-
-// vacuumForgotten runs VACUUM on the tables a forget deletes from, so that
-// the dead row versions holding the forgotten content are removed from the
-// heap and index pages as soon as no older snapshot needs them. It is best
-// effort: a failure is logged, never surfaced, since the forget committed.
-func (d *DB) vacuumForgotten(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if _, err := d.pool.Exec(ctx, `VACUUM memories, memory_versions, edges`); err != nil {
-		slog.Warn("postgres: vacuum after forget failed; run VACUUM on the memories, memory_versions and edges tables", "schema", d.schema, "err", err)
-	}
 }
 
 // bulkRows is the number of memories one transaction must insert for the

@@ -499,6 +499,7 @@ type writeTx struct {
 	base, st storeRow // as locked, and as this transaction leaves it
 	bumped   bool     // st.seq is this transaction's sequence number
 	deleted  bool     // a Delete ran: vacuum after commit
+	xid      string   // the transaction's id, read by the first Delete
 	inserted int64    // memories inserted
 }
 
@@ -687,6 +688,13 @@ func (t *writeTx) Delete(id int64) error {
 	_, oldTokens, err := t.current("delete", id)
 	if err != nil {
 		return err
+	}
+	if t.xid == "" {
+		// For the deletion certificate: which older transactions can
+		// still see the deleted rows (see DB.forgot).
+		if err := t.queryRow(`SELECT pg_current_xact_id()::text`, nil, &t.xid); err != nil {
+			return t.fail(op, err)
+		}
 	}
 	seq := t.nextSeq()
 	now, _ := encodeTime("deleted_at", time.Now())

@@ -95,14 +95,15 @@ type DB struct {
 }
 
 var (
-	_ driver.Backend       = (*DB)(nil)
-	_ driver.Eraser        = (*DB)(nil)
-	_ driver.Tx            = (*writeTx)(nil)
-	_ driver.AuditReader   = (*readTx)(nil)
-	_ driver.SessionReader = (*readTx)(nil)
-	_ driver.MultiGetter   = (*readTx)(nil)
-	_ driver.AuditReader   = (*writeTx)(nil)
-	_ driver.Importer      = (*writeTx)(nil)
+	_ driver.Backend         = (*DB)(nil)
+	_ driver.Eraser          = (*DB)(nil)
+	_ driver.ErasureReporter = (*DB)(nil)
+	_ driver.Tx              = (*writeTx)(nil)
+	_ driver.AuditReader     = (*readTx)(nil)
+	_ driver.SessionReader   = (*readTx)(nil)
+	_ driver.MultiGetter     = (*readTx)(nil)
+	_ driver.AuditReader     = (*writeTx)(nil)
+	_ driver.Importer        = (*writeTx)(nil)
 )
 
 // sqliteMagic starts every SQLite database file.
@@ -484,6 +485,25 @@ func (d *DB) Erase(ctx context.Context, wait time.Duration) (bool, error) {
 	}
 	defer d.leave()
 	return d.erase(ctx, wait)
+}
+
+// Erasure says what the deletes left of the deleted content (see
+// driver.ErasureReporter): secure_delete and FTS5's secure-delete zeroed
+// their bytes in the pages they changed; the old pages are gone from the
+// files once a checkpoint has copied the zeroed ones over them and emptied
+// the WAL, which waits for readers of older snapshots (see Erase).
+func (d *DB) Erasure(ctx context.Context) (driver.Erasure, error) {
+	done, err := d.Erase(ctx, 0)
+	if err != nil {
+		return driver.Erasure{}, err
+	}
+	r := driver.Erasure{Done: []string{"the deleted rows' bytes were overwritten with zeros in the pages that held them (secure_delete, FTS5 secure-delete)"}}
+	if done {
+		r.Done = append(r.Done, "the write-ahead log was checkpointed into the database file and truncated: no old copy of those pages is left in the store's files")
+	} else {
+		r.Pending = append(r.Pending, "old copies of those pages stay in the database file and its write-ahead log while another process reads an older snapshot: a checkpoint removes them when it ends, at the latest when the store is next opened (forget --wait waits for it)")
+	}
+	return r, nil
 }
 
 // erase checkpoints (see Erase) and then removes the durable record of the

@@ -99,6 +99,7 @@ var cases = []testCase{
 	{"IDsNeverReused", []string{"Tx.Insert", "Tx.Delete"}, testIDsNeverReused},
 	{"Delete", []string{"Tx.Delete", "GraphWriter.Link", "ReadTx.Edges", "ChangeLog.Changes", "KeywordIndex.SearchKeyword"}, testDelete},
 	{"DeleteScrubsFiles", []string{"Tx.Delete", "Backend.Close"}, testDeleteScrubsFiles},
+	{"ErasureReport", []string{"ErasureReporter.Erasure", "Tx.Delete"}, testErasureReport},
 	{"Touch", []string{"Tx.Touch", "ChangeLog.Seq"}, testTouch},
 	{"Scan", []string{"ReadTx.Scan"}, testScan},
 	{"KeywordOperators", []string{"KeywordIndex.SearchKeyword"}, testKeywordOperators},

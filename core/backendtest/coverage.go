@@ -26,6 +26,7 @@ var declaring = []reflect.Type{
 	reflect.TypeFor[driver.UpdateReader](),
 	reflect.TypeFor[driver.RankReader](),
 	reflect.TypeFor[driver.ListReader](),
+	reflect.TypeFor[driver.ErasureReporter](),
 }
 
 // covered lists the interfaces whose every method, embedded ones included,
@@ -41,6 +42,7 @@ var covered = []reflect.Type{
 	reflect.TypeFor[driver.UpdateReader](),
 	reflect.TypeFor[driver.RankReader](),
 	reflect.TypeFor[driver.ListReader](),
+	reflect.TypeFor[driver.ErasureReporter](),
 }
 
 // methodNames returns the qualified names of every method the suite must

@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -585,4 +586,52 @@ func testDeleteScrubsFiles(t *testing.T, f *fixture) {
 	if d := diffMemory(keep, f.get(t, keep.ID, 0)); len(d) > 0 {
 		t.Errorf("the memory kept beside a deleted one:\n  %s", strings.Join(d, "\n  "))
 	}
+}
+
+// testErasureReport: a backend that says what its deletes leave
+// (driver.ErasureReporter) says something after a delete, in sentences,
+// without error; and when it says nothing is left (no pending, nothing out
+// of reach), no file of the store holds the deleted content after Close.
+func testErasureReport(t *testing.T, f *fixture) {
+	r, ok := f.b.(driver.ErasureReporter)
+	if !ok {
+		t.Logf("%s does not implement driver.ErasureReporter; nothing to check", f.h.Name)
+		return
+	}
+	const secret = "zqxjkvbw7erasure"
+	m := newMemory("the gate code is " + secret)
+	f.insert(t, m)
+	f.forget(t, m.ID)
+	er, err := r.Erasure(context.Background())
+	if err != nil {
+		t.Fatalf("Erasure after a delete: %v", err)
+	}
+	lines := slices.Concat(er.Done, er.Pending, er.OutOfReach)
+	if len(lines) == 0 {
+		t.Fatal("Erasure after a delete says nothing")
+	}
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			t.Errorf("Erasure has an empty line: %q", lines)
+		}
+	}
+	if len(er.Pending) > 0 || len(er.OutOfReach) > 0 {
+		return
+	}
+	f.close(t)
+	dir := filepath.Dir(f.path)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(data, []byte(secret)) {
+			t.Errorf("Erasure says nothing is left (%q), but %s holds the deleted content", er.Done, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.open(t)
 }

@@ -222,6 +222,38 @@ type Eraser interface {
 	Erase(ctx context.Context, wait time.Duration) (bool, error)
 }
 
+// ErasureReporter is an optional interface of Backend that says, in the
+// backend's own words, what its deletes leave of the deleted content. The
+// engine copies the report into every deletion certificate. A backend
+// without it is assumed to leave anything anywhere: its certificates say
+// the erasure is unknown.
+type ErasureReporter interface {
+	// Erasure describes the bytes of the memories deleted by the
+	// transactions this process has committed so far, after whatever the
+	// backend does once a delete committed. It may finish work that is
+	// pending and ready (as Erase with no wait does), never waits for
+	// readers.
+	Erasure(ctx context.Context) (Erasure, error)
+}
+
+// Erasure is an ErasureReporter's report. Each entry is one sentence for a
+// person: what happened or remains, and what removes it. Copies outside
+// the store that no backend can reach (the file system's old blocks and
+// snapshots, backups someone took of the files) are not listed; copies
+// the store itself keeps or makes (a database server's write-ahead log,
+// its replicas and archives) are.
+type Erasure struct {
+	// Done lists what has been done to remove the deleted content's bytes.
+	Done []string
+	// Pending lists bytes left in the store that the backend, or its
+	// server, removes by itself later (Eraser, if implemented, waits for
+	// the backend's).
+	Pending []string
+	// OutOfReach lists bytes left in the store, or copies of them, that
+	// only an operator can remove, and how.
+	OutOfReach []string
+}
+
 // SessionReader is an optional interface of ReadTx for backends that index
 // memories by session. Session expansion uses it to find a result's
 // neighbours in its conversation; without it the engine keeps its own

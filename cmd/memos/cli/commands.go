@@ -350,15 +350,18 @@ entries and edges — and prints a deletion certificate: a SHA-256 of the
 forgotten content (never the content itself) chained into the audit log.
 The id is never reused.
 
-The certificate's erasure line says whether the content's bytes are gone
-from the store's files. It is "pending" while a reader of an older snapshot
-(another memos process in the middle of a read) still uses them; the store
-erases them as soon as it can, at the latest when it is next opened. With
---wait, forget waits for the erasure (up to a minute, or the duration given)
-and exits 0 only once it is complete; if time runs out it prints the
-certificate and exits 7: the memory is forgotten, its erasure still pending.`,
+The certificate's erasure lines say, in the backend's words, what is left
+of the content's bytes: "complete" when none is left in the store's files;
+"pending" while a reader of an older snapshot (another memos process in the
+middle of a read) still uses them, and the store erases them as soon as it
+can, at the latest when it is next opened; "incomplete" when some stay
+until an operator removes them (PostgreSQL keeps them in freed space and in
+its write-ahead log). With --wait, forget waits for a pending erasure (up to
+a minute, or the duration given) and exits 0 once nothing is pending; if
+time runs out it prints the certificate and exits 7: the memory is
+forgotten, its erasure still pending.`,
 		Example: `  memos forget 2 --reason "user asked"
-  memos forget 2 --wait          # also wait until no byte of it is left on disk
+  memos forget 2 --wait          # also wait for what the store erases by itself
   memos forget 2 --wait=10s`,
 		Args: nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
@@ -381,7 +384,7 @@ certificate and exits 7: the memory is forgotten, its erasure still pending.`,
 					werr = eng.WaitErased(wctx)
 					cancel()
 					if werr == nil {
-						c.Erasure = core.ErasureComplete
+						c.ErasureStatus = eng.Erasure(ctx)
 					}
 				}
 				if err := a.emit(c, func(w io.Writer) { printCertificate(w, c) }); err != nil {
@@ -395,7 +398,7 @@ certificate and exits 7: the memory is forgotten, its erasure still pending.`,
 		}),
 	}
 	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why the memory is forgotten (recorded in the certificate)")
-	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long (--wait alone: 1m) until the content's bytes are erased from the store's files")
+	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long (--wait alone: 1m) for a pending erasure of the content's bytes")
 	cmd.Flags().Lookup("wait").NoOptDefVal = "1m"
 	return cmd
 }

@@ -135,8 +135,8 @@ func TestBinaryForgetWait(t *testing.T) {
 	if err != nil {
 		t.Fatalf("forget: %v", err)
 	}
-	if c := certOf(out); c.Erasure != core.ErasurePending {
-		t.Errorf("certificate erasure = %q while another process reads the old pages; want %q", c.Erasure, core.ErasurePending)
+	if c := certOf(out); c.Erasure != core.ErasurePending || len(c.ErasurePending) == 0 || len(c.ErasureOutOfReach) != 0 {
+		t.Errorf("certificate erasure = %q (pending %q, out of reach %q) while another process reads the old pages; want %q, saying what is pending", c.Erasure, c.ErasurePending, c.ErasureOutOfReach, core.ErasurePending)
 	}
 	if got := filesWith(t, e.home, words[0]); len(got) == 0 {
 		t.Error("the forgotten word is gone although the reader holds its pages; the case proves nothing")
@@ -187,8 +187,9 @@ func TestBinaryForgetWait(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("forget --wait after the reader ended: %v\nstderr: %s", err, strings.Join(logged, "\n"))
 	}
-	if !strings.Contains(stdout.String(), "erasure") || !strings.Contains(stdout.String(), "complete") {
-		t.Errorf("forget --wait output does not say the erasure is complete:\n%s", stdout.String())
+	if !strings.Contains(stdout.String(), "erasure") || !strings.Contains(stdout.String(), "complete") ||
+		strings.Contains(stdout.String(), "pending") || !strings.Contains(stdout.String(), "checkpointed") {
+		t.Errorf("forget --wait output does not say the erasure is complete, and what was done:\n%s", stdout.String())
 	}
 	for _, w := range words {
 		if got := filesWith(t, e.home, w); len(got) > 0 {

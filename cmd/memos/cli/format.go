@@ -237,13 +237,26 @@ func printCertificate(w io.Writer, c *core.DeletionCertificate) {
 	fmt.Fprintf(tw, "  time\t%s\n", c.Time.Format(time.RFC3339))
 	fmt.Fprintf(tw, "  content sha256\t%s\n", c.ContentHash)
 	fmt.Fprintf(tw, "  audit entry\t#%d %s\n", c.AuditSeq, c.AuditHash)
-	switch c.Erasure {
-	case core.ErasureComplete:
-		fmt.Fprintf(tw, "  erasure\tcomplete: no byte of the content is left in the store's files\n")
-	case core.ErasurePending:
-		fmt.Fprintf(tw, "  erasure\tpending: a reader of an older snapshot still uses its pages; erased when it ends, at the latest at the next open of the store (forget --wait waits for it)\n")
+	if sum, ok := erasureSums[c.Erasure]; ok {
+		fmt.Fprintf(tw, "  erasure\t%s: %s\n", c.Erasure, sum)
+	}
+	for _, l := range []struct {
+		name  string
+		lines []string
+	}{{"done", c.ErasureDone}, {"pending", c.ErasurePending}, {"out of reach", c.ErasureOutOfReach}} {
+		for _, s := range l.lines {
+			fmt.Fprintf(tw, "    %s\t%s\n", l.name, s)
+		}
 	}
 	tw.Flush()
+}
+
+// erasureSums explain the values of a certificate's erasure.
+var erasureSums = map[string]string{
+	core.ErasureComplete:   "no byte of the content is left in the store's files",
+	core.ErasurePending:    "some bytes are left, which the store removes by itself (forget --wait waits for it)",
+	core.ErasureIncomplete: "some bytes stay in the store until an operator removes them",
+	core.ErasureUnknown:    "the backend does not say what its delete leaves",
 }
 
 // counts renders a count map as "a 2, b 1", largest first, then by name.

@@ -44,3 +44,19 @@ func TestMigrateToBolt(t *testing.T) {
 		}
 	}
 }
+
+// A bolt store that a command opened once (it holds the engine's settings,
+// no memory) is a new store: migrate copies into it, with or without
+// --force.
+func TestMigrateIntoTargetOpenedOnceCLI(t *testing.T) {
+	for _, args := range [][]string{{"migrate", "--to", "bolt"}, {"migrate", "--to", "bolt", "--force"}} {
+		e := newEnv(t)
+		e.add("Alice prefers open-source tools")
+		e.with("MEMOS_BACKEND=bolt").ok("stats")
+		var rep core.MigrateReport
+		e.json(&rep, args...)
+		if rep.Memories != 1 || !rep.Verified {
+			t.Fatalf("memos %s into a target opened once: report %+v", strings.Join(args, " "), rep)
+		}
+	}
+}
