@@ -118,6 +118,59 @@ func TestLimitedHandleChangesOnlyItsNamespaces(t *testing.T) {
 	}
 }
 
+// A limited handle's stats count its scope only: no store-wide figures,
+// its vectors, and only the edges between memories it can read.
+func TestLimitedHandleStats(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t)
+	la := limit(t, e, "agent:a")
+	lb := limit(t, e, "agent:b")
+	shared := remember(t, e, core.Input{Content: "the office is in Lisbon"})
+	remember(t, la, core.Input{Content: "agent a keeps notes in markdown"})
+	for i, c := range []string{"agent b's first secret", "agent b's second secret", "agent b's third secret"} {
+		m := remember(t, lb, core.Input{Content: c})
+		if i == 0 {
+			if _, err := lb.Link(ctx, core.Edge{From: m.ID, To: shared.ID}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	st, err := la.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Memories != 2 || st.Vectors != 2 || st.Edges != 0 || st.StoreMemories != 0 || st.Seq != 0 || st.Backend != nil ||
+		st.VectorIndexBytes != 0 || st.VectorSnapshotBytes != 0 || st.VectorIndex == "" {
+		b, _ := json.Marshal(st)
+		t.Fatalf("stats through a handle limited to agent:a: %s; want 2 memories, 2 vectors, no edges, no store-wide figures", b)
+	}
+	b, _ := json.Marshal(st)
+	for _, k := range []string{`"seq"`, `"store_memories"`, `"backend"`} {
+		if strings.Contains(string(b), k) {
+			t.Errorf("limited stats carry %s: %s", k, b)
+		}
+	}
+	full, err := e.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.StoreMemories != 5 || full.Seq == 0 || full.Vectors != 5 {
+		t.Errorf("unlimited stats: store %d, seq %d, vectors %d; want 5, > 0, 5", full.StoreMemories, full.Seq, full.Vectors)
+	}
+}
+
+func limit(t *testing.T, e *core.Engine, ns string) *core.Engine {
+	t.Helper()
+	h, err := e.In(ns)
+	if err == nil {
+		h, err = h.Limit(ns)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // dump renders every memory of the store (every namespace and status, with
 // its edges) without access statistics, to compare before and after.
 func dump(t *testing.T, e *core.Engine) string {

@@ -374,3 +374,60 @@ func storeByNamespace(t *testing.T, eng *core.Engine) (map[string]string, uint64
 	}
 	return res, seq
 }
+
+// A token limited to namespaces learns nothing of the others from stats:
+// its scope's counts, its scope's vectors, no store-wide figures; over
+// HTTP and /mcp alike.
+func TestScopedStats(t *testing.T) {
+	l := start(t, server.Options{Tokens: []server.Token{
+		{Name: "admin", Token: adminToken},
+		{Name: "agent-a", Token: agentAToken, Namespaces: []string{"agent:a"}},
+	}})
+	for _, m := range []obj{{"content": "the office is in Lisbon"}, {"content": "agent a keeps notes", "namespace": "agent:a"},
+		{"content": "agent b's first secret", "namespace": "agent:b"}, {"content": "agent b's second secret", "namespace": "agent:b"}} {
+		if r := l.call(t, "remember", adminToken, m, nil); r.status != http.StatusOK {
+			t.Fatalf("remember: %d %s", r.status, r.body)
+		}
+	}
+	check := func(how string, b []byte) {
+		t.Helper()
+		var st map[string]any
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatalf("%s: %v: %s", how, err, b)
+		}
+		for _, k := range []string{"seq", "store_memories", "backend", "vector_index_bytes", "vector_snapshot_bytes"} {
+			if _, ok := st[k]; ok {
+				t.Errorf("%s: stats for a token limited to agent:a carry the store-wide %s: %s", how, k, b)
+			}
+		}
+		if st["memories"] != 2.0 || st["vectors"] != 2.0 || len(st["by_namespace"].(map[string]any)) != 2 {
+			t.Errorf("%s: stats for agent:a = %s; want 2 memories and 2 vectors in agent:a and default", how, b)
+		}
+	}
+	r := l.call(t, "stats", agentAToken, obj{}, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("stats: %d %s", r.status, r.body)
+	}
+	check("http", r.body)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "stats-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: l.url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{agentAToken}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memos_stats", Arguments: obj{}})
+	if err != nil || res.IsError {
+		t.Fatalf("memos_stats: %v %+v", err, res)
+	}
+	check("mcp", mustJSON(t, res.StructuredContent))
+
+	// The admin still sees the store.
+	var st core.Stats
+	if r := l.call(t, "stats", adminToken, obj{}, &st); r.status != http.StatusOK || st.StoreMemories != 4 || st.Seq == 0 {
+		t.Errorf("admin stats: %d %s", r.status, r.body)
+	}
+}
