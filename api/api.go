@@ -118,7 +118,8 @@ type Service struct {
 }
 
 // Decode reads body as op's input, strictly: unknown fields, trailing
-// data, wrong types and malformed JSON are ErrInvalid. An empty body is {}.
+// data, wrong types, malformed JSON and text that is not valid UTF-8 (in
+// any field, see core.CheckJSONUTF8) are ErrInvalid. An empty body is {}.
 func (o *Op) Decode(body []byte) (any, error) {
 	in := reflect.New(o.In).Interface()
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -131,6 +132,9 @@ func (o *Op) Decode(body []byte) (any, error) {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, core.Invalidf("%s request: unexpected data after the JSON object", o.Name)
+	}
+	if err := core.CheckJSONUTF8(body); err != nil {
+		return nil, fmt.Errorf("%s request: %w", o.Name, err)
 	}
 	return in, nil
 }

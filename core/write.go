@@ -126,6 +126,9 @@ func validateMetadata(md map[string]any) error {
 	if md == nil {
 		return nil
 	}
+	if err := checkValueUTF8("metadata", md); err != nil {
+		return err
+	}
 	b, err := json.Marshal(md)
 	if err != nil {
 		return invalidf("metadata is not JSON-encodable: %v", err)

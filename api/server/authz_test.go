@@ -431,3 +431,50 @@ func TestScopedStats(t *testing.T) {
 		t.Errorf("admin stats: %d %s", r.status, r.body)
 	}
 }
+
+// Text that is not valid UTF-8 is refused with the field it is in, never
+// stored with U+FFFD in its place: over HTTP (raw bytes and \u escapes of
+// half a surrogate pair) and over /mcp.
+func TestInvalidUTF8(t *testing.T) {
+	l := start(t, server.Options{})
+	cases := []struct{ op, body, want string }{
+		{"remember", "{\"content\":\"caf\xe9 au lait\"}", "content is not valid UTF-8 (byte 4)"},
+		{"remember", `{"content":"half a pair \ud83d here"}`, "content is not valid UTF-8 (byte 13)"},
+		{"remember", "{\"content\":\"fine\",\"metadata\":{\"mood\":\"\xff\"}}", "metadata.mood is not valid UTF-8 (byte 1)"},
+		{"remember-batch", "{\"memories\":[{\"content\":\"fine\"},{\"content\":\"fine\",\"entities\":[\"B\xffb\"]}]}", "memories[1].entities[0] is not valid UTF-8 (byte 2)"},
+		{"capture", "{\"session\":\"s1\",\"turns\":[{\"text\":\"\xc3\"}]}", "turns[0].text is not valid UTF-8 (byte 1)"},
+		{"forget-source", "{\"source\":\"file:\xff\"}", "source is not valid UTF-8 (byte 6)"},
+		{"search", "{\"query\":\"caf\xe9\"}", "query is not valid UTF-8 (byte 4)"},
+	}
+	for _, c := range cases {
+		r := l.do(t, http.MethodPost, "/api/mem/"+c.op, "", []byte(c.body))
+		if r.status != http.StatusBadRequest || r.errKind() != "invalid" || !strings.Contains(string(r.body), c.want) {
+			t.Errorf("http %s %q: %d %s; want 400 naming %q", c.op, c.body, r.status, r.body, c.want)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "utf8-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: l.url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, c := range cases {
+		o, _ := api.Lookup(c.op)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: o.Tool, Arguments: json.RawMessage(c.body)})
+		if err != nil {
+			t.Fatalf("%s: %v", o.Tool, err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if !res.IsError || !strings.Contains(text, `"kind":"invalid"`) || !strings.Contains(text, c.want) {
+			t.Errorf("mcp %s %q: %s; want an invalid-input error naming %q", o.Tool, c.body, text, c.want)
+		}
+	}
+	var st core.Stats
+	l.must(t, "stats", obj{}, &st)
+	if st.Memories != 0 {
+		t.Errorf("refused requests stored %d memories", st.Memories)
+	}
+}
