@@ -9,7 +9,9 @@
 // namespace is chosen (the request's, else the caller's only namespace,
 // else the service's default) and checked against what the caller may
 // reach (ErrForbidden otherwise), and the handler runs on an engine handle
-// scoped to that namespace under the service's per-call timeout.
+// scoped to that namespace under the service's per-call timeout. A caller
+// limited to namespaces gets a limited handle (core.Engine.Limit): it reads
+// its namespace and default but changes only memories in its namespaces.
 package api
 
 import (
@@ -86,17 +88,12 @@ func Lookup(name string) (*Op, bool) {
 }
 
 // ErrForbidden: the caller's token does not reach the namespace asked for,
-// or the operation reads beyond namespaces. Front-ends answer it with 403.
-var ErrForbidden = errors.New("forbidden")
+// the operation reads beyond namespaces, or it would change a memory the
+// caller may only read. Front-ends answer it with 403. It is core's.
+var ErrForbidden = core.ErrForbidden
 
-// KindOf classifies err like core.KindOf, with the kinds only front-ends
-// produce: forbidden (403).
-func KindOf(err error) core.Kind {
-	if errors.Is(err, ErrForbidden) {
-		return core.Kind{Name: "forbidden", HTTP: 403, ExitCode: 2}
-	}
-	return core.KindOf(err)
-}
+// KindOf classifies err for front-ends; it is core.KindOf.
+func KindOf(err error) core.Kind { return core.KindOf(err) }
 
 // Access is what a caller may reach. Nil Namespaces means every namespace.
 type Access struct {
@@ -121,7 +118,8 @@ type Service struct {
 }
 
 // Decode reads body as op's input, strictly: unknown fields, trailing
-// data, wrong types and malformed JSON are ErrInvalid. An empty body is {}.
+// data, wrong types, malformed JSON and text that is not valid UTF-8 (in
+// any field, see core.CheckJSONUTF8) are ErrInvalid. An empty body is {}.
 func (o *Op) Decode(body []byte) (any, error) {
 	in := reflect.New(o.In).Interface()
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -134,6 +132,9 @@ func (o *Op) Decode(body []byte) (any, error) {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, core.Invalidf("%s request: unexpected data after the JSON object", o.Name)
+	}
+	if err := core.CheckJSONUTF8(body); err != nil {
+		return nil, fmt.Errorf("%s request: %w", o.Name, err)
 	}
 	return in, nil
 }
@@ -244,7 +245,11 @@ func (s *Service) engineFor(o *Op, ns string, acc *Access) (*core.Engine, error)
 	if acc.restricted() && !slices.Contains(acc.Namespaces, ns) {
 		return nil, fmt.Errorf("%w: this token may not use namespace %s (it may use %s)", ErrForbidden, ns, strings.Join(acc.Namespaces, ", "))
 	}
-	return s.Engine.In(ns)
+	eng, err := s.Engine.In(ns)
+	if err != nil || !acc.restricted() {
+		return eng, err
+	}
+	return eng.Limit(acc.Namespaces...)
 }
 
 // conceal rewords a not-found error for a caller limited to namespaces so

@@ -127,6 +127,7 @@ var (
 	ErrConflict          = driver.ErrConflict
 	ErrUnknownName       = driver.ErrUnknownName
 	ErrUnavailable       = driver.ErrUnavailable
+	ErrForbidden         = driver.ErrForbidden
 
 	KindOf   = driver.KindOf
 	Invalidf = driver.Invalidf

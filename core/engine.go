@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,6 +84,9 @@ type Options struct {
 type Engine struct {
 	*shared
 	ns string // the namespace this handle writes to and reads from (with default)
+	// only, when not nil, are the namespaces this handle may change (see
+	// Limit); nil: every namespace it reads.
+	only []string
 }
 
 // shared is the state every handle of one store has in common.
@@ -242,12 +246,51 @@ func (s *shared) checkModel(ctx context.Context, allowChange bool) error {
 }
 
 // In returns a handle on the same store scoped to namespace ns: writes go to
-// ns, reads see ns and the default namespace.
+// ns, reads see ns and the default namespace. A limited handle (see Limit)
+// stays limited and may only move to one of its namespaces (ErrForbidden).
 func (e *Engine) In(ns string) (*Engine, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return nil, &Error{Op: "namespace", Err: err}
 	}
-	return &Engine{shared: e.shared, ns: ns}, nil
+	if e.only != nil && !slices.Contains(e.only, ns) {
+		return nil, &Error{Op: "namespace", Err: fmt.Errorf("%w: this caller may not use namespace %s (it may use %s)", ErrForbidden, ns, strings.Join(e.only, ", "))}
+	}
+	return &Engine{shared: e.shared, ns: ns, only: e.only}, nil
+}
+
+// Limit returns a handle like e for a caller limited to namespaces nss,
+// which must include e's namespace: it reads what e reads (its namespace
+// and default) but changes only memories in nss. A change to a memory it
+// can read but not change — one in default, unless nss holds default — is
+// ErrForbidden and writes nothing; a memory it cannot read stays
+// ErrNotFound. In particular: new memories (also those Supersede makes)
+// go to its namespace; Update, SetValidity, Revert, Supersede, Release,
+// Reject, LessonOutcome and Forget need the memory in nss; an edge belongs
+// to the memory it starts at, so Link and Unlink need from in nss (and to
+// readable); ForgetSource forgets only memories in nss; a trusted memory
+// outside nss that a new one contradicts is not demoted: the newcomer waits
+// for review instead. Stats leaves out the store-wide figures, and Import,
+// Export and Reembed, which reach the whole store, are ErrForbidden.
+//
+// Front-ends give a caller whose token is limited to namespaces such a
+// handle. Backend still returns the store below the engine: do not hand it
+// to such a caller.
+func (e *Engine) Limit(nss ...string) (*Engine, error) {
+	if len(nss) == 0 {
+		return nil, &Error{Op: "limit", Err: invalidf("no namespaces given")}
+	}
+	for _, ns := range nss {
+		if err := ValidateNamespace(ns); err != nil {
+			return nil, &Error{Op: "limit", Err: err}
+		}
+		if !e.mayChange(ns) {
+			return nil, &Error{Op: "limit", Err: fmt.Errorf("%w: this caller may not use namespace %s (it may use %s)", ErrForbidden, ns, strings.Join(e.only, ", "))}
+		}
+	}
+	if !slices.Contains(nss, e.ns) {
+		return nil, &Error{Op: "limit", Err: fmt.Errorf("%w: namespace %s is not among %s", ErrForbidden, e.ns, strings.Join(nss, ", "))}
+	}
+	return &Engine{shared: e.shared, ns: e.ns, only: slices.Clone(nss)}, nil
 }
 
 // Namespace returns the namespace this handle writes to.
@@ -269,6 +312,25 @@ func (e *Engine) scope() []string {
 }
 
 func (e *Engine) inScope(m *Memory) bool { return slices.Contains(e.scope(), m.Namespace) }
+
+// mayChange reports whether this handle may change memories of namespace ns.
+func (e *Engine) mayChange(ns string) bool { return e.only == nil || slices.Contains(e.only, ns) }
+
+// readOnly is the error for a change to memory m, which this handle reads
+// but may not change.
+func (e *Engine) readOnly(m *Memory) error {
+	return fmt.Errorf("%w: memory %d is in namespace %s, which this caller may read but not change (it may change %s)",
+		ErrForbidden, m.ID, m.Namespace, strings.Join(e.only, ", "))
+}
+
+// whole refuses an operation op that reaches the whole store on a limited
+// handle.
+func (e *Engine) whole(op string) error {
+	if e.only == nil {
+		return nil
+	}
+	return &Error{Op: op, Err: fmt.Errorf("%w: %s reaches every namespace of the store; this caller is limited to %s", ErrForbidden, op, strings.Join(e.only, ", "))}
+}
 
 // Close saves the vector snapshot (if Options.VectorSnapshot is set; a
 // failure to save it is logged as a warning, since the next open rebuilds

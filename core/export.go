@@ -38,6 +38,9 @@ func (e *Engine) Export(ctx context.Context, opts ExportOptions, fn func(Exporte
 	if err := e.checkOpen(op); err != nil {
 		return err
 	}
+	if err := e.whole(op); err != nil {
+		return err
+	}
 	for _, ns := range opts.Namespaces {
 		if err := ValidateNamespace(ns); err != nil {
 			return &Error{Op: op, Err: err}

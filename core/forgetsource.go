@@ -45,7 +45,8 @@ type ForgetSourceReport struct {
 // keeps the batches already committed (each fully certified).
 const forgetSourceBatch = 200
 
-// ForgetSource forgets every memory in scope whose source matches
+// ForgetSource forgets every memory in scope (on a limited handle: in its
+// namespaces, see Limit) whose source matches
 // req.Source and, transitively, every memory derived from them through
 // derived_from edges (A —derived_from→ B: A was derived from B). A derived
 // memory that is also derived from memories that stay survives unless
@@ -126,7 +127,8 @@ func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*Fo
 // derived from it alone.
 func (e *Engine) closeOverSource(ctx context.Context, tx ReadTx, req ForgetSourceRequest, rep *ForgetSourceReport) error {
 	matched := map[int64]bool{}
-	err := tx.Scan(ScanOptions{Filter: Filter{Namespaces: e.scope()}}, func(m *Memory) error {
+	nss := slices.DeleteFunc(e.scope(), func(ns string) bool { return !e.mayChange(ns) })
+	err := tx.Scan(ScanOptions{Filter: Filter{Namespaces: nss}}, func(m *Memory) error {
 		if SourceMatches(m.Source, req.Source) {
 			matched[m.ID] = true
 			rep.Matched = append(rep.Matched, m.ID)
@@ -161,7 +163,7 @@ func (e *Engine) closeOverSource(ctx context.Context, tx ReadTx, req ForgetSourc
 				if err != nil {
 					return err
 				}
-				if !e.inScope(m) {
+				if !e.inScope(m) || !e.mayChange(m.Namespace) {
 					continue
 				}
 				ces, err := tx.Edges(child)

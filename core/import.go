@@ -71,6 +71,9 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest) (*ImportReport, 
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
+	if err := e.whole(op); err != nil {
+		return nil, err
+	}
 	items, err := e.importItems(req)
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}

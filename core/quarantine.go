@@ -151,7 +151,7 @@ func (e *Engine) Reject(ctx context.Context, id int64, reason string) (*Deletion
 	}
 	var cert *DeletionCertificate
 	err := e.b.Update(ctx, func(tx Tx) error {
-		cur, err := e.getScoped(tx, id, 0)
+		cur, err := e.getWritable(tx, id)
 		if err != nil {
 			return err
 		}

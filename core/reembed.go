@@ -83,6 +83,9 @@ func (e *Engine) Reembed(ctx context.Context, opts ReembedOptions) (*ReembedRepo
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
+	if err := e.whole(op); err != nil {
+		return nil, err
+	}
 	if e.emb == nil {
 		return nil, &Error{Op: op, Err: invalidf("re-embedding needs an embedder; configure the new one and run again")}
 	}

@@ -5,7 +5,10 @@ import (
 	"os"
 )
 
-// Stats summarises a store as seen from one handle's scope.
+// Stats summarises a store as seen from one handle's scope. On a limited
+// handle (see Limit) the store-wide figures — Seq, StoreMemories, Backend
+// and the vector index's and snapshot's sizes — are left out (zero), and
+// Vectors counts the vectors of the memories in scope.
 type Stats struct {
 	Memories    int            `json:"memories"`
 	ByNamespace map[string]int `json:"by_namespace"`
@@ -13,19 +16,19 @@ type Stats struct {
 	ByType      map[string]int `json:"by_type"`
 	ByStatus    map[string]int `json:"by_status"`
 	Versions    int            `json:"versions"`
-	Edges       int            `json:"edges"`
+	Edges       int            `json:"edges"` // between memories in scope
 	Embedder    ModelInfo      `json:"embedder"`
-	Vectors     int            `json:"vectors"`                // entries in the vector index
+	Vectors     int            `json:"vectors"`                // entries in the vector index (limited: those in scope)
 	VectorIndex string         `json:"vector_index,omitempty"` // its kind: exact, hnsw
 	// VectorPrecision is how the index stores vectors: float32, int8.
 	VectorPrecision string `json:"vector_precision,omitempty"`
-	Seq             uint64 `json:"seq"` // latest change-log sequence
+	Seq             uint64 `json:"seq,omitempty"` // latest change-log sequence
 	// Backend holds backend-specific figures (file size, …) when the backend
 	// implements BackendStater.
 	Backend map[string]any `json:"backend,omitempty"`
 	// StoreMemories counts every memory in the store, in every namespace
 	// and status: the figure the store's sizes are divided by.
-	StoreMemories int `json:"store_memories"`
+	StoreMemories int `json:"store_memories,omitempty"`
 	// VectorIndexBytes is the vector index's estimate of the memory it
 	// holds (0 when the index does not implement VectorIndexSizer).
 	VectorIndexBytes int64 `json:"vector_index_bytes,omitempty"`
@@ -35,8 +38,9 @@ type Stats struct {
 }
 
 // Stats counts the memories in this handle's scope (every status), their
-// versions and edges, and the store's memories and index sizes. It reads
-// every memory of the store: O(n).
+// versions and the edges between them, and (unless the handle is limited)
+// the store's memories and index sizes. It reads every memory of the
+// store: O(n).
 func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	const op = "stats"
 	if err := e.checkOpen(op); err != nil {
@@ -44,7 +48,9 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	}
 	st := &Stats{ByNamespace: map[string]int{}, ByPool: map[string]int{}, ByType: map[string]int{},
 		ByStatus: map[string]int{}, Embedder: e.model}
+	limited := e.only != nil
 	edges := map[Edge]bool{}
+	in := map[int64]bool{}
 	err := e.b.View(ctx, func(tx ReadTx) error {
 		var err error
 		if st.Seq, err = tx.Seq(); err != nil {
@@ -57,12 +63,16 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 			if !e.inScope(m) {
 				return nil
 			}
+			in[m.ID] = true
 			st.Memories++
 			st.ByNamespace[m.Namespace]++
 			st.ByPool[string(m.Pool)]++
 			st.ByType[string(m.Type)]++
 			st.ByStatus[string(m.Status)]++
 			st.Versions += m.Version
+			if limited && e.vec != nil && m.Status == StatusActive && m.Embedding.Model == e.model.ID && m.Embedding.Dim() == e.model.Dim {
+				st.Vectors++ // what the index holds for m (see applyChanges)
+			}
 			es, err := tx.Edges(m.ID)
 			for _, ed := range es {
 				edges[Edge{From: ed.From, To: ed.To, Type: ed.Type}] = true
@@ -73,7 +83,23 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
-	st.Edges = len(edges)
+	for ed := range edges {
+		// An edge to a memory out of scope is left out, like the memory.
+		if in[ed.From] && in[ed.To] {
+			st.Edges++
+		}
+	}
+	if limited {
+		// A caller limited to namespaces learns nothing of the others: not
+		// how many memories the store holds, how much it changes or how
+		// large its files and index are.
+		st.Seq, st.StoreMemories = 0, 0
+		if e.vec != nil {
+			st.VectorIndex = e.vec.kind()
+			st.VectorPrecision = precisionOf(e.vec.index()).String()
+		}
+		return st, nil
+	}
 	if e.vec != nil {
 		if err := e.syncVectors(ctx); err != nil {
 			return nil, &Error{Op: op, Err: err}

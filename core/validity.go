@@ -48,7 +48,7 @@ func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, e
 	}
 	var out *Memory
 	err = e.b.Update(ctx, func(tx Tx) error {
-		cur, err := e.getScoped(tx, old, 0)
+		cur, err := e.getWritable(tx, old)
 		if err != nil {
 			return err
 		}

@@ -75,6 +75,9 @@ func (e *Engine) memory(in Input, now time.Time) (*Memory, error) {
 	if m.Namespace == "" {
 		m.Namespace = e.ns
 	}
+	if !e.mayChange(m.Namespace) {
+		return nil, fmt.Errorf("%w: this caller may not write to namespace %s (it may write to %s)", ErrForbidden, m.Namespace, strings.Join(e.only, ", "))
+	}
 	if m.Type == "" {
 		m.Type = TypeFact
 	}
@@ -122,6 +125,9 @@ func cleanEntities(in []string) []string {
 func validateMetadata(md map[string]any) error {
 	if md == nil {
 		return nil
+	}
+	if err := checkValueUTF8("metadata", md); err != nil {
+		return err
 	}
 	b, err := json.Marshal(md)
 	if err != nil {
@@ -220,11 +226,15 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 		reasons = append([]string{"asked for review"}, reasons...)
 	}
 	var conflicts []conflict
+	// A trusted memory this handle may not change is never demoted: with
+	// the demote policy, the newcomer waits for review instead.
+	kept := map[int64]bool{}
 	for _, id := range in.Contradicts {
 		old, err := e.getScoped(tx, id, 0)
 		if err != nil {
 			return fmt.Errorf("contradicts %d: %w", id, err)
 		}
+		kept[id] = !e.mayChange(old.Namespace)
 		conflicts = append(conflicts, conflict{id: id, why: "stated by the writer", trusted: e.gov.trusted(old), explicit: true})
 	}
 	for _, id := range near {
@@ -239,11 +249,12 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 			return err
 		}
 		if why := e.gov.contradiction(m, old); why != "" {
+			kept[id] = !e.mayChange(old.Namespace)
 			conflicts = append(conflicts, conflict{id: id, why: why, trusted: e.gov.trusted(old)})
 		}
 	}
 	for _, c := range conflicts {
-		if c.trusted && e.gov.Contradictions == ContradictQuarantine {
+		if c.trusted && (e.gov.Contradictions == ContradictQuarantine || e.gov.Contradictions == ContradictDemote && kept[c.id]) {
 			reasons = append(reasons, fmt.Sprintf("contradicts trusted memory %d: %s", c.id, c.why))
 		}
 	}
@@ -268,7 +279,7 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 			return err
 		}
 		contradicts = append(contradicts, map[string]any{"id": c.id, "why": c.why, "trusted": c.trusted})
-		if c.trusted && e.gov.Contradictions == ContradictDemote {
+		if c.trusted && e.gov.Contradictions == ContradictDemote && !kept[c.id] {
 			old, err := tx.Get(c.id, 0)
 			if err != nil {
 				return err
@@ -421,6 +432,20 @@ func (e *Engine) getScoped(tx ReadTx, id int64, v int) (*Memory, error) {
 		return nil, fmt.Errorf("%w: memory %d has versions 1 to %d, not %d", ErrNotFound, id, cur.Version, v)
 	}
 	return tx.Get(id, v)
+}
+
+// getWritable returns the current version of memory id for a change:
+// ErrNotFound outside this handle's scope, ErrForbidden for a memory it
+// reads but may not change (see Limit).
+func (e *Engine) getWritable(tx ReadTx, id int64) (*Memory, error) {
+	cur, err := e.getScoped(tx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	if !e.mayChange(cur.Namespace) {
+		return nil, e.readOnly(cur)
+	}
+	return cur, nil
 }
 
 // History returns every version of memory id, oldest first.
@@ -585,7 +610,7 @@ func (e *Engine) writeVersion(ctx context.Context, op string, id int64, change f
 func (e *Engine) writeVersionDetail(ctx context.Context, op string, id int64, change func(cur *Memory) (*Memory, map[string]any, error)) (*Memory, error) {
 	var out *Memory
 	err := e.b.Update(ctx, func(tx Tx) error {
-		cur, err := e.getScoped(tx, id, 0)
+		cur, err := e.getWritable(tx, id)
 		if err != nil {
 			return err
 		}
@@ -659,7 +684,8 @@ func unwrapOp(err error) error {
 }
 
 // Link adds (or replaces) a typed edge from → to. Both memories must exist
-// and be in this handle's scope. Weight 0 means 1.
+// and be in this handle's scope; on a limited handle the edge belongs to
+// from, which must be in its namespaces (see Limit). Weight 0 means 1.
 func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 	const op = "link"
 	if err := e.checkOpen(op); err != nil {
@@ -670,10 +696,11 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 	}
 	edge.CreatedAt = e.clock()
 	err := e.b.Update(ctx, func(tx Tx) error {
-		for _, id := range []int64{edge.From, edge.To} {
-			if _, err := e.getScoped(tx, id, 0); err != nil {
-				return err
-			}
+		if _, err := e.getWritable(tx, edge.From); err != nil {
+			return err
+		}
+		if _, err := e.getScoped(tx, edge.To, 0); err != nil {
+			return err
 		}
 		if err := tx.Link(edge); err != nil {
 			return err
@@ -716,14 +743,15 @@ func normalizeEdge(edge *Edge) error {
 	return nil
 }
 
-// Unlink removes the edge (from, to, t).
+// Unlink removes the edge (from, to, t); on a limited handle, from must be
+// in its namespaces.
 func (e *Engine) Unlink(ctx context.Context, from, to int64, t EdgeType) error {
 	const op = "unlink"
 	if err := e.checkOpen(op); err != nil {
 		return err
 	}
 	err := e.b.Update(ctx, func(tx Tx) error {
-		if _, err := e.getScoped(tx, from, 0); err != nil {
+		if _, err := e.getWritable(tx, from); err != nil {
 			return err
 		}
 		if err := tx.Unlink(from, to, t); err != nil {
@@ -950,7 +978,7 @@ func (e *Engine) forgotten(ctx context.Context) error {
 // the audit log as an entry of action (forget, quarantine.reject), with
 // extra fields in its detail.
 func (e *Engine) forgetTx(tx Tx, au *auditor, action string, id int64, reason string, extra map[string]any) (*DeletionCertificate, error) {
-	cur, err := e.getScoped(tx, id, 0)
+	cur, err := e.getWritable(tx, id)
 	if err != nil {
 		return nil, err
 	}

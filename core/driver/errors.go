@@ -31,6 +31,9 @@ var (
 	// ErrUnavailable: an external dependency (plugin process, embedding server)
 	// did not answer; retrying later may succeed.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrForbidden: the caller may not do this: change a memory it may only
+	// read, or reach beyond the namespaces it is limited to.
+	ErrForbidden = errors.New("forbidden")
 )
 
 // subError is a sentinel that also matches a broader one.
@@ -88,6 +91,7 @@ var kinds = []struct {
 	{ErrUnknownName, Kind{"unknown_name", 400, 2}},
 	{ErrClosed, Kind{"closed", 503, 6}},
 	{ErrUnavailable, Kind{"unavailable", 503, 6}},
+	{ErrForbidden, Kind{"forbidden", 403, 2}},
 	{context.Canceled, Kind{"canceled", 499, 130}},
 	{context.DeadlineExceeded, Kind{"deadline_exceeded", 504, 7}},
 }

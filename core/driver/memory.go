@@ -292,10 +292,29 @@ func visible(s string) bool {
 	})
 }
 
+// CheckUTF8 is the one UTF-8 rule of every surface (library, CLI, HTTP,
+// MCP, imports): text that is not valid UTF-8 is ErrInvalid naming field
+// and the position (1-based) of the first byte that is not, never stored
+// with the bad bytes replaced.
+func CheckUTF8(field, s string) error {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		i += n
+	}
+	return invalidf("%s is not valid UTF-8 (byte %d)", field, i+1)
+}
+
 // ValidateContent checks the content rules shared by every write.
 func ValidateContent(s string) error {
-	if !utf8.ValidString(s) {
-		return invalidf("content is not valid UTF-8")
+	if err := CheckUTF8("content", s); err != nil {
+		return err
 	}
 	if !visible(s) {
 		return invalidf("content is empty (it holds only whitespace, control or invisible characters such as NUL or zero-width spaces)")
@@ -336,14 +355,17 @@ func (m *Memory) Validate() error {
 	if !m.ValidFrom.IsZero() && !m.ValidTo.IsZero() && !m.ValidTo.After(m.ValidFrom) {
 		return invalidf("valid_to %s is not after valid_from %s", m.ValidTo.Format(time.RFC3339), m.ValidFrom.Format(time.RFC3339))
 	}
-	for _, e := range m.Entities {
-		if strings.TrimSpace(e) == "" || !utf8.ValidString(e) {
-			return invalidf("entity names must be non-empty UTF-8")
+	for i, e := range m.Entities {
+		if err := CheckUTF8(fmt.Sprintf("entities[%d]", i), e); err != nil {
+			return err
+		}
+		if strings.TrimSpace(e) == "" {
+			return invalidf("entity names must be non-empty")
 		}
 	}
 	for _, s := range []struct{ name, v string }{{"source", m.Source}, {"session", m.Session}, {"emotional_context", m.EmotionalContext}} {
-		if !utf8.ValidString(s.v) {
-			return invalidf("%s is not valid UTF-8", s.name)
+		if err := CheckUTF8(s.name, s.v); err != nil {
+			return err
 		}
 		if len(s.v) > 4096 {
 			return invalidf("%s is %d bytes, over the limit of 4096", s.name, len(s.v))

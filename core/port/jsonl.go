@@ -206,8 +206,8 @@ func readHeader(b []byte) (*Header, error) {
 	return &h, nil
 }
 
-// strictUnmarshal decodes one JSON value, rejecting unknown fields and
-// trailing data.
+// strictUnmarshal decodes one JSON value, rejecting unknown fields,
+// trailing data and text that is not valid UTF-8.
 func strictUnmarshal(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -217,5 +217,5 @@ func strictUnmarshal(b []byte, v any) error {
 	if dec.More() {
 		return fmt.Errorf("%w: more than one JSON value on the line", core.ErrInvalid)
 	}
-	return nil
+	return core.CheckJSONUTF8(b)
 }

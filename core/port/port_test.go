@@ -239,6 +239,11 @@ func TestBadExportImportsNothing(t *testing.T) {
 		{"unknown kind", join(good[0], `{"kind":"widget"}`), `unknown kind "widget"`},
 		{"dangling edge", join(good[0], `{"kind":"edge","edge":{"from":1,"to":99,"type":"relates_to","weight":1,"created_at":"2025-01-01T00:00:00Z"}}`), "line 2"},
 		{"versions out of order", join(good[0], strings.Replace(good[1], `"version":1`, `"version":2`, 1)), "versions must be"},
+		// encoding/json would store these as U+FFFD; they are refused, naming the field.
+		{"content not UTF-8", join(append([]string{good[0], strings.Replace(good[1], `"content":"`, "\"content\":\"ab\xff", 1)}, good[2:]...)...),
+			"line 2: invalid input: versions[0].content is not valid UTF-8 (byte 3)"},
+		{"half a surrogate pair", join(append([]string{good[0], strings.Replace(good[1], `"content":"`, `"content":"\n\ud800`, 1)}, good[2:]...)...),
+			"versions[0].content is not valid UTF-8 (byte 2)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -54,6 +54,9 @@ func ReadTurns(r io.Reader) ([]core.Turn, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return nil, fmt.Errorf("line %d: %w: want {\"speaker\",\"text\",\"time\"}: %v", n, core.ErrInvalid, err)
 		}
+		if err := core.CheckJSONUTF8([]byte(line)); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
 		t := core.Turn{Speaker: strings.TrimSpace(raw.Speaker), Text: strings.TrimSpace(raw.Text)}
 		if len(raw.Time) > 0 && string(raw.Time) != "null" {
 			var v any

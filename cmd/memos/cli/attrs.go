@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -225,8 +224,8 @@ func applyMeta(md map[string]any, pairs []string, allowDelete bool) error {
 		if !ok || k == "" {
 			return core.Invalidf("--meta %q: want key=value", kv)
 		}
-		if !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return core.Invalidf("--meta %q is not valid UTF-8", kv)
+		if err := core.CheckUTF8("--meta "+strconv.Quote(kv), kv); err != nil {
+			return err
 		}
 		if v == "" && allowDelete {
 			delete(md, k)
