@@ -3,6 +3,7 @@ package core_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -146,6 +147,10 @@ func TestQuarantineVisibilityAndReview(t *testing.T) {
 		for _, it := range items {
 			if !strings.Contains(strings.Join(it.Reasons, "; "), want[it.Memory.ID]) {
 				t.Errorf("memory %d: reasons %q, want %q", it.Memory.ID, it.Reasons, want[it.Memory.ID])
+			}
+			// The queue shows the embedding as get does: model and dimension.
+			if b, _ := json.Marshal(it.Memory.Embedding); string(b) != `{"model":"hash-v1-256","dim":256}` {
+				t.Errorf("memory %d: the review queue shows the embedding as %s", it.Memory.ID, b)
 			}
 		}
 
