@@ -527,7 +527,7 @@ var table = []*Op{
 		}),
 	op(Op{Name: "supersede", Tool: "memos_supersede", Title: "Supersede a memory",
 		Description: "Record that a memory is no longer true and what is true instead (e.g. the user moved from Paris to Lisbon): stores the new memory, ends the old one's validity and links them. " +
-			"Searches now find the new one; searches about the past still find the old one. Attributes not given are taken from the old memory."},
+			"Searches now find the new one; searches about the past still find the old one. Attributes not given are taken from the old memory, but for source and entities: the new memory has only those given."},
 		func(ctx context.Context, e *core.Engine, in *SupersedeIn) (*core.Memory, error) {
 			i, err := in.input(in.Content)
 			if err != nil {
