@@ -134,7 +134,7 @@ type LinkIn struct {
 	Scope
 	From   int64    `json:"from" jsonschema:"minimum=1" jsonschema_description:"The memory the edge starts at."`
 	To     int64    `json:"to" jsonschema:"minimum=1" jsonschema_description:"The memory the edge ends at."`
-	Type   string   `json:"type,omitempty" jsonschema_description:"relates_to (default), supports, contradicts, derived_from, temporal_precedes, or another lower_snake_case type."`
+	Type   string   `json:"type,omitempty" jsonschema_description:"relates_to (default), supports, contradicts, derived_from, temporal_precedes, supersedes, or a type the server's configuration declares (search.edge_factors)."`
 	Weight *float64 `json:"weight,omitempty" jsonschema:"exclusiveMinimum=0" jsonschema_description:"Edge weight (default 1)."`
 	Source string   `json:"source,omitempty" jsonschema_description:"Where the relation comes from."`
 }
