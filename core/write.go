@@ -92,7 +92,7 @@ func (e *Engine) memory(in Input, now time.Time) (*Memory, error) {
 	}
 	m.Trust.Score = m.Trust.Level.DefaultScore()
 	if in.TrustScore != nil {
-		m.Trust.Score = *in.TrustScore
+		m.Trust.Score = canonicalFloat(*in.TrustScore) // -0 is stored as 0
 	}
 	if m.Status == "" {
 		m.Status = StatusActive
@@ -489,7 +489,7 @@ func (p *Patch) apply(m *Memory) {
 		m.Trust.Score = p.TrustLevel.DefaultScore()
 	}
 	if p.TrustScore != nil {
-		m.Trust.Score = *p.TrustScore
+		m.Trust.Score = canonicalFloat(*p.TrustScore)
 	}
 	if p.ValidFrom != nil {
 		m.ValidFrom = utc(*p.ValidFrom)
