@@ -215,7 +215,7 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 // and the contradiction policy (near: the detector's candidates), links
 // the derived_from and contradicts edges and records provenance.
 func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) error {
-	reasons := e.gov.quarantineReasons(m)
+	reasons := e.policyReasons(m)
 	if in.Quarantine {
 		reasons = append([]string{"asked for review"}, reasons...)
 	}
