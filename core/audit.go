@@ -683,7 +683,7 @@ func verifyStore(ctx context.Context, tx ReadTx, log []AuditEntry, rep *AuditRep
 			ns = "not recorded"
 		}
 		rep.problem(AuditProblem{Entry: l.bound.Seq, MemoryID: id,
-			Message: fmt.Sprintf("memory %d (namespace %s) was written by audit entry %d (%s) and no entry records its deletion, but the store has no such memory: it was removed around the engine", id, ns, l.bound.Seq, l.bound.Action)})
+			Message: fmt.Sprintf("memory %d (namespace %s) is recorded by audit entry %d (%s) and no entry records its deletion, but the store has no such memory: it was removed around the engine", id, ns, l.bound.Seq, l.bound.Action)})
 	}
 	return nil
 }

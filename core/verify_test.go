@@ -99,8 +99,8 @@ func TestVerifyNoticesMemoriesChangedAroundEngine(t *testing.T) {
 		}
 		msg, rep := verifyFails(t, e)
 		want := []string{
-			fmt.Sprintf("memory %d (namespace project:lab) was written by audit entry", gone.ID),
-			fmt.Sprintf("memory %d (namespace default) was written by audit entry", ms[1].ID),
+			fmt.Sprintf("memory %d (namespace project:lab) is recorded by audit entry", gone.ID),
+			fmt.Sprintf("memory %d (namespace default) is recorded by audit entry", ms[1].ID),
 			fmt.Sprintf("memory %d (namespace default) is in the store, but no audit entry records it", planted.ID),
 		}
 		if restored {
@@ -181,7 +181,7 @@ func TestVerifyNoticesRowDeletedWithSQL(t *testing.T) {
 				t.Fatalf("get of the deleted memory: %v; want not found", err)
 			}
 			msg, rep := verifyFails(t, e)
-			if !strings.Contains(msg, fmt.Sprintf("memory %d (namespace default) was written by audit entry", gone.ID)) ||
+			if !strings.Contains(msg, fmt.Sprintf("memory %d (namespace default) is recorded by audit entry", gone.ID)) ||
 				!strings.Contains(msg, "the store has no such memory") || strings.Contains(msg, fmt.Sprintf("memory %d ", keep.ID)) {
 				t.Errorf("verify error: %s", msg)
 			}

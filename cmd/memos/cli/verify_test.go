@@ -36,7 +36,7 @@ func TestAuditVerifyListsEveryProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.run("audit", "verify")
-	missing := fmt.Sprintf("memory %d (namespace default) was written by audit entry", b.ID)
+	missing := fmt.Sprintf("memory %d (namespace default) is recorded by audit entry", b.ID)
 	altered := fmt.Sprintf("binds memory %d version 1", c.ID)
 	if r.code != 5 || !strings.Contains(r.stderr, missing) || !strings.Contains(r.stderr, altered) ||
 		strings.Contains(r.stderr, fmt.Sprintf("memory %d ", a.ID)) {
