@@ -33,10 +33,10 @@ func (e *Engine) SetValidity(ctx context.Context, id int64, from, to time.Time) 
 // version of the old memory, so searches at an earlier ValidAt or AsOf still
 // find it. Fields in leaves zero take the old memory's values (namespace,
 // pool, type, significance, emotional context, session, trust); content is
-// required. The source and entities are the new memory's own (none when in
-// gives none): it comes from wherever in says, so forget-source of the old
-// memory's source leaves it alone, and the supersedes edge records where it
-// stands. It returns the new memory.
+// required. The source and entities are only those in gives (none by
+// default), never the old memory's: forget-source of the old memory's
+// source must not take the new fact; the supersedes edge links the two. It
+// returns the new memory.
 func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, error) {
 	const op = "supersede"
 	if err := e.checkOpen(op); err != nil {
