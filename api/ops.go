@@ -134,7 +134,7 @@ type LinkIn struct {
 	Scope
 	From   int64    `json:"from" jsonschema:"minimum=1" jsonschema_description:"The memory the edge starts at."`
 	To     int64    `json:"to" jsonschema:"minimum=1" jsonschema_description:"The memory the edge ends at."`
-	Type   string   `json:"type,omitempty" jsonschema_description:"relates_to (default), supports, contradicts, derived_from, temporal_precedes, or another lower_snake_case type."`
+	Type   string   `json:"type,omitempty" jsonschema_description:"relates_to (default), supports, contradicts, derived_from, temporal_precedes, supersedes, or a type the server's configuration declares (search.edge_factors)."`
 	Weight *float64 `json:"weight,omitempty" jsonschema:"exclusiveMinimum=0" jsonschema_description:"Edge weight (default 1)."`
 	Source string   `json:"source,omitempty" jsonschema_description:"Where the relation comes from."`
 }
@@ -577,7 +577,7 @@ var table = []*Op{
 		}),
 	op(Op{Name: "supersede", Tool: "memos_supersede", Title: "Supersede a memory",
 		Description: "Record that a memory is no longer true and what is true instead (e.g. the user moved from Paris to Lisbon): stores the new memory, ends the old one's validity and links them. " +
-			"Searches now find the new one; searches about the past still find the old one. Attributes not given are taken from the old memory."},
+			"Searches now find the new one; searches about the past still find the old one. Attributes not given are taken from the old memory, but for source and entities: the new memory has only those given."},
 		func(ctx context.Context, e *core.Engine, in *SupersedeIn) (*core.Memory, error) {
 			i, err := in.input(in.Content)
 			if err != nil {

@@ -34,24 +34,98 @@ import (
 // VersionHash is the SHA-256 an audit entry binds for a memory version: over
 // the version's JSON encoding without its access statistics (which change on
 // every read and write no version) and the bits of its embedding vector.
+// The encoding is canonical, the form every backend reads back: a trust
+// score of -0 counts as 0 (SQLite stores both as 0), and metadata is taken
+// as it reads back from JSON (numbers as float64, objects with sorted keys,
+// -0 as 0), so that a value given in another form does not make the stored
+// version look altered.
 func VersionHash(m *Memory) string {
+	c := *m
+	c.Trust.Score = canonicalFloat(c.Trust.Score)
+	if c.Metadata != nil {
+		md, err := canonicalMetadata(c.Metadata)
+		if err != nil {
+			// Metadata was checked to be JSON-encodable on write; a version
+			// that no longer encodes cannot match any recorded hash.
+			return "unencodable: " + err.Error()
+		}
+		c.Metadata = md
+	}
+	return hashVersion(&c, m.Embedding.Vector)
+}
+
+// legacyVersionHashes are the hashes memos bound before VersionHash was
+// canonical: over the version as given, trust score -0 included. A store
+// written then verifies against them; each is of a version equal to the
+// stored one, in another encoding.
+func legacyVersionHashes(m *Memory) []string {
+	hs := []string{hashVersion(m, m.Embedding.Vector)}
+	if m.Trust.Score == 0 {
+		c := *m
+		c.Trust.Score = math.Copysign(0, -1)
+		hs = append(hs, hashVersion(&c, m.Embedding.Vector))
+	}
+	return hs
+}
+
+// hashVersion hashes m's JSON encoding, access statistics and vector aside,
+// and then the bits of vec.
+func hashVersion(m *Memory, vec []float32) string {
 	c := *m
 	c.LastAccessedAt, c.AccessCount = time.Time{}, 0
 	c.Embedding.Vector = nil
 	b, err := json.Marshal(&c)
 	if err != nil {
-		// Metadata was checked to be JSON-encodable on write; a version that
-		// no longer encodes cannot match any recorded hash.
 		return "unencodable: " + err.Error()
 	}
 	h := sha256.New()
 	h.Write(b)
 	var buf [4]byte
-	for _, x := range m.Embedding.Vector {
+	for _, x := range vec {
 		binary.LittleEndian.PutUint32(buf[:], math.Float32bits(x))
 		h.Write(buf[:])
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// canonicalFloat maps -0 to 0; every other value is its own canonical form
+// (NaN and infinities are refused on write).
+func canonicalFloat(f float64) float64 {
+	if f == 0 {
+		return 0
+	}
+	return f
+}
+
+// canonicalMetadata returns md as a backend reads it back: decoded from its
+// JSON encoding, with -0 as 0.
+func canonicalMetadata(md map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(md)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case float64:
+			return canonicalFloat(x)
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e)
+			}
+		}
+		return v
+	}
+	walk(out)
+	return out, nil
 }
 
 // sourceHash is what the audit log keeps of a source: its SHA-256, so that a
@@ -269,61 +343,127 @@ func readAudit(tx ReadTx, fn func(AuditEntry) error) error {
 	return ar.Audit(fn)
 }
 
-// AuditReport is what VerifyAudit (or VerifyAuditExport) checked.
+// AuditReport is what VerifyAudit (or VerifyAuditExport) checked, and what
+// it found wrong.
 type AuditReport struct {
 	Entries int    `json:"entries"`
 	Head    string `json:"head"`
 	// Memories and Versions count the stored memories and versions checked
-	// against the entries that bind them (0 for an export).
-	Memories int `json:"memories"`
-	Versions int `json:"versions"`
+	// against the entries that bind them (0 for an export); Namespaces
+	// counts the stored memories of each namespace.
+	Memories   int            `json:"memories"`
+	Versions   int            `json:"versions"`
+	Namespaces map[string]int `json:"namespaces,omitempty"`
 	// Unbound counts versions written before the store began binding
 	// versions to audit entries (by an older memos); they are not checked.
 	Unbound int `json:"unbound,omitempty"`
 	// BrokenEntry is the sequence number of the first entry that failed, 0
-	// when the failure is not an entry's (or nothing failed).
+	// when no entry did (or nothing failed).
 	BrokenEntry uint64 `json:"broken_entry,omitempty"`
+	// Broken counts the problems found. Problems lists the first
+	// MaxAuditProblems of them in the order found: the log's own entries
+	// first, then the stored memories, then memories the log records that
+	// the store lacks.
+	Broken   int            `json:"broken,omitempty"`
+	Problems []AuditProblem `json:"problems,omitempty"`
+}
+
+// MaxAuditProblems bounds AuditReport.Problems (and the error VerifyAudit
+// returns); AuditReport.Broken counts the rest too.
+const MaxAuditProblems = 100
+
+// AuditProblem is one thing verification found wrong.
+type AuditProblem struct {
+	// Entry is the sequence number of the audit entry concerned, 0 if none.
+	Entry uint64 `json:"entry,omitempty"`
+	// MemoryID and Version name the memory (version) concerned, 0 if none.
+	MemoryID int64 `json:"memory_id,omitempty"`
+	Version  int   `json:"version,omitempty"`
+	// Message says what is wrong and what it means.
+	Message string `json:"message"`
+}
+
+// problem records p.
+func (r *AuditReport) problem(p AuditProblem) {
+	r.Broken++
+	if p.Entry != 0 && (r.BrokenEntry == 0 || p.Entry < r.BrokenEntry) {
+		r.BrokenEntry = p.Entry
+	}
+	if len(r.Problems) < MaxAuditProblems {
+		r.Problems = append(r.Problems, p)
+	}
+}
+
+// err is the error for the problems found (nil for none), wrapping
+// ErrConflict: the one problem's message, or every problem listed, one per
+// line, so that a later tamper is not hidden behind an earlier one.
+func (r *AuditReport) err() error {
+	switch r.Broken {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%w: %s", ErrConflict, r.Problems[0].Message)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d problems", r.Broken)
+	if r.Broken > len(r.Problems) {
+		fmt.Fprintf(&b, " (the first %d listed)", len(r.Problems))
+	}
+	b.WriteByte(':')
+	for _, p := range r.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.Message)
+	}
+	return fmt.Errorf("%w: %s", ErrConflict, b.String())
 }
 
 // verifyChain checks sequence numbers, hashes and links of log, which must
-// end at head. It returns the report so far and an error naming the first
-// broken entry.
-func verifyChain(log []AuditEntry, head string) (*AuditReport, error) {
-	rep := &AuditReport{Entries: len(log)}
-	prev := ""
+// end at head, and records every broken entry in rep. An entry is checked
+// against the entry before it as stored, so that one altered or removed
+// entry is one problem, not one for every entry after it.
+func verifyChain(log []AuditEntry, head string, rep *AuditReport) {
+	rep.Entries = len(log)
+	prev, prevSeq := "", uint64(0)
 	for i := range log {
 		a := &log[i]
-		var why string
+		var why []string
 		switch {
-		case a.Seq != uint64(i+1):
-			why = fmt.Sprintf("is number %d in the log but carries sequence number %d: entries were removed, reordered or renumbered", i+1, a.Seq)
-		case a.PrevHash != prev:
-			why = "does not chain to the entry before it"
-		case AuditHash(a) != a.Hash:
-			why = fmt.Sprintf("was altered (hash %s, recomputed %s)", a.Hash, AuditHash(a))
+		case a.Seq == prevSeq+1:
+		case i == 0:
+			why = append(why, fmt.Sprintf("is the first in the log but carries sequence number %d: entries before it were removed or renumbered", a.Seq))
+		default:
+			why = append(why, fmt.Sprintf("follows entry %d: entries were removed, reordered or renumbered", prevSeq))
 		}
-		if why != "" {
-			rep.BrokenEntry = uint64(i + 1)
-			return rep, fmt.Errorf("%w: audit entry %d (%s) %s", ErrConflict, i+1, a.Action, why)
+		if a.PrevHash != prev {
+			why = append(why, "does not chain to the entry before it")
 		}
-		prev = a.Hash
+		if h := AuditHash(a); h != a.Hash {
+			why = append(why, fmt.Sprintf("was altered (hash %s, recomputed %s)", a.Hash, h))
+		}
+		if len(why) > 0 {
+			rep.problem(AuditProblem{Entry: a.Seq, MemoryID: a.MemoryID,
+				Message: fmt.Sprintf("audit entry %d (%s) %s", a.Seq, a.Action, strings.Join(why, "; it "))})
+		}
+		prev, prevSeq = a.Hash, a.Seq
 	}
 	rep.Head = prev
 	if head != prev {
-		return rep, fmt.Errorf("%w: the log ends at hash %q but the head recorded is %q: entries were removed", ErrConflict, prev, head)
+		rep.problem(AuditProblem{Message: fmt.Sprintf("the log ends at hash %q but the head recorded is %q: entries were removed", prev, head)})
 	}
-	return rep, nil
 }
 
 // binding is the part of an entry's detail that binds a memory version:
-// the entry's own memory's (version, sha256), or a batch's list.
+// the entry's own memory's (version, sha256, and the namespace where the
+// entry records it), or a batch's list.
 type binding struct {
-	Version  int    `json:"version"`
-	SHA256   string `json:"sha256"`
-	Memories []struct {
-		ID      int64  `json:"id"`
-		Version int    `json:"version"`
-		SHA256  string `json:"sha256"`
+	Version   int    `json:"version"`
+	SHA256    string `json:"sha256"`
+	Namespace string `json:"namespace"`
+	Memories  []struct {
+		ID        int64  `json:"id"`
+		Version   int    `json:"version"`
+		SHA256    string `json:"sha256"`
+		Namespace string `json:"namespace"`
 	} `json:"memories"`
 }
 
@@ -344,20 +484,37 @@ func bindsMemory(a *AuditEntry, id int64) bool {
 	return false
 }
 
+// deletes reports whether a is the deletion certificate of its memory.
+func deletes(a *AuditEntry) bool {
+	return a.MemoryID != 0 && (a.Action == "forget" || a.Action == "quarantine.reject")
+}
+
 // VerifyAudit checks that the store has not been altered behind the
-// engine's back: the audit log's hash chain (every entry's hash, its link
-// to the one before, contiguous sequence numbers, the head the store
-// recorded), and every stored memory version — the current row and every
-// version row — against the entry that bound it when it was written. The
-// error names the first broken entry (or memory version) and wraps
-// ErrConflict; the report says what was checked.
+// engine's back. It checks the audit log's hash chain (every entry's hash,
+// its link to the one before, contiguous sequence numbers, the head the
+// store recorded); every stored memory version — the current row and every
+// version row — against the entry that bound it when it was written; and
+// that the store holds the memories the log says exist, and only those:
+//   - a memory some entry binds a version of, and no deletion certificate
+//     (forget, quarantine.reject) names, must be in the store;
+//   - a memory a deletion certificate names must not be;
+//   - a memory in the store must be bound by an entry, unless it was
+//     written before the store kept provenance (by an older memos): its
+//     versions predate the store's first audit entry and its id is below
+//     every id whose creation the log records. Such versions are counted
+//     as unbound.
+//
+// It reports every problem it finds (the first MaxAuditProblems in full):
+// the error, wrapping ErrConflict, lists them, and so does the report,
+// which also says what was checked.
 func (e *Engine) VerifyAudit(ctx context.Context) (*AuditReport, error) {
 	const op = "audit verify"
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
-	var rep *AuditReport
+	rep := &AuditReport{}
 	err := e.b.View(ctx, func(tx ReadTx) error {
+		*rep = AuditReport{}
 		var log []AuditEntry
 		if err := readAudit(tx, func(a AuditEntry) error {
 			log = append(log, a)
@@ -369,12 +526,13 @@ func (e *Engine) VerifyAudit(ctx context.Context) (*AuditReport, error) {
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		if rep, err = verifyChain(log, head); err != nil {
-			return err
-		}
-		return verifyBindings(ctx, tx, log, rep)
+		verifyChain(log, head, rep)
+		return verifyStore(ctx, tx, log, rep)
 	})
 	if err != nil {
+		return rep, &Error{Op: op, Err: err}
+	}
+	if err := rep.err(); err != nil {
 		return rep, &Error{Op: op, Err: err}
 	}
 	return rep, nil
@@ -385,28 +543,66 @@ type versionKey struct {
 	v  int
 }
 
-// verifyBindings checks every stored version against the entry that bound it.
-func verifyBindings(ctx context.Context, tx ReadTx, log []AuditEntry, rep *AuditReport) error {
+// logged is what the audit log says of one memory.
+type logged struct {
+	bound     *AuditEntry // the first entry that binds a version of it
+	namespace string      // its namespace, as the first entry to name one recorded it
+	deleted   *AuditEntry // its deletion certificate
+}
+
+// verifyStore checks every stored version against the entry that bound it,
+// and the stored memories against those the log records (see VerifyAudit),
+// recording the problems in rep. Its error is a failure to read.
+func verifyStore(ctx context.Context, tx ReadTx, log []AuditEntry, rep *AuditReport) error {
 	type bound struct {
 		entry *AuditEntry
 		hash  string
 	}
 	bindings := map[versionKey]bound{}
+	memories := map[int64]*logged{}
+	of := func(id int64) *logged {
+		l := memories[id]
+		if l == nil {
+			l = &logged{}
+			memories[id] = l
+		}
+		return l
+	}
+	// firstCreated is the lowest id whose version 1 the log binds: memories
+	// written before the store kept provenance have lower ids.
+	firstCreated := int64(math.MaxInt64)
+	note := func(a *AuditEntry, id int64, v int, hash, ns string) {
+		bindings[versionKey{id, v}] = bound{a, hash}
+		l := of(id)
+		if l.bound == nil {
+			l.bound = a
+		}
+		if l.namespace == "" {
+			l.namespace = ns
+		}
+		if v == 1 {
+			firstCreated = min(firstCreated, id)
+		}
+	}
 	for i := range log {
 		a := &log[i]
+		if deletes(a) {
+			of(a.MemoryID).deleted = a
+		}
 		if a.Detail == "" {
 			continue
 		}
 		var b binding
 		if err := json.Unmarshal([]byte(a.Detail), &b); err != nil {
-			rep.BrokenEntry = a.Seq
-			return fmt.Errorf("%w: audit entry %d (%s) has a detail that is not JSON: %v", ErrConflict, a.Seq, a.Action, err)
+			rep.problem(AuditProblem{Entry: a.Seq, MemoryID: a.MemoryID,
+				Message: fmt.Sprintf("audit entry %d (%s) has a detail that is not JSON: %v", a.Seq, a.Action, err)})
+			continue
 		}
 		if a.MemoryID != 0 && b.SHA256 != "" {
-			bindings[versionKey{a.MemoryID, b.Version}] = bound{a, b.SHA256}
+			note(a, a.MemoryID, b.Version, b.SHA256, b.Namespace)
 		}
 		for _, m := range b.Memories {
-			bindings[versionKey{m.ID, m.Version}] = bound{a, m.SHA256}
+			note(a, m.ID, m.Version, m.SHA256, m.Namespace)
 		}
 	}
 	var since time.Time
@@ -415,28 +611,44 @@ func verifyBindings(ctx context.Context, tx ReadTx, log []AuditEntry, rep *Audit
 	} else if !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	check := func(m *Memory, row string) error {
+	check := func(m *Memory, row string) {
 		bd, ok := bindings[versionKey{m.ID, m.Version}]
 		if !ok {
 			if since.IsZero() || m.UpdatedAt.Before(since) {
 				rep.Unbound++
-				return nil
+				return
 			}
-			return fmt.Errorf("%w: memory %d version %d (%s) is bound by no audit entry: its id, version or time was altered, or it was written around the engine", ErrConflict, m.ID, m.Version, row)
+			rep.problem(AuditProblem{MemoryID: m.ID, Version: m.Version,
+				Message: fmt.Sprintf("memory %d version %d (%s) is bound by no audit entry: its id, version or time was altered, or it was written around the engine", m.ID, m.Version, row)})
+			return
 		}
-		if h := VersionHash(m); h != bd.hash {
-			a := bd.entry
-			rep.BrokenEntry = a.Seq
-			return fmt.Errorf("%w: audit entry %d (%s) binds memory %d version %d with SHA-256 %s, but the stored %s hashes to %s: the row was altered", ErrConflict, a.Seq, a.Action, m.ID, m.Version, bd.hash, row, h)
+		h := VersionHash(m)
+		if h == bd.hash || slices.Contains(legacyVersionHashes(m), bd.hash) {
+			return
 		}
-		return nil
+		a := bd.entry
+		rep.problem(AuditProblem{Entry: a.Seq, MemoryID: m.ID, Version: m.Version,
+			Message: fmt.Sprintf("audit entry %d (%s) binds memory %d version %d with SHA-256 %s, but the stored %s hashes to %s: the row was altered", a.Seq, a.Action, m.ID, m.Version, bd.hash, row, h)})
 	}
-	var ids []int64
+	stored := map[int64]bool{}
+	var ids []int64 // the stored memories whose versions are checked
+	rep.Namespaces = map[string]int{}
 	if err := tx.Scan(ScanOptions{}, func(m *Memory) error {
-		ids = append(ids, m.ID)
+		stored[m.ID] = true
 		rep.Memories++
-		if err := check(m, "current record"); err != nil {
-			return err
+		rep.Namespaces[m.Namespace]++
+		l := memories[m.ID]
+		switch {
+		case l != nil && l.deleted != nil:
+			a := l.deleted
+			rep.problem(AuditProblem{Entry: a.Seq, MemoryID: m.ID,
+				Message: fmt.Sprintf("memory %d (namespace %s) is in the store, but audit entry %d (%s) records its deletion: it was put back around the engine", m.ID, m.Namespace, a.Seq, a.Action)})
+		case (l == nil || l.bound == nil) && !since.IsZero() && (m.ID > firstCreated || !m.UpdatedAt.Before(since)):
+			rep.problem(AuditProblem{MemoryID: m.ID,
+				Message: fmt.Sprintf("memory %d (namespace %s) is in the store, but no audit entry records it: it was written around the engine, or its id was altered", m.ID, m.Namespace)})
+		default:
+			check(m, "current record")
+			ids = append(ids, m.ID)
 		}
 		return ctx.Err()
 	}); err != nil {
@@ -445,20 +657,33 @@ func verifyBindings(ctx context.Context, tx ReadTx, log []AuditEntry, rep *Audit
 	for _, id := range ids {
 		hist, err := tx.History(id)
 		if err != nil {
-			return fmt.Errorf("%w: memory %d: its versions cannot be read: %v", ErrConflict, id, err)
+			rep.problem(AuditProblem{MemoryID: id, Message: fmt.Sprintf("memory %d: its versions cannot be read: %v", id, err)})
+			continue
 		}
 		for i, v := range hist {
 			if v.ID != id || v.Version != i+1 {
-				return fmt.Errorf("%w: memory %d: version row %d reads as memory %d version %d: the row was altered", ErrConflict, id, i+1, v.ID, v.Version)
+				rep.problem(AuditProblem{MemoryID: id, Version: i + 1,
+					Message: fmt.Sprintf("memory %d: version row %d reads as memory %d version %d: the row was altered", id, i+1, v.ID, v.Version)})
+				continue
 			}
 			rep.Versions++
-			if err := check(v, "version row"); err != nil {
-				return err
-			}
+			check(v, "version row")
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(memories)) {
+		l := memories[id]
+		if l.bound == nil || l.deleted != nil || stored[id] {
+			continue
+		}
+		ns := l.namespace
+		if ns == "" {
+			ns = "not recorded"
+		}
+		rep.problem(AuditProblem{Entry: l.bound.Seq, MemoryID: id,
+			Message: fmt.Sprintf("memory %d (namespace %s) is recorded by audit entry %d (%s) and no entry records its deletion, but the store has no such memory: it was removed around the engine", id, ns, l.bound.Seq, l.bound.Action)})
 	}
 	return nil
 }
@@ -537,15 +762,12 @@ func VerifyAuditExport(r io.Reader) (*AuditReport, error) {
 		b = []byte("[]")
 	}
 	sum := sha256.Sum256(b)
+	rep := &AuditReport{}
+	verifyChain(log, ex.Head, rep)
 	if d := hex.EncodeToString(sum[:]); d != ex.Digest {
-		rep, err := verifyChain(log, ex.Head)
-		if err != nil {
-			return rep, &Error{Op: op, Err: err}
-		}
-		return rep, &Error{Op: op, Err: fmt.Errorf("%w: the entries hash to %s but the export records %s: the file was altered", ErrConflict, d, ex.Digest)}
+		rep.problem(AuditProblem{Message: fmt.Sprintf("the entries hash to %s but the export records %s: the file was altered", d, ex.Digest)})
 	}
-	rep, err := verifyChain(log, ex.Head)
-	if err != nil {
+	if err := rep.err(); err != nil {
 		return rep, &Error{Op: op, Err: err}
 	}
 	return rep, nil

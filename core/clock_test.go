@@ -28,7 +28,7 @@ func TestSupersedeAndValidAt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lisbon.Significance != 6 || lisbon.Type != core.TypeFact || fmt.Sprint(lisbon.Entities) != "[Bob]" || !lisbon.ValidFrom.Equal(day(2024, 2, 1)) {
+	if lisbon.Significance != 6 || lisbon.Type != core.TypeFact || !lisbon.ValidFrom.Equal(day(2024, 2, 1)) {
 		t.Fatalf("the new memory did not inherit the old one's attributes: %+v", lisbon)
 	}
 	old, err := e.Get(ctx, berlin.ID)
@@ -351,4 +351,42 @@ func tokens(s string) []string {
 		out = append(out, cur)
 	}
 	return out
+}
+
+// TestSupersedeKeepsItsOwnProvenance: the new memory of a supersession has
+// the source and entities it is given, none of the old one's, so that
+// forget-source of the old conversation leaves the new fact alone; the
+// supersedes edge is what links them.
+func TestSupersedeKeepsItsOwnProvenance(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t)
+	old := remember(t, e, core.Input{Content: "Bob lives in Berlin", Entities: []string{"Bob", "Berlin"},
+		Source: "conversation:1#turn-4", ValidFrom: day(2020, 3, 1)})
+	bare, err := e.Supersede(ctx, old.ID, core.Input{Content: "Bob lives in Lisbon", ValidFrom: day(2024, 2, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bare.Source != "" || len(bare.Entities) != 0 {
+		t.Errorf("superseding memory took source %q and entities %v from the old one; want none", bare.Source, bare.Entities)
+	}
+	own, err := e.Supersede(ctx, bare.ID, core.Input{Content: "Bob lives in Porto", Source: "conversation:2",
+		Entities: []string{"Bob", "Porto"}, ValidFrom: day(2025, 1, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.Source != "conversation:2" || fmt.Sprint(own.Entities) != "[Bob Porto]" {
+		t.Errorf("superseding memory has source %q and entities %v; want its own", own.Source, own.Entities)
+	}
+	rep, err := e.ForgetSource(ctx, core.ForgetSourceRequest{Source: "conversation:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Matched, []int64{old.ID}) || len(rep.Derived) != 0 {
+		t.Errorf("forget-source conversation:1 took %v and %v; want only memory %d", rep.Matched, rep.Derived, old.ID)
+	}
+	for _, m := range []*core.Memory{bare, own} {
+		if _, err := e.Get(ctx, m.ID); err != nil {
+			t.Errorf("memory %d (%q) did not survive forget-source of the old one's conversation: %v", m.ID, m.Content, err)
+		}
+	}
 }

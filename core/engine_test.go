@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -818,5 +819,52 @@ func TestVectorSnapshotNotRewrittenWhenUnchanged(t *testing.T) {
 	}
 	if !st2.ModTime().Equal(st1.ModTime()) || os.SameFile(st1, st2) == false {
 		t.Fatalf("a read-only session rewrote the snapshot")
+	}
+}
+
+// TestLinkKnownEdgeTypes: Link takes the built-in edge types and those the
+// configuration declares (search.edge_factors, with their weight); a typo
+// is refused with the known types listed, so it does not become a new type
+// weighed like any unknown one. Edges of other types already in a store are
+// still read and can be removed.
+func TestLinkKnownEdgeTypes(t *testing.T) {
+	ctx := context.Background()
+	e := openAt(t, filepath.Join(t.TempDir(), "memory.db"), core.Options{
+		Search: core.SearchConfig{EdgeFactors: map[string]float64{"blocks": 0.7}}})
+	defer e.Close()
+	a := remember(t, e, core.Input{Content: "the migration needs a maintenance window"})
+	b := remember(t, e, core.Input{Content: "the maintenance window is on Sunday"})
+	for _, typ := range []core.EdgeType{core.EdgeRelatesTo, core.EdgeSupports, core.EdgeContradicts, core.EdgeDerivedFrom,
+		core.EdgeTemporalPrecedes, core.EdgeSupersedes, "blocks"} {
+		if _, err := e.Link(ctx, core.Edge{From: a.ID, To: b.ID, Type: typ}); err != nil {
+			t.Errorf("link %s: %v", typ, err)
+		}
+	}
+	n := auditLen(t, e)
+	_, err := e.Link(ctx, core.Edge{From: a.ID, To: b.ID, Type: "suports"})
+	if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), `"suports"`) ||
+		!strings.Contains(err.Error(), "supports") || !strings.Contains(err.Error(), "blocks") || !strings.Contains(err.Error(), "search.edge_factors") {
+		t.Errorf("link with an unknown type: %v; want ErrInvalid naming it, the known types and where to declare one", err)
+	}
+	if got := auditLen(t, e); got != n {
+		t.Errorf("a refused link wrote %d audit entries", got-n)
+	}
+
+	// An edge of an undeclared type written before types were checked.
+	err = e.Backend().Update(ctx, func(tx core.Tx) error {
+		return tx.Link(core.Edge{From: b.ID, To: a.ID, Type: "bogus_type", Weight: 1, CreatedAt: time.Now().UTC()})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := e.Edges(ctx, b.ID)
+	if err != nil || !slices.ContainsFunc(es, func(ed core.Edge) bool { return ed.Type == "bogus_type" }) {
+		t.Fatalf("edges of %d = %+v, %v; want the old bogus_type edge among them", b.ID, es, err)
+	}
+	if _, err := e.Search(ctx, core.SearchRequest{Query: "maintenance window"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Unlink(ctx, b.ID, a.ID, "bogus_type"); err != nil {
+		t.Fatalf("unlink of an old edge of an undeclared type: %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/memos-go/memos/core/secret"
 )
 
 // GovernConfig is the governance policy: which writes wait in the review
@@ -24,6 +26,16 @@ type GovernConfig struct {
 	// patterns is quarantined. Patterns are path.Match globs over the whole
 	// source, so "web:*" holds everything from the web (default none).
 	QuarantineSources []string `koanf:"quarantine_sources" json:"quarantine_sources"`
+	// Secrets is the secret detector: a new memory whose content looks like
+	// it holds a credential — a provider's API key or token, a JSON web
+	// token, a private key block, a password in a URL, a match of one of
+	// Secrets.Patterns, or a long random-looking string — is quarantined,
+	// with the rule that matched (never the secret) as its reason. On by
+	// default; see package secret for the rules.
+	Secrets secret.Config `koanf:"secrets" json:"secrets"`
+	// secrets is Secrets compiled (by withDefaults; nil when off or invalid,
+	// which validate reports).
+	secrets *secret.Detector
 
 	// Contradictions selects what happens when a new memory contradicts a
 	// trusted one (see TrustedScore): "quarantine" (default) holds the
@@ -64,6 +76,7 @@ const (
 )
 
 func (g GovernConfig) withDefaults() GovernConfig {
+	g.secrets, _ = secret.New(g.Secrets)
 	if g.Contradictions == "" {
 		g.Contradictions = ContradictQuarantine
 	}
@@ -92,6 +105,9 @@ func (g GovernConfig) withDefaults() GovernConfig {
 }
 
 func (g GovernConfig) validate() error {
+	if _, err := secret.New(g.Secrets); err != nil {
+		return err
+	}
 	for _, l := range g.QuarantineLevels {
 		if _, err := ParseTrustLevel(string(l)); err != nil {
 			return fmt.Errorf("governance.quarantine_levels: %w", err)
@@ -123,8 +139,19 @@ func (g GovernConfig) validate() error {
 	return nil
 }
 
-// quarantineReasons returns why the policy holds m for review ("" reasons:
-// it does not).
+// policyReasons returns why the quarantine policy holds the new memory m
+// for review (none: it does not): the configured rules, then the secret
+// detector.
+func (s *shared) policyReasons(m *Memory) []string {
+	why := s.gov.quarantineReasons(m)
+	if f, ok := s.gov.secrets.Find(m.Content); ok {
+		why = append(why, "content "+f.Reason())
+	}
+	return why
+}
+
+// quarantineReasons returns why the policy's levels, score and sources hold
+// m for review (none: they do not).
 func (g *GovernConfig) quarantineReasons(m *Memory) []string {
 	var why []string
 	if slices.Contains(g.QuarantineLevels, m.Trust.Level) {

@@ -3,6 +3,7 @@ package core_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/secret"
 	"github.com/memos-go/memos/embedders/hash"
 )
 
@@ -146,6 +149,10 @@ func TestQuarantineVisibilityAndReview(t *testing.T) {
 		for _, it := range items {
 			if !strings.Contains(strings.Join(it.Reasons, "; "), want[it.Memory.ID]) {
 				t.Errorf("memory %d: reasons %q, want %q", it.Memory.ID, it.Reasons, want[it.Memory.ID])
+			}
+			// The queue shows the embedding as get does: model and dimension.
+			if b, _ := json.Marshal(it.Memory.Embedding); string(b) != `{"model":"hash-v1-256","dim":256}` {
+				t.Errorf("memory %d: the review queue shows the embedding as %s", it.Memory.ID, b)
 			}
 		}
 
@@ -594,4 +601,62 @@ func TestAuditCoversEveryWrite(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestQuarantineHoldsSecrets: the secret detector is part of the quarantine
+// policy, on by default: a memory that holds a key waits for review, with
+// the rule as its reason and nothing of the key in the queue's reasons or
+// the audit log; the detector can be turned off and given patterns.
+func TestQuarantineHoldsSecrets(t *testing.T) {
+	ctx := context.Background()
+	const key = "AKIAZ7QPVX4M2KD8WNRT"
+	e := openAt(t, filepath.Join(t.TempDir(), "memory.db"), core.Options{})
+	defer e.Close()
+	ms, err := e.RememberBatch(ctx, []core.Input{
+		{Content: "the deploy user's access key is " + key},
+		{Content: "the deploy user is called ci-bot"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms[0].Status != core.StatusQuarantined || ms[1].Status != core.StatusActive {
+		t.Fatalf("statuses %s and %s, want the key held and the other active", ms[0].Status, ms[1].Status)
+	}
+	items, err := e.Review(ctx)
+	if err != nil || len(items) != 1 || items[0].Memory.ID != ms[0].ID {
+		t.Fatalf("review queue %+v, %v", items, err)
+	}
+	if r := strings.Join(items[0].Reasons, "; "); !strings.Contains(r, "an AWS access key id") || !strings.Contains(r, "aws_access_key") || strings.Contains(r, key[4:]) {
+		t.Errorf("reasons %q: want the rule, not the key", r)
+	}
+	log, err := e.Audit(ctx, core.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range log {
+		if strings.Contains(a.Detail, key[4:]) {
+			t.Errorf("audit entry %d (%s) holds the key: %s", a.Seq, a.Action, a.Detail)
+		}
+	}
+
+	off := openAt(t, filepath.Join(t.TempDir(), "memory.db"), core.Options{Govern: core.GovernConfig{
+		Secrets: secret.Config{Disable: true}}})
+	defer off.Close()
+	if m := remember(t, off, core.Input{Content: "the deploy user's access key is " + key}); m.Status != core.StatusActive {
+		t.Errorf("with the detector off: status %s", m.Status)
+	}
+	pat := openAt(t, filepath.Join(t.TempDir(), "memory.db"), core.Options{Govern: core.GovernConfig{
+		Secrets: secret.Config{Patterns: []string{`ACME-[0-9]{8}`}}}})
+	defer pat.Close()
+	if m := remember(t, pat, core.Input{Content: "the licence is ACME-20240501"}); m.Status != core.StatusQuarantined {
+		t.Errorf("with an extra pattern: status %s", m.Status)
+	}
+	b, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "memory.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.Open(ctx, core.Options{Backend: b, Govern: core.GovernConfig{Secrets: secret.Config{Patterns: []string{"("}}}}); !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "governance.secrets.patterns") {
+		t.Errorf("open with a malformed pattern: %v", err)
+	}
+	b.Close()
 }

@@ -157,6 +157,7 @@ func (e *Engine) importItems(req ImportRequest) ([][]*Memory, error) {
 			if m.Status == "" {
 				m.Status = StatusActive
 			}
+			m.Trust.Score = canonicalFloat(m.Trust.Score)
 			m.CreatedAt, m.UpdatedAt = utc(m.CreatedAt), utc(m.UpdatedAt)
 			m.ValidFrom, m.ValidTo, m.LastAccessedAt = utc(m.ValidFrom), utc(m.ValidTo), utc(m.LastAccessedAt)
 			if m.CreatedAt.IsZero() {

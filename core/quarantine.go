@@ -37,7 +37,6 @@ func (e *Engine) Review(ctx context.Context) ([]ReviewItem, error) {
 	err := e.b.View(ctx, func(tx ReadTx) error {
 		byID := map[int64]int{}
 		err := tx.Scan(ScanOptions{Filter: Filter{Namespaces: e.scope(), Statuses: []Status{StatusQuarantined}}}, func(m *Memory) error {
-			m.Embedding.Vector = nil
 			byID[m.ID] = len(items)
 			items = append(items, ReviewItem{Memory: m, Reasons: []string{}})
 			return ctx.Err()

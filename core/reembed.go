@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 )
 
@@ -68,7 +69,8 @@ type ReembedReport struct {
 //
 // Once no memory is left on another model, one transaction records the new
 // model and its dimension in the store and appends an "embedder.switch"
-// entry to the audit log: that is the atomic switch. Until then the store
+// entry to the audit log: that is the atomic switch; the vector snapshot
+// (Options.VectorSnapshot) is saved right after it. Until then the store
 // still opens with the old embedder, whose vector index simply leaves out
 // the memories already converted (keyword search still finds them); after
 // it, opening with the old embedder fails with ErrModelMismatch and
@@ -122,6 +124,14 @@ func (e *Engine) Reembed(ctx context.Context, opts ReembedOptions) (*ReembedRepo
 			return rep, &Error{Op: op, Err: err}
 		}
 		if left == 0 {
+			// The snapshot on disk is of the old model, which the next open
+			// would ignore with a warning and rebuild from the store; save
+			// the new model's index now rather than only on Close (a process
+			// that dies before Close would leave the old one). Like Close, a
+			// snapshot that cannot be written costs a rebuild, not the run.
+			if err := e.saveVectors(); err != nil {
+				slog.Warn("memos: the vector index snapshot was not saved after re-embedding; the next open rebuilds the index from the store", "err", err)
+			}
 			return rep, nil
 		}
 		if pass+1 == reembedPasses {

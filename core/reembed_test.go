@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -389,4 +390,48 @@ func openReembedBench(b *testing.B, path string, dim int, allow bool) *core.Engi
 		b.Fatal(err)
 	}
 	return e
+}
+
+// TestReembedSavesVectorSnapshot: once Reembed has switched the store, the
+// vector snapshot on disk is of the new model, so that the next open — here
+// a second handle while the first is still open, as after a crash before
+// Close — loads it instead of warning and rebuilding the index.
+func TestReembedSavesVectorSnapshot(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	snap := path + ".vectors"
+	open := func(dim int, allowChange bool) *core.Engine {
+		emb, err := hash.Open(ctx, hash.Config{Dim: dim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := openAt(t, path, core.Options{Embedder: emb, AllowModelChange: allowChange, VectorSnapshot: snap})
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	e := open(256, false)
+	for _, c := range reembedContents {
+		remember(t, e, core.Input{Content: c})
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e = open(128, true)
+	if _, err := e.Reembed(ctx, core.ReembedOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	defer slog.SetDefault(prev)
+	next := open(128, false)
+	slog.SetDefault(prev)
+	if s := logged.String(); strings.Contains(s, "snapshot") {
+		t.Errorf("the open after reembed rebuilt the vector index: %s", s)
+	}
+	res, err := next.Search(ctx, core.SearchRequest{Query: reembedContents[0], Mode: core.ModeVector, Limit: 1})
+	if err != nil || len(res.Hits) != 1 || res.Hits[0].Memory.Content != reembedContents[0] {
+		t.Errorf("vector search after reembed: %+v, %v", res, err)
+	}
 }

@@ -32,8 +32,11 @@ func (e *Engine) SetValidity(ctx context.Context, id int64, from, to time.Time) 
 // and an edge new —supersedes→ old links them. History keeps every earlier
 // version of the old memory, so searches at an earlier ValidAt or AsOf still
 // find it. Fields in leaves zero take the old memory's values (namespace,
-// pool, type, significance, entities, source, session, trust); content is
-// required. It returns the new memory.
+// pool, type, significance, emotional context, session, trust); content is
+// required. The source and entities are only those in gives (none by
+// default), never the old memory's: forget-source of the old memory's
+// source must not take the new fact; the supersedes edge links the two. It
+// returns the new memory.
 func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, error) {
 	const op = "supersede"
 	if err := e.checkOpen(op); err != nil {
@@ -103,7 +106,8 @@ func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, e
 	return out, nil
 }
 
-// inherit fills the zero fields of in from the memory it supersedes.
+// inherit fills the zero fields of in from the memory it supersedes, but for
+// its provenance: source and entities.
 func inherit(in Input, old *Memory) Input {
 	str := func(dst *string, src string) {
 		if *dst == "" {
@@ -112,7 +116,6 @@ func inherit(in Input, old *Memory) Input {
 	}
 	str(&in.Namespace, old.Namespace)
 	str(&in.EmotionalContext, old.EmotionalContext)
-	str(&in.Source, old.Source)
 	str(&in.Session, old.Session)
 	if in.Type == "" {
 		in.Type = old.Type
@@ -122,9 +125,6 @@ func inherit(in Input, old *Memory) Input {
 	}
 	if in.Significance == 0 {
 		in.Significance = old.Significance
-	}
-	if in.Entities == nil {
-		in.Entities = old.Entities
 	}
 	if in.TrustLevel == "" && in.TrustScore == nil {
 		in.TrustLevel = old.Trust.Level

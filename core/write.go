@@ -95,7 +95,7 @@ func (e *Engine) memory(in Input, now time.Time) (*Memory, error) {
 	}
 	m.Trust.Score = m.Trust.Level.DefaultScore()
 	if in.TrustScore != nil {
-		m.Trust.Score = *in.TrustScore
+		m.Trust.Score = canonicalFloat(*in.TrustScore) // -0 is stored as 0
 	}
 	if m.Status == "" {
 		m.Status = StatusActive
@@ -221,7 +221,7 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 // and the contradiction policy (near: the detector's candidates), links
 // the derived_from and contradicts edges and records provenance.
 func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) error {
-	reasons := e.gov.quarantineReasons(m)
+	reasons := e.policyReasons(m)
 	if in.Quarantine {
 		reasons = append([]string{"asked for review"}, reasons...)
 	}
@@ -514,7 +514,7 @@ func (p *Patch) apply(m *Memory) {
 		m.Trust.Score = p.TrustLevel.DefaultScore()
 	}
 	if p.TrustScore != nil {
-		m.Trust.Score = *p.TrustScore
+		m.Trust.Score = canonicalFloat(*p.TrustScore)
 	}
 	if p.ValidFrom != nil {
 		m.ValidFrom = utc(*p.ValidFrom)
@@ -685,13 +685,18 @@ func unwrapOp(err error) error {
 
 // Link adds (or replaces) a typed edge from → to. Both memories must exist
 // and be in this handle's scope; on a limited handle the edge belongs to
-// from, which must be in its namespaces (see Limit). Weight 0 means 1.
+// from, which must be in its namespaces (see Limit). Weight 0 means 1. The
+// type must be known (see KnownEdgeTypes): a misspelt type is ErrInvalid,
+// not a new type.
 func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 	const op = "link"
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
 	if err := normalizeEdge(&edge); err != nil {
+		return nil, &Error{Op: op, ID: edge.From, Err: err}
+	}
+	if err := e.knownEdgeType(edge.Type); err != nil {
 		return nil, &Error{Op: op, ID: edge.From, Err: err}
 	}
 	edge.CreatedAt = e.clock()
@@ -720,6 +725,37 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 		return nil, &Error{Op: op, ID: edge.From, Err: err}
 	}
 	return &edge, nil
+}
+
+// KnownEdgeTypes lists, sorted, the edge types Link accepts: the built-in
+// ones (relates_to, supports, contradicts, derived_from, temporal_precedes
+// and supersedes, which Supersede writes) and those the configuration
+// declares by giving them a weight in SearchConfig.EdgeFactors. Edges of
+// other types already in a store (written before types were checked, or
+// restored by Import) are still read, weighed like any unlisted type, and
+// can be removed with Unlink.
+func (e *Engine) KnownEdgeTypes() []EdgeType {
+	types := []EdgeType{EdgeSupersedes}
+	for t := range e.cfg.EdgeFactors {
+		if EdgeType(t) != EdgeSupersedes {
+			types = append(types, EdgeType(t))
+		}
+	}
+	slices.Sort(types)
+	return types
+}
+
+// knownEdgeType checks that Link may write an edge of type t.
+func (e *Engine) knownEdgeType(t EdgeType) error {
+	if _, ok := e.cfg.EdgeFactors[string(t)]; ok || t == EdgeSupersedes {
+		return nil
+	}
+	var names []string
+	for _, k := range e.KnownEdgeTypes() {
+		names = append(names, string(k))
+	}
+	return invalidf("unknown edge type %q (known: %s); to use a new type, declare it with its weight in graph expansion under search.edge_factors in the configuration",
+		t, strings.Join(names, ", "))
 }
 
 // normalizeEdge applies the defaults (type relates_to, weight 1) and checks

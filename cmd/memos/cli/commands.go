@@ -252,9 +252,10 @@ func (a *app) linkCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "link <from> <to>",
 		Short: "Add a typed edge between two memories",
-		Long: `Link adds (or replaces) a directed, typed, weighted edge. Well-known types:
-relates_to, supports, contradicts, derived_from, temporal_precedes; any other
-lower_snake_case name works too.`,
+		Long: `Link adds (or replaces) a directed, typed, weighted edge. Types:
+relates_to, supports, contradicts, derived_from, temporal_precedes, supersedes,
+and any type the configuration declares with its weight in search.edge_factors
+(e.g. blocks: 0.7); another type is refused, so a typo does not become a new type.`,
 		Example: "  memos link 1 2 --type relates_to",
 		Args:    nargs(2, 2, "two memory ids"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {

@@ -373,10 +373,12 @@ entry about a memory version binding that version's SHA-256.`,
 		Use:   "verify [FILE]",
 		Short: "Check the chain and every stored version against it (or an exported FILE, with no store)",
 		Long: `Verify recomputes every entry's hash and link, checks the head the store
-recorded, and checks every stored memory version — current record and version
-rows — against the SHA-256 its audit entry bound. Exit code 0 when all holds;
-otherwise 5 and a message naming the first broken entry. With FILE it checks an
-export made by memos audit export, needing no store.`,
+recorded, checks every stored memory version — current record and version
+rows — against the SHA-256 its audit entry bound, and checks that the store
+holds exactly the memories the log records as written and not deleted. Exit
+code 0 when all holds; otherwise 5 and a message listing every problem found
+(the first 100). With FILE it checks an export made by memos audit export,
+needing no store.`,
 		Args: nargs(0, 1, "optionally an exported file"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {

@@ -366,7 +366,9 @@ func (a *app) supersedeCmd() *cobra.Command {
 (default now), ends the old memory's validity there, and links
 new —supersedes→ old. Searches valid now find the new memory; searches with an
 earlier --valid-at or --as-of still find the old one. Attributes not given
-are taken from the old memory.`,
+are taken from the old memory, but for --source and --entities: the new
+memory has only those it is given, so forget-source of the old one's source
+leaves it alone.`,
 		Example: `  memos supersede 12 "Alice's home lab runs Proxmox on four nodes"
   memos supersede 12 "Bob moved to Lisbon" --valid-from 2025-02-01`,
 		Args: nargs(2, 2, "an old memory id and the new content"),
