@@ -136,8 +136,12 @@ func TestRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := Stamp{Version: "v0.0.0-test", Commit: "0123456789abcdef0123456789abcdef01234567", Date: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	targets := Targets
+	if s := os.Getenv("MEMOS_RELEASE_TARGETS"); s != "" { // e.g. linux/amd64, to try the test quickly
+		targets = strings.Split(s, ",")
+	}
 	out := t.TempDir()
-	builds, err := Release(ctx, root, out, Targets, st, nil)
+	builds, err := Release(ctx, root, out, targets, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +166,8 @@ func TestRelease(t *testing.T) {
 			t.Errorf("%s does not match SHA256SUMS", name)
 		}
 	}
-	if listed != len(Targets) {
-		t.Errorf("SHA256SUMS lists %d archives, want %d", listed, len(Targets))
+	if listed != len(targets) {
+		t.Errorf("SHA256SUMS lists %d archives, want %d", listed, len(targets))
 	}
 
 	// The host's binary reports what was stamped, and runs without cgo.
