@@ -481,8 +481,13 @@ func (a *app) applySetup(c *mcpClient, rep *setupReport, entry any) error {
 	} else if err := os.MkdirAll(filepath.Dir(rep.File), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(rep.File), err)
 	}
-	if err := writeFileAtomic(rep.File, out, mode); err != nil {
-		return fmt.Errorf("write %s: %w", rep.File, err)
+	// A symbolic link (a dotfiles repository, say) stays one: write its target.
+	target := rep.File
+	if real, err := filepath.EvalSymlinks(rep.File); err == nil {
+		target = real
+	}
+	if err := writeFileAtomic(target, out, mode); err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
 	}
 	return nil
 }

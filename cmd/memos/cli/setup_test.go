@@ -385,3 +385,25 @@ func TestSetupProject(t *testing.T) {
 		t.Errorf("opencode mcp.servers: %v", srv)
 	}
 }
+
+// TestSetupSymlink: a configuration file that is a symbolic link stays one;
+// the file it points to gets the entry.
+func TestSetupSymlink(t *testing.T) {
+	e, home := setupEnv(t)
+	real := filepath.Join(t.TempDir(), "dotfiles", "mcp.json")
+	os.MkdirAll(filepath.Dir(real), 0o755)
+	os.WriteFile(real, []byte(`{"mcpServers": {}}`), 0o600)
+	link := filepath.Join(home, ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	e.ok("setup", "cursor", "--command", "/bin/memos")
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("%s is no longer a symbolic link", link)
+	}
+	c := setupCase{"cursor", "", []string{"mcpServers"}, false}
+	if got := c.commandLine(t, c.servers(decodeConfig(t, c, real))["memos"]); !slices.Equal(got, []string{"/bin/memos", "mcp"}) {
+		t.Errorf("the link's target holds %q", got)
+	}
+}
