@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -405,5 +408,62 @@ func TestSetupSymlink(t *testing.T) {
 	c := setupCase{"cursor", "", []string{"mcpServers"}, false}
 	if got := c.commandLine(t, c.servers(decodeConfig(t, c, real))["memos"]); !slices.Equal(got, []string{"/bin/memos", "mcp"}) {
 		t.Errorf("the link's target holds %q", got)
+	}
+}
+
+// TestSetupEntryRuns sets up Claude Code with the real memos binary and a
+// store given in MEMOS_HOME, then starts the entry as the client would —
+// its command and arguments, in an environment without MEMOS_HOME — and
+// stores a memory over MCP: it lands in that store.
+func TestSetupEntryRuns(t *testing.T) {
+	t.Parallel()
+	bin := buildMemos(t)
+	home, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	cmd := exec.Command(bin, "setup", "claude-code", "-n", "project:web")
+	cmd.Env = []string{"HOME=" + home, "MEMOS_HOME=" + store}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("memos setup: %v\n%s", err, out)
+	}
+	c := setupCase{"claude-code", ".claude.json", []string{"mcpServers"}, false}
+	line := c.commandLine(t, c.servers(decodeConfig(t, c, filepath.Join(home, c.file)))["memos"])
+	if line[0] != bin {
+		t.Errorf("the entry runs %s, want the binary that wrote it, %s", line[0], bin)
+	}
+	msgs := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_store","arguments":{"content":"Alice prefers tea"}}}`,
+	}
+	srv := exec.Command(line[0], line[1:]...)
+	srv.Env = []string{"HOME=" + home, "GORACE=atexit_sleep_ms=0"}
+	stdin, _ := srv.StdinPipe()
+	stdout, _ := srv.StdoutPipe()
+	var stderr strings.Builder
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	var stored string
+	for i, m := range msgs {
+		io.WriteString(stdin, m+"\n")
+		if i == 1 {
+			continue // a notification has no answer
+		}
+		if !sc.Scan() {
+			t.Fatalf("no answer to %s\nstderr: %s", m, stderr.String())
+		}
+		stored = sc.Text()
+	}
+	stdin.Close()
+	if err := srv.Wait(); err != nil {
+		t.Errorf("memos mcp: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stored, "project:web") || strings.Contains(stored, `"isError":true`) {
+		t.Errorf("memory_store answered %s", stored)
+	}
+	if _, err := os.Stat(filepath.Join(store, "memory.db")); err != nil {
+		t.Errorf("the store in MEMOS_HOME was not used: %v", err)
 	}
 }
