@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"io"
 	"runtime"
 	"slices"
 	"strings"
@@ -42,15 +45,30 @@ func TestVersion(t *testing.T) {
 		t.Errorf("memos alone no longer prints the help:\n%s", out)
 	}
 
-	// The MCP server (stdio) introduces itself with the same version.
+	// The MCP server (stdio) introduces itself with the same version. The
+	// request's input stays open until the answer is read.
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
-	r := e.runStdin(init, "mcp")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int)
+	go func() {
+		code := run(context.Background(), e.environ, []string{"mcp"}, inR, outW, io.Discard)
+		outW.Close()
+		done <- code
+	}()
+	go io.WriteString(inW, init)
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	if code := <-done; code != 0 {
+		t.Errorf("memos mcp: exit %d", code)
+	}
 	var resp struct {
 		Result struct {
 			ServerInfo struct{ Name, Version string } `json:"serverInfo"`
 		} `json:"result"`
 	}
-	if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &resp); err != nil || resp.Result.ServerInfo.Version != "v1.2.3" {
-		t.Errorf("memos mcp serverInfo: %v %+v\nstdout %s\nstderr %s", err, resp, r.stdout, r.stderr)
+	if err != nil || json.Unmarshal([]byte(line), &resp) != nil || resp.Result.ServerInfo.Version != "v1.2.3" {
+		t.Errorf("memos mcp serverInfo: %v %+v\n%s", err, resp, line)
 	}
 }
