@@ -91,7 +91,9 @@ func OpenAPI(version string) ([]byte, error) {
 		return map[string]any{"get": map[string]any{"operationId": id, "summary": summary, "tags": []string{"server"}, "security": []any{},
 			"responses": map[string]any{"200": ok, "default": errResp}}}
 	}
-	paths["/healthz"] = plain("healthz", "The process is up.", text("ok", "text/plain"))
+	paths["/healthz"] = plain("healthz", "The process is up; which memos it is.", map[string]any{"description": `{"status":"ok","version":"<memos version>"}`,
+		"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "properties": map[string]any{
+			"status": map[string]any{"type": "string", "const": "ok"}, "version": map[string]any{"type": "string"}}}}}})
 	paths["/readyz"] = plain("readyz", "The store is open and answers.", text("ready", "text/plain"))
 	paths["/metrics"] = plain("metrics", "Prometheus metrics: requests and latency per operation, store size.", text("Prometheus text format", "text/plain"))
 	paths["/openapi.json"] = plain("openapi", "This document.", map[string]any{"description": "OpenAPI 3.1", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}})

@@ -247,7 +247,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		switch r.URL.Path {
 		case "/healthz":
-			s.plain(rw, r, "ok\n")
+			s.healthz(rw, r)
 			return
 		case "/readyz":
 			if !s.ready.Load() {
@@ -309,6 +309,17 @@ func (s *Server) plain(w http.ResponseWriter, r *http.Request, body string) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	io.WriteString(w, body)
+}
+
+// healthz answers that the process is up, and which memos it is.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, methodError(r, "GET"))
+		return
+	}
+	b, _ := json.Marshal(map[string]string{"status": "ok", "version": s.opts.Version})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(append(b, '\n'))
 }
 
 // serveOp runs one operation of the table.

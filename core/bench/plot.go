@@ -1,3 +1,5 @@
+//go:build !noplot
+
 package bench
 
 import (
@@ -23,6 +25,12 @@ import (
 
 	"github.com/memos-go/memos/core"
 )
+
+// Plots tells whether this build can draw charts (see noplot.go).
+const Plots = true
+
+// ErrNoPlot is what SavePlot returns in a build without charts.
+var ErrNoPlot error
 
 // SavePlot writes the report's charts to path as SVG or PNG, chosen by the
 // extension (.svg or .png); see WritePlot.

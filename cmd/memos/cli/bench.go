@@ -65,6 +65,9 @@ FILE.png draws latency against size and recall per retriever.`,
   memos bench --dataset longmemeval:lme.json.gz --corpora 20 --dataset beir:scifact --out out.json --plot out.svg`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			if plotOut != "" && !bench.Plots { // fail now, not after the runs
+				return fmt.Errorf("--plot: %w", bench.ErrNoPlot)
+			}
 			cfg := bench.Config{Backends: backends, Embedders: embedders, K: ks, Queries: queries,
 				Warmup: warmup, BatchSize: batch, Seed: seed, Dir: dir, VectorIndexes: indexes}
 			for _, s := range sizes {

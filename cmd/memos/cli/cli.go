@@ -132,6 +132,7 @@ New here? Run: memos quickstart`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	a.versionFlag(root)
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	pf.StringVar(&a.home, "home", "", "memos home directory (default $MEMOS_HOME or ~/.memos)")
@@ -171,7 +172,7 @@ New here? Run: memos quickstart`,
 		c.GroupID = "govern"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{a.initCmd(), a.quickstartCmd(), a.configCmd(), a.benchCmd(), a.reembedCmd(), a.migrateCmd(), a.exportCmd(), a.importCmd(), a.pluginCmd()} {
+	for _, c := range []*cobra.Command{a.initCmd(), a.quickstartCmd(), a.configCmd(), a.benchCmd(), a.reembedCmd(), a.migrateCmd(), a.exportCmd(), a.importCmd(), a.pluginCmd(), a.setupCmd(), a.versionCmd()} {
 		c.GroupID = "setup"
 		root.AddCommand(c)
 	}

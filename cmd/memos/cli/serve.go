@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -21,14 +20,6 @@ import (
 // This file holds the server commands: memos serve (HTTP API and MCP over
 // streamable HTTP) and memos mcp (MCP over stdio). Both run the operation
 // table of package api on one engine; nothing here calls the engine itself.
-
-// version is memos' module version as the build recorded it.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
 
 // serverOptions maps the server section of the configuration.
 func serverOptions(cfg *config.Config) server.Options {
