@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -73,6 +74,10 @@ type app struct {
 	// allowModelChange opens a store recorded with another embedding model
 	// (memos reembed only).
 	allowModelChange bool
+	// readOnly marks a command that only reads (and dry runs): on a store
+	// that does not exist it fails instead of creating an empty one, so that
+	// a mistyped home does not pass for an empty memory.
+	readOnly bool
 }
 
 func run(ctx context.Context, environ, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -182,6 +187,14 @@ func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra
 	}
 }
 
+// readE is runE for the commands that only read the store.
+func (a *app) readE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return a.runE(func(cmd *cobra.Command, args []string) error {
+		a.readOnly = true
+		return fn(cmd, args)
+	})
+}
+
 // loadConfig computes the effective configuration. home, if not empty,
 // overrides every other source of the home directory.
 func (a *app) loadConfig(cmd *cobra.Command, home string) (*config.Config, error) {
@@ -218,6 +231,11 @@ func vectorSnapshot(cfg *config.Config) string {
 // open opens the engine the configuration describes, creating the home
 // directory if needed. The caller closes the engine.
 func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error) {
+	if a.readOnly {
+		if err := storeExists(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return nil, fmt.Errorf("create home directory: %w", err)
 	}
@@ -305,6 +323,28 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 		return nil, errors.Join(errs...)
 	}
 	return eng, nil
+}
+
+// storeExists checks that the configured store is there (a backend without
+// a path, a database server, always is): a read of a missing store is an
+// error naming the path, where opening it would create an empty one.
+func storeExists(cfg *config.Config) error {
+	path := storePath(cfg)
+	if path == "" {
+		return nil
+	}
+	_, err := os.Stat(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil // another problem: opening the store reports it
+	}
+	home := cfg.Home
+	for _, v := range cfg.Values {
+		if v.Key == "home" && v.Origin != "" {
+			home += " from " + v.Origin
+		}
+	}
+	return fmt.Errorf("%w: there is no memory store at %s (home %s); check --home and MEMOS_HOME, "+
+		"or create the store by storing something (memos add, memos import)", core.ErrNotFound, path, home)
 }
 
 // withEngine loads the configuration, opens the engine, runs fn and closes

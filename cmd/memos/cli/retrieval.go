@@ -118,7 +118,7 @@ last with the reason. It records no access statistics.`,
 		Example: `  memos explain "what does alice like"
   memos explain "alice's lab" --mmr --json`,
 		Args: nargs(1, -1, "a query"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			m, err := core.ParseMode(mode)
 			if err != nil {
 				return err
@@ -251,7 +251,7 @@ json (or --json) the pack with its token accounting.`,
   memos pack "deploying the web app" --format json
   memos pack --bootstrap --budget 400 --namespace project:infra`,
 		Args: nargs(0, -1, "a query (or --bootstrap)"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			req.Query = strings.Join(args, " ")
 			if format != "md" && format != "json" {
 				return core.Invalidf("--format %q: want md or json", format)
