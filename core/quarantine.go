@@ -170,6 +170,7 @@ func (e *Engine) Reject(ctx context.Context, id int64, reason string) (*Deletion
 	if err := e.forgotten(ctx); err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
+	cert.Erasure = e.erasure(ctx)
 	return cert, nil
 }
 

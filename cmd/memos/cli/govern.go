@@ -112,17 +112,21 @@ func (a *app) quarantineReleaseCmd() *cobra.Command {
 func (a *app) quarantineRejectCmd() *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
-		Use:   "reject <id>",
-		Short: "Forget a quarantined memory, with a deletion certificate",
-		Args:  nargs(1, 1, "one memory id"),
+		Use:     "reject <id> --reason \"…\"",
+		Short:   "Forget a quarantined memory, with a deletion certificate",
+		Example: `  memos quarantine reject 12 --reason "not true: Alice never lived in Porto"`,
+		Args:    nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return core.Invalidf("quarantine reject needs --reason: say why the memory is rejected (the deletion certificate and the audit log record it)")
+			}
 			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				c, err := eng.Reject(ctx, id, reason)
 				return c, func(w io.Writer) { printCertificate(w, c) }, err
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why it was rejected (recorded in the certificate)")
+	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why it was rejected (required; recorded in the certificate)")
 	return cmd
 }
 
