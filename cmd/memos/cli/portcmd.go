@@ -154,9 +154,13 @@ running it again.
 					if rep.DryRun {
 						verb = "would import"
 					}
+					already := plural(rep.Skipped, "memory was", "memories were")
+					if rep.SkippedEdges > 0 {
+						already = plural(rep.Skipped, "memory", "memories") + " and " + plural(rep.SkippedEdges, "edge", "edges") + " were"
+					}
 					fmt.Fprintf(w, "%s %s (%s) and %s; %s already in the store",
 						verb, plural(rep.Imported, "memory", "memories"), plural(rep.Versions, "version", "versions"),
-						plural(rep.Edges, "edge", "edges"), plural(rep.Skipped, "memory was", "memories were"))
+						plural(rep.Edges, "edge", "edges"), already)
 					if len(warnings) > 0 {
 						fmt.Fprintf(w, "; %s on standard error", plural(len(warnings), "warning", "warnings"))
 					}
