@@ -37,9 +37,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
@@ -136,7 +138,7 @@ New here? Run: memos quickstart`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{flagError(err)} })
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	pf.StringVar(&a.home, "home", "", "memos home directory (default $MEMOS_HOME or ~/.memos)")
@@ -185,6 +187,38 @@ func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra
 		a.ran = true
 		return fn(cmd, args)
 	}
+}
+
+// flagError says what a flag takes when its value does not parse, in place
+// of the flag library's message, which quotes Go functions
+// ("strconv.ParseInt: parsing "high": invalid syntax").
+func flagError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	f := ive.GetFlag()
+	var want string
+	switch f.Value.Type() {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "count":
+		want = "a whole number"
+	case "float32", "float64":
+		want = "a number"
+	case "bool":
+		want = "true or false"
+	case "duration":
+		want = "a duration such as 30s, 5m or 1h30m"
+	case "intSlice", "int32Slice", "int64Slice", "uintSlice":
+		want = "a list of whole numbers separated by commas"
+	case "float32Slice", "float64Slice":
+		want = "a list of numbers separated by commas"
+	default:
+		return fmt.Errorf("--%s %q: %w", f.Name, ive.GetValue(), errors.Unwrap(err))
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("--%s %q is out of range", f.Name, ive.GetValue())
+	}
+	return fmt.Errorf("--%s %q is not %s", f.Name, ive.GetValue(), want)
 }
 
 // readE is runE for the commands that only read the store.
