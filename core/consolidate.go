@@ -161,6 +161,10 @@ func (e *Engine) Consolidate(ctx context.Context, req ConsolidateRequest) (*Cons
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
+	// mems is the plan: the namespace's active memories as the run leaves
+	// them. Each step takes out what it merges or archives and updates what
+	// it changes, in a dry run as in the run, so that the steps after it
+	// decide on the same memories either way.
 	rep.Before = len(mems)
 	if e.vec == nil {
 		rep.Notes = append(rep.Notes, "no embedder: duplicates are not looked for")
@@ -170,10 +174,21 @@ func (e *Engine) Consolidate(ctx context.Context, req ConsolidateRequest) (*Cons
 	if err := e.archiveStale(ctx, cfg, mems, rep); err != nil {
 		return rep, &Error{Op: op, Err: err}
 	}
+	removed := rep.Before - len(mems) // merged and archived
 	if req.Pages {
-		if err := e.buildPages(ctx, cfg, rep); err != nil {
+		if err := e.buildPages(ctx, cfg, mems, removed, rep); err != nil {
 			return rep, &Error{Op: op, Err: err}
 		}
+	}
+	if rep.DryRun {
+		rep.After = len(mems)
+		for _, p := range rep.Pages {
+			if p.Action == "created" {
+				rep.After++
+			}
+		}
+		rep.Took = time.Since(start)
+		return rep, nil
 	}
 	if err := e.syncVectors(ctx); err != nil {
 		return rep, &Error{Op: op, Err: err}
@@ -310,9 +325,12 @@ func (e *Engine) mergeDuplicates(ctx context.Context, cfg ConsolidateConfig, mem
 				return fmt.Errorf("merge into %d: %w", mg.Survivor, err)
 			}
 		}
+		surv := mems[mg.Survivor].Clone()
 		for _, id := range mg.Merged {
+			absorb(surv, mems[id])
 			delete(mems, id)
 		}
+		mems[mg.Survivor] = surv
 		rep.Merges = append(rep.Merges, mg)
 	}
 	return nil
@@ -340,11 +358,7 @@ func (e *Engine) merge(ctx context.Context, mg Merge) error {
 			if err != nil || o.Status != StatusActive {
 				continue
 			}
-			for _, ent := range o.Entities {
-				if !slices.Contains(next.Entities, ent) {
-					next.Entities = append(next.Entities, ent)
-				}
-			}
+			absorb(next, o)
 			if o.Source != "" && o.Source != surv.Source && !slices.Contains(sources, o.Source) {
 				sources = append(sources, o.Source)
 			}
@@ -387,6 +401,16 @@ func (e *Engine) merge(ctx context.Context, mg Merge) error {
 		}
 		return au.close()
 	})
+}
+
+// absorb gives the survivor of a merge what it takes from a merged memory
+// that later steps (pages) look at: its entities.
+func absorb(surv, o *Memory) {
+	for _, ent := range o.Entities {
+		if !slices.Contains(surv.Entities, ent) {
+			surv.Entities = append(surv.Entities, ent)
+		}
+	}
 }
 
 // appendIDs adds ids to a metadata list of ids (as JSON numbers decode).
@@ -461,14 +485,11 @@ func (e *Engine) archiveStale(ctx context.Context, cfg ConsolidateConfig, mems m
 	return nil
 }
 
-// buildPages clusters the namespace's active memories and writes a page for
-// each cluster large enough, refreshing the page that already stands for
-// most of the same members.
-func (e *Engine) buildPages(ctx context.Context, cfg ConsolidateConfig, rep *ConsolidateReport) error {
-	mems, err := e.activeMemories(ctx)
-	if err != nil {
-		return err
-	}
+// buildPages clusters the active memories the plan mems leaves and writes a
+// page for each cluster large enough, refreshing the page that already
+// stands for most of the same members. removed counts the memories the
+// plan took out: the vector index may still hold them (always in a dry run).
+func (e *Engine) buildPages(ctx context.Context, cfg ConsolidateConfig, mems map[int64]*Memory, removed int, rep *ConsolidateReport) error {
 	pages := map[int64][]int64{} // existing page → its members
 	var seeds []*Memory
 	for _, id := range sortedIDs(mems) {
@@ -493,17 +514,23 @@ func (e *Engine) buildPages(ctx context.Context, cfg ConsolidateConfig, rep *Con
 		if taken[s.ID] {
 			continue
 		}
-		hits, err := e.vec.Search(ctx, s.Embedding.Vector, 3*cfg.PageMaxSize, unpaged(e.ns))
+		// The nearest 3*PageMaxSize memories of the plan, whether or not the
+		// index still holds those it took out.
+		hits, err := e.vec.Search(ctx, s.Embedding.Vector, 3*cfg.PageMaxSize+removed, unpaged(e.ns))
 		if err != nil {
 			return err
 		}
 		members := []int64{s.ID}
+		near := 0
 		for _, h := range hits {
 			m := mems[h.ID]
-			if len(members) == cfg.PageMaxSize {
+			if m == nil {
+				continue
+			}
+			if near++; near > 3*cfg.PageMaxSize || len(members) == cfg.PageMaxSize {
 				break
 			}
-			if h.ID == s.ID || m == nil || taken[h.ID] || !consolidatable(m) || h.Score < cfg.PageSimilarity || !shareEntity(s, m) {
+			if h.ID == s.ID || taken[h.ID] || !consolidatable(m) || h.Score < cfg.PageSimilarity || !shareEntity(s, m) {
 				continue
 			}
 			members = append(members, h.ID)

@@ -224,6 +224,70 @@ func TestDreamPages(t *testing.T) {
 	}
 }
 
+// TestConsolidateDryRun: a dry run reports what the run then does — the
+// same merges, archivals, pages with the same members, and the same count of
+// active memories after — for consolidate and for dream, where the pages are
+// built from what the merges and archivals leave.
+func TestConsolidateDryRun(t *testing.T) {
+	for _, backend := range []string{"sqlite", "bolt"} {
+		for _, pages := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/pages=%v", backend, pages), func(t *testing.T) {
+				ctx := context.Background()
+				clock := &settableClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+				e := openDream(t, backend, clock)
+				// A cluster of seven, one of them a duplicate and one stale:
+				// the run merges one and archives one, and its page stands
+				// for the five left (a page needs five).
+				low := 0.5
+				for _, in := range []core.Input{
+					{Content: "Alice's home lab runs Proxmox on three nodes in the basement", Entities: []string{"Alice"}},
+					{Content: "Alice's home lab runs Proxmox on three nodes in the basement.", Entities: []string{"Alice"}, TrustScore: &low},
+					{Content: "Alice's home lab runs Proxmox on old Dell nodes bought second hand", Entities: []string{"Alice"}},
+					{Content: "Alice's home lab backs up the Proxmox nodes to a NAS every night", Entities: []string{"Alice"}},
+					{Content: "Alice's home lab has a fast switch between the Proxmox nodes", Entities: []string{"Alice"}},
+					{Content: "Alice's home lab runs the Proxmox nodes on solar power", Entities: []string{"Alice"}},
+					{Content: "Alice's home lab will get a fourth Proxmox node next year", Entities: []string{"Alice"}, Significance: 1},
+					{Content: "Bob plays the cello in an orchestra", Entities: []string{"Bob"}, Significance: 7},
+				} {
+					remember(t, e, in)
+				}
+				clock.advance(200 * 24 * time.Hour)
+				before := seq(t, e)
+				dry, err := e.Consolidate(ctx, core.ConsolidateRequest{DryRun: true, Pages: pages})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if seq(t, e) != before {
+					t.Fatal("the dry run wrote")
+				}
+				real, err := e.Consolidate(ctx, core.ConsolidateRequest{Pages: pages})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(real.Merges) != 1 || len(real.Archived) != 1 || real.Before != 8 || real.After != 6+len(real.Pages) ||
+					pages && (len(real.Pages) != 1 || len(real.Pages[0].Members) != 5) {
+					t.Fatalf("the fixture does not do what it should: %+v", real)
+				}
+				norm := func(r *core.ConsolidateReport) string {
+					c := *r
+					c.DryRun, c.Took = false, 0
+					c.Pages = slices.Clone(c.Pages)
+					for i := range c.Pages {
+						if c.Pages[i].Action == "created" {
+							c.Pages[i].ID = 0 // known only once written
+						}
+					}
+					b, _ := json.Marshal(c)
+					return string(b)
+				}
+				if norm(dry) != norm(real) {
+					t.Errorf("the dry run reported\n%s\nthe run did\n%s", norm(dry), norm(real))
+				}
+			})
+		}
+	}
+}
+
 // TestConsolidateProperties: for any store, consolidation never changes
 // what an --as-of search before the run returns, never deletes or edits a
 // version, and a second run changes nothing.

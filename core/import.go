@@ -13,6 +13,9 @@ import (
 // (content, times, trust, status, validity, access statistics, metadata).
 type ImportedMemory struct {
 	Versions []*Memory
+	// Name is how errors name it, e.g. "line 3 (memory 7)" ("": "memory N
+	// of the import", counting from 1).
+	Name string
 }
 
 // ImportedEdge is an edge between two memories of the same import, named by
@@ -21,6 +24,8 @@ type ImportedMemory struct {
 type ImportedEdge struct {
 	From, To int
 	Edge     Edge
+	// Name is how errors name it ("": "edge N of the import").
+	Name string
 }
 
 // ImportRequest is what Import stores.
@@ -43,9 +48,12 @@ type ImportRequest struct {
 type ImportReport struct {
 	Imported int `json:"imported"`
 	// Skipped memories were already in the store (see Import).
-	Skipped        int  `json:"skipped"`
-	Versions       int  `json:"versions"`
+	Skipped  int `json:"skipped"`
+	Versions int `json:"versions"`
+	// Edges counts the edges stored (new, or changed in weight or source);
+	// SkippedEdges those the store already held as they are.
 	Edges          int  `json:"edges"`
+	SkippedEdges   int  `json:"skipped_edges"`
 	Embedded       int  `json:"embedded"`        // versions embedded with the store's embedder
 	KeptEmbeddings int  `json:"kept_embeddings"` // versions whose given embedding was kept
 	DryRun         bool `json:"dry_run,omitempty"`
@@ -59,13 +67,15 @@ const importBatch = 256
 
 // Import stores memories with their history and the edges between them. It
 // validates everything before it writes anything: an invalid version or edge
-// is an ErrInvalid naming the memory's index, and nothing is stored. It then
-// writes in transactions of 256 memories; the edges follow in one more.
+// is an ErrInvalid naming it (ImportedMemory.Name), and nothing is stored. It
+// then writes in transactions of 256 memories; the edges follow in one more.
 //
 // Import is idempotent: a memory is skipped when the store already holds one
 // in the same namespace with the same creation time and the same first
 // version's content, so that running an import again (also after an
-// interruption) adds only what is missing. Edges are added or replaced.
+// interruption) adds only what is missing. An edge the store already holds
+// with the same weight and source is skipped too; others are added or
+// replace the edge of the same ends and type.
 func (e *Engine) Import(ctx context.Context, req ImportRequest) (*ImportReport, error) {
 	const op = "import"
 	if err := e.checkOpen(op); err != nil {
@@ -74,7 +84,7 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest) (*ImportReport, 
 	if err := e.whole(op); err != nil {
 		return nil, err
 	}
-	items, err := e.importItems(req)
+	items, names, err := e.importItems(req)
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
@@ -101,12 +111,33 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest) (*ImportReport, 
 		for _, i := range todo {
 			rep.Versions += len(items[i])
 		}
-		rep.Edges = len(req.Edges)
+		err := e.b.View(ctx, func(tx ReadTx) error {
+			for _, ie := range req.Edges {
+				edge := ie.Edge
+				edge.From, edge.To = rep.IDs[ie.From], rep.IDs[ie.To] // 0: a memory not yet stored
+				held := false
+				if edge.From != 0 && edge.To != 0 {
+					var err error
+					if held, err = edgeHeld(tx, edge); err != nil {
+						return err
+					}
+				}
+				if held {
+					rep.SkippedEdges++
+				} else {
+					rep.Edges++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, &Error{Op: op, Err: err}
+		}
 		return rep, nil
 	}
 	for start := 0; start < len(todo); start += importBatch {
 		batch := todo[start:min(start+importBatch, len(todo))]
-		if err := e.importBatch(ctx, req.KeepEmbeddings, items, batch, rep); err != nil {
+		if err := e.importBatch(ctx, req.KeepEmbeddings, items, names, batch, rep); err != nil {
 			return rep, &Error{Op: op, Err: fmt.Errorf("after %d of %d memories: %w", rep.Imported, len(todo), err)}
 		}
 		if req.Progress != nil {
@@ -114,40 +145,74 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest) (*ImportReport, 
 		}
 	}
 	err = e.b.Update(ctx, func(tx Tx) error {
+		added, skipped := 0, 0
 		for _, ie := range req.Edges {
 			edge := ie.Edge
 			edge.From, edge.To = rep.IDs[ie.From], rep.IDs[ie.To]
+			held, err := edgeHeld(tx, edge)
+			if err != nil {
+				return err
+			}
+			if held {
+				skipped++
+				continue
+			}
 			if err := tx.Link(edge); err != nil {
 				return err
 			}
+			added++
 		}
 		detail, _ := json.Marshal(map[string]any{"origin": req.Origin, "imported": rep.Imported,
-			"skipped": rep.Skipped, "edges": len(req.Edges)})
-		_, err := e.appendAudit(tx, "import", 0, string(detail))
-		return err
+			"skipped": rep.Skipped, "edges": added})
+		if _, err := e.appendAudit(tx, "import", 0, string(detail)); err != nil {
+			return err
+		}
+		rep.Edges, rep.SkippedEdges = added, skipped
+		return nil
 	})
 	if err != nil {
 		return rep, &Error{Op: op, Err: fmt.Errorf("edges: %w", err)}
 	}
-	rep.Edges = len(req.Edges)
 	if err := e.syncVectors(ctx); err != nil {
 		return rep, &Error{Op: op, Err: err}
 	}
 	return rep, nil
 }
 
+// edgeHeld reports whether the store holds edge as it is: same ends, type,
+// weight and source.
+func edgeHeld(tx ReadTx, edge Edge) (bool, error) {
+	es, err := tx.Edges(edge.From)
+	if err != nil {
+		return false, err
+	}
+	for _, x := range es {
+		if x.From == edge.From && x.To == edge.To && x.Type == edge.Type && x.Weight == edge.Weight && x.Source == edge.Source {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // importItems validates the request and returns each memory's versions,
-// normalised (namespace default, version numbers, UTC times) and copied.
-func (e *Engine) importItems(req ImportRequest) ([][]*Memory, error) {
+// normalised (namespace default, version numbers, UTC times) and copied,
+// and the names errors give each.
+func (e *Engine) importItems(req ImportRequest) ([][]*Memory, []string, error) {
 	items := make([][]*Memory, len(req.Memories))
+	names := make([]string, len(req.Memories))
 	for i, im := range req.Memories {
+		name := im.Name
+		if name == "" {
+			name = fmt.Sprintf("memory %d of the import", i+1)
+		}
+		names[i] = name
 		if len(im.Versions) == 0 {
-			return nil, invalidf("memory %d has no versions", i)
+			return nil, nil, invalidf("%s has no versions", name)
 		}
 		hist := make([]*Memory, len(im.Versions))
 		for j, v := range im.Versions {
 			if v == nil {
-				return nil, invalidf("memory %d: version %d is missing", i, j+1)
+				return nil, nil, invalidf("%s: version %d is missing", name, j+1)
 			}
 			m := v.Clone()
 			m.ID, m.Version = 0, j+1
@@ -161,19 +226,19 @@ func (e *Engine) importItems(req ImportRequest) ([][]*Memory, error) {
 			m.CreatedAt, m.UpdatedAt = utc(m.CreatedAt), utc(m.UpdatedAt)
 			m.ValidFrom, m.ValidTo, m.LastAccessedAt = utc(m.ValidFrom), utc(m.ValidTo), utc(m.LastAccessedAt)
 			if m.CreatedAt.IsZero() {
-				return nil, invalidf("memory %d version %d has no creation time", i, j+1)
+				return nil, nil, invalidf("%s version %d has no creation time", name, j+1)
 			}
 			if m.UpdatedAt.IsZero() {
 				m.UpdatedAt = m.CreatedAt
 			}
 			if err := m.Validate(); err != nil {
-				return nil, fmt.Errorf("memory %d version %d: %w", i, j+1, err)
+				return nil, nil, fmt.Errorf("%s version %d: %w", name, j+1, err)
 			}
 			if err := validateMetadata(m.Metadata); err != nil {
-				return nil, fmt.Errorf("memory %d version %d: %w", i, j+1, err)
+				return nil, nil, fmt.Errorf("%s version %d: %w", name, j+1, err)
 			}
 			if j > 0 && (m.Namespace != hist[0].Namespace || !m.CreatedAt.Equal(hist[0].CreatedAt)) {
-				return nil, invalidf("memory %d version %d: every version must keep the first one's namespace and creation time", i, j+1)
+				return nil, nil, invalidf("%s version %d: every version must keep the first one's namespace and creation time", name, j+1)
 			}
 			hist[j] = m
 		}
@@ -181,24 +246,28 @@ func (e *Engine) importItems(req ImportRequest) ([][]*Memory, error) {
 	}
 	for k := range req.Edges {
 		ie := &req.Edges[k]
+		name := ie.Name
+		if name == "" {
+			name = fmt.Sprintf("edge %d of the import", k+1)
+		}
 		if ie.From < 0 || ie.From >= len(items) || ie.To < 0 || ie.To >= len(items) {
-			return nil, invalidf("edge %d joins memories %d and %d; the import has %d", k, ie.From, ie.To, len(items))
+			return nil, nil, invalidf("%s joins memories %d and %d of the import, which has %d", name, ie.From+1, ie.To+1, len(items))
 		}
 		ie.Edge.From, ie.Edge.To = int64(ie.From)+1, int64(ie.To)+1 // for the self-link check
 		if err := normalizeEdge(&ie.Edge); err != nil {
-			return nil, fmt.Errorf("edge %d: %w", k, err)
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
 		ie.Edge.CreatedAt = utc(ie.Edge.CreatedAt)
 		if ie.Edge.CreatedAt.IsZero() {
 			ie.Edge.CreatedAt = e.clock()
 		}
 	}
-	return items, nil
+	return items, names, nil
 }
 
 // importBatch embeds and writes the memories items[i] for i in batch in one
 // transaction, and records their new ids in rep.
-func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, batch []int, rep *ImportReport) error {
+func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, names []string, batch []int, rep *ImportReport) error {
 	var texts []string
 	var targets []*Memory
 	kept := 0
@@ -206,7 +275,7 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 		for _, m := range items[i] {
 			if keep && m.Embedding.Model == e.model.ID && m.Embedding.Dim() == e.model.Dim {
 				if err := e.checkVectors([][]float32{m.Embedding.Vector}, 1); err != nil {
-					return fmt.Errorf("memory %d version %d: %w", i, m.Version, err)
+					return fmt.Errorf("%s version %d: %w", names[i], m.Version, err)
 				}
 				kept++
 				continue
@@ -242,7 +311,7 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 			hist := items[i]
 			first := *hist[0]
 			if err := tx.Insert(&first); err != nil {
-				return fmt.Errorf("memory %d: %w", i, err)
+				return fmt.Errorf("%s: %w", names[i], err)
 			}
 			if err := bind(&first); err != nil {
 				return err
@@ -252,7 +321,7 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 				next := *v
 				next.ID = first.ID
 				if err := tx.Put(&next); err != nil {
-					return fmt.Errorf("memory %d version %d: %w", i, v.Version, err)
+					return fmt.Errorf("%s version %d: %w", names[i], v.Version, err)
 				}
 				if err := bind(&next); err != nil {
 					return err

@@ -117,9 +117,9 @@ func (r *PackRequest) defaults() error {
 	case r.Bootstrap && r.Query != "":
 		return invalidf("a bootstrap pack takes no query")
 	case r.Bootstrap && !r.AsOf.IsZero():
-		return invalidf("a bootstrap pack reads current versions; AsOf is not supported")
+		return invalidf("a bootstrap pack reads the current versions; it takes no as-of time")
 	case !r.Bootstrap && r.Query == "":
-		return invalidf("a pack needs a query (or Bootstrap)")
+		return invalidf("a pack needs a query, or bootstrap for the namespace's most significant memories")
 	}
 	return nil
 }

@@ -169,6 +169,7 @@ func (e *Engine) Reject(ctx context.Context, id int64, reason string) (*Deletion
 	if err := e.forgotten(ctx); err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
+	cert.ErasureStatus = e.Erasure(ctx)
 	return cert, nil
 }
 

@@ -423,7 +423,11 @@ func (e *Engine) getScoped(tx ReadTx, id int64, v int) (*Memory, error) {
 		return nil, err
 	}
 	if !e.inScope(cur) {
-		return nil, fmt.Errorf("%w: memory %d is not in namespace %s or default", ErrNotFound, id, e.ns)
+		// Reads see the namespace and the shared default one.
+		if e.ns == DefaultNamespace {
+			return nil, fmt.Errorf("%w in namespace %s", ErrNotFound, e.ns)
+		}
+		return nil, fmt.Errorf("%w in namespace %s or %s", ErrNotFound, e.ns, DefaultNamespace)
 	}
 	if v == 0 || v == cur.Version {
 		return cur, nil

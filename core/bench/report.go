@@ -24,7 +24,9 @@ type Report struct {
 	// Comparisons relate each backend to the first one on the same data set
 	// and embedder, from figures measured in this run.
 	Comparisons []Comparison `json:"comparisons,omitempty"`
-	// Notes are the data sets' notes: what their loaders left out.
+	// Notes say what the run left out: the data sets' notes (what their
+	// loaders skipped) and those of the front-end (memos bench: backends
+	// not configured).
 	Notes []string `json:"notes,omitempty"`
 	// Failures are the runs that ended in an error; Results holds the others.
 	Failures []Failure `json:"failures,omitempty"`

@@ -161,7 +161,7 @@ func ReadJSONL(r io.Reader) (*Header, *core.ImportRequest, error) {
 				}
 			}
 			index[l.ID] = len(req.Memories)
-			req.Memories = append(req.Memories, core.ImportedMemory{Versions: l.Versions})
+			req.Memories = append(req.Memories, core.ImportedMemory{Versions: l.Versions, Name: fmt.Sprintf("line %d (memory %d)", n, l.ID)})
 		case "edge":
 			if l.Edge == nil {
 				return nil, nil, fmt.Errorf("line %d: %w: an edge line needs an edge", n, core.ErrInvalid)
@@ -171,7 +171,8 @@ func ReadJSONL(r io.Reader) (*Header, *core.ImportRequest, error) {
 			if !ok1 || !ok2 {
 				return nil, nil, fmt.Errorf("line %d: %w: edge %d→%d names a memory the file does not hold (before it)", n, core.ErrInvalid, l.Edge.From, l.Edge.To)
 			}
-			req.Edges = append(req.Edges, core.ImportedEdge{From: from, To: to, Edge: *l.Edge})
+			req.Edges = append(req.Edges, core.ImportedEdge{From: from, To: to, Edge: *l.Edge,
+				Name: fmt.Sprintf("line %d (edge %d→%d)", n, l.Edge.From, l.Edge.To)})
 		default:
 			return nil, nil, fmt.Errorf("line %d: %w: unknown kind %q (want memory or edge)", n, core.ErrInvalid, l.Kind)
 		}

@@ -85,24 +85,27 @@ func ReadMemU(ctx context.Context, path string, opts MemUOptions) (*MemUResult, 
 	defer rows.Close()
 	res := &MemUResult{Request: &core.ImportRequest{KeepEmbeddings: opts.KeepEmbeddings, Origin: "memu:" + path}}
 	for rows.Next() {
+		// Every column is read as whatever SQLite holds (MemU stores vary:
+		// text ids, float ids, significance as words); memuRow.memory
+		// converts, with a warning where it changes or drops a value.
 		var r memuRow
 		if err := rows.Scan(&r.id, &r.content, &r.typ, &r.significance, &r.entities, &r.emotion,
 			&r.source, &r.created, &r.updated, &r.embedding); err != nil {
 			return nil, fmt.Errorf("memu: %s: row %d: %w", path, res.Rows+1, err)
 		}
 		res.Rows++
-		m, warns, err := r.memory(opts)
+		m, name, warns, err := r.memory(opts)
 		for _, w := range warns {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("row id %d: %s", r.id, w))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s", name, w))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("memu: %s: row id %d: %w", path, r.id, err)
+			return nil, fmt.Errorf("memu: %s: %s: %w", path, name, err)
 		}
 		if m == nil {
 			res.Skipped++
 			continue
 		}
-		res.Request.Memories = append(res.Request.Memories, core.ImportedMemory{Versions: []*core.Memory{m}})
+		res.Request.Memories = append(res.Request.Memories, core.ImportedMemory{Versions: []*core.Memory{m}, Name: "MemU " + name})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("memu: %s: %w", path, err)
@@ -143,64 +146,91 @@ func memuTable(ctx context.Context, db *sql.DB) (string, map[string]bool, error)
 }
 
 type memuRow struct {
-	id                                      int64
-	content, typ, entities, emotion, source sql.NullString
-	significance                            sql.NullFloat64
-	created, updated                        any
-	embedding                               []byte
+	id, content, typ, significance, entities, emotion, source, created, updated, embedding any
 }
 
-// memory converts the row; a nil memory (with a warning) skips it.
-func (r *memuRow) memory(opts MemUOptions) (*core.Memory, []string, error) {
-	var warns []string
-	content := r.content.String
+// memuText reads a column as text ("" for NULL).
+func memuText(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return t
+	case []byte:
+		return string(t)
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case time.Time:
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	return fmt.Sprint(v)
+}
+
+// memory converts the row; a nil memory (with a warning) skips it. name is
+// how messages name the row: "row id <MemU's id>".
+func (r *memuRow) memory(opts MemUOptions) (m *core.Memory, name string, warns []string, err error) {
+	id := strings.TrimSpace(memuText(r.id))
+	if f, ok := r.id.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		id = strconv.FormatInt(int64(f), 10) // 4.0 is row 4
+	} else if ok {
+		warns = append(warns, fmt.Sprintf("id %s is not a whole number; the source is memu:%s", id, id))
+	}
+	name = "row id " + id
+	switch {
+	case id == "":
+		return nil, "row without an id", append(warns, "skipped: no id, so a second import could not recognise it"), nil
+	case !utf8.ValidString(id) || len(id) > 256:
+		return nil, "row with an unreadable id", append(warns, "skipped: the id is not UTF-8 text of at most 256 bytes"), nil
+	}
+	content := memuText(r.content)
 	switch {
 	case !utf8.ValidString(content):
-		return nil, append(warns, "skipped: content is not valid UTF-8"), nil
+		return nil, name, append(warns, "skipped: content is not valid UTF-8"), nil
 	case strings.TrimSpace(content) == "":
-		return nil, append(warns, "skipped: content is empty"), nil
+		return nil, name, append(warns, "skipped: content is empty"), nil
 	case len(content) > core.MaxContentBytes:
-		return nil, append(warns, fmt.Sprintf("skipped: content is %d bytes, over memos' limit of %d", len(content), core.MaxContentBytes)), nil
+		return nil, name, append(warns, fmt.Sprintf("skipped: content is %d bytes, over memos' limit of %d", len(content), core.MaxContentBytes)), nil
 	}
-	m := &core.Memory{
+	m = &core.Memory{
 		Content:          content,
 		Type:             core.TypeNote,
 		Significance:     5,
-		EmotionalContext: strings.TrimSpace(r.emotion.String),
-		Source:           "memu:" + strconv.FormatInt(r.id, 10),
+		EmotionalContext: strings.TrimSpace(memuText(r.emotion)),
+		Source:           "memu:" + id,
 		Trust:            core.Trust{Level: core.TrustImported, Score: core.TrustImported.DefaultScore()},
 		Status:           core.StatusActive,
 		Metadata:         map[string]any{},
 	}
-	if s := strings.TrimSpace(r.source.String); s != "" {
+	if s := strings.TrimSpace(memuText(r.source)); s != "" {
 		m.Metadata["memu_source"] = s
 	}
 	if len(m.Metadata) == 0 {
 		m.Metadata = nil
 	}
-	if t := strings.ToLower(strings.TrimSpace(r.typ.String)); t != "" {
-		if pt, err := core.ParseType(t); err == nil {
+	if typ := memuText(r.typ); strings.TrimSpace(typ) != "" {
+		if pt, err := core.ParseType(strings.ToLower(strings.TrimSpace(typ))); err == nil {
 			m.Type = pt
 		} else {
-			warns = append(warns, fmt.Sprintf("type %q is not a memos type; stored as note", r.typ.String))
+			warns = append(warns, fmt.Sprintf("type %q is not a memos type; stored as note", typ))
 		}
 	}
 	m.Pool = m.Type.DefaultPool()
-	if r.significance.Valid {
-		s := int(math.Round(r.significance.Float64))
-		if s < 1 || s > 10 {
-			warns = append(warns, fmt.Sprintf("significance %v is outside 1–10; clamped", r.significance.Float64))
-			s = min(max(s, 1), 10)
+	if sig, ok, w := memuSignificance(r.significance); ok {
+		m.Significance = sig
+		if w != "" {
+			warns = append(warns, w)
 		}
-		m.Significance = s
+	} else if w != "" {
+		warns = append(warns, w)
 	}
-	m.Entities = memuEntities(r.entities.String)
-	var err error
+	m.Entities = memuEntities(memuText(r.entities))
 	if m.CreatedAt, err = parseTime(r.created); err != nil {
-		return nil, nil, fmt.Errorf("created_at: %w", err)
+		return nil, name, warns, fmt.Errorf("created_at: %w", err)
 	}
 	if m.UpdatedAt, err = parseTime(r.updated); err != nil {
-		return nil, nil, fmt.Errorf("updated_at: %w", err)
+		return nil, name, warns, fmt.Errorf("updated_at: %w", err)
 	}
 	switch {
 	case m.CreatedAt.IsZero() && !m.UpdatedAt.IsZero():
@@ -214,14 +244,48 @@ func (r *memuRow) memory(opts MemUOptions) (*core.Memory, []string, error) {
 	case m.UpdatedAt.IsZero() || m.UpdatedAt.Before(m.CreatedAt):
 		m.UpdatedAt = m.CreatedAt
 	}
-	if opts.KeepEmbeddings && len(r.embedding) > 0 {
-		v, err := memuVector(r.embedding, opts.Dim)
-		if err != nil {
-			return nil, nil, fmt.Errorf("embedding: %w", err)
+	if opts.KeepEmbeddings && r.embedding != nil {
+		b, ok := r.embedding.([]byte)
+		if !ok {
+			warns = append(warns, "embedding is not a BLOB; it is embedded again")
+		} else if len(b) > 0 {
+			v, err := memuVector(b, opts.Dim)
+			if err != nil {
+				return nil, name, warns, fmt.Errorf("embedding: %w", err)
+			}
+			m.Embedding = core.Embedding{Model: opts.Model, Vector: v}
 		}
-		m.Embedding = core.Embedding{Model: opts.Model, Vector: v}
 	}
-	return m, warns, nil
+	return m, name, warns, nil
+}
+
+// memuSignificance reads a significance: a number (rounded, clamped to
+// 1–10) or a numeric text. ok is false for NULL, "" or text that is not a
+// number, which keep the default; warn says what changed.
+func memuSignificance(v any) (sig int, ok bool, warn string) {
+	var f float64
+	switch t := v.(type) {
+	case nil:
+		return 0, false, ""
+	case int64:
+		f = float64(t)
+	case float64:
+		f = t
+	default:
+		s := strings.TrimSpace(memuText(v))
+		if s == "" {
+			return 0, false, ""
+		}
+		var err error
+		if f, err = strconv.ParseFloat(s, 64); err != nil || math.IsNaN(f) {
+			return 0, false, fmt.Sprintf("significance %q is not a number; stored as 5", s)
+		}
+	}
+	r := math.Round(f)
+	if r < 1 || r > 10 {
+		return int(min(max(r, 1), 10)), true, fmt.Sprintf("significance %v is outside 1–10; clamped", f)
+	}
+	return int(r), true, ""
 }
 
 // memuEntities reads a JSON list of names or a comma-separated list.

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -261,7 +262,13 @@ func TestBadExportImportsNothing(t *testing.T) {
 	}
 	dst := open(t, "sqlite")
 	before := storeSeq(t, dst)
-	if _, err := dst.Import(context.Background(), *req); !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "memory 0") {
+	// The error names the line and the memory's id in the file.
+	var first port.Line
+	if err := json.Unmarshal([]byte(good[1]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.Import(context.Background(), *req); !errors.Is(err, core.ErrInvalid) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("line 2 (memory %d) version 1", first.ID)) {
 		t.Fatalf("import of an invalid memory: %v", err)
 	}
 	if seq := storeSeq(t, dst); seq != before {
@@ -399,6 +406,42 @@ func TestImportMemUVariants(t *testing.T) {
 	withVec := memuDB(t, memuSchema, []any{1, "x", "fact", 5, nil, nil, nil, "2024-01-01", nil, blob(1, 2, 3)})
 	if _, err := port.ReadMemU(ctx, withVec, port.MemUOptions{KeepEmbeddings: true, Model: "m", Dim: 256}); !errors.Is(err, core.ErrDimensionMismatch) {
 		t.Fatalf("a 3-dimension MemU vector for a 256-dimension store: %v", err)
+	}
+}
+
+// TestImportMemULooseTypes: MemU stores hold text ids, float ids and
+// significance in words; such rows are read with a warning where a value
+// changes, and the source keeps MemU's id.
+func TestImportMemULooseTypes(t *testing.T) {
+	ctx := context.Background()
+	path := memuDB(t, `CREATE TABLE memories (id, content TEXT, type TEXT, significance, entities TEXT,
+		emotional_context TEXT, source TEXT, created_at TEXT, updated_at TEXT, embedding BLOB)`,
+		[]any{"a1b2-c3", "Dana plays jazz piano", "fact", "high", nil, nil, nil, "2024-01-01", nil, nil},
+		[]any{2.5, "Eve runs marathons", "fact", "7", nil, nil, nil, "2024-01-02", nil, nil},
+		[]any{4.0, "Frank keeps bees", "fact", 6.4, nil, nil, nil, "2024-01-03", nil, nil},
+		[]any{nil, "Gina has no id", "fact", 5, nil, nil, nil, "2024-01-04", nil, nil},
+	)
+	res, err := port.ReadMemU(ctx, path, port.MemUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, im := range res.Request.Memories {
+		m := im.Versions[0]
+		got = append(got, fmt.Sprintf("%s %d", m.Source, m.Significance))
+	}
+	if strings.Join(got, ", ") != "memu:2.5 7, memu:4 6, memu:a1b2-c3 5" || res.Skipped != 1 {
+		t.Fatalf("read %q, skipped %d", got, res.Skipped)
+	}
+	warns := strings.Join(res.Warnings, "\n")
+	for _, w := range []string{`row id a1b2-c3: significance "high" is not a number`, "row id 2.5: id 2.5 is not a whole number", "row without an id: skipped"} {
+		if !strings.Contains(warns, w) {
+			t.Errorf("no warning %q in:\n%s", w, warns)
+		}
+	}
+	eng := open(t, "sqlite")
+	if rep, err := eng.Import(ctx, *res.Request); err != nil || rep.Imported != 3 {
+		t.Fatalf("import: %+v, %v", rep, err)
 	}
 }
 

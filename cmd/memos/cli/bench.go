@@ -45,7 +45,10 @@ reported with a warning.
 
 Without --dataset it runs a synthetic workload (a seeded corpus with a Zipf
 vocabulary, namespaces and queries with known answers) of 10k memories on
-every backend compiled in, with the hash embedder. Data sets:
+every backend compiled in, with the hash embedder; a backend that needs a
+database server (postgres) is left out, with a note, unless it is configured
+(backends.postgres.dsn) or named with --backends. A backend that was named or
+configured and fails makes the bench fail. Data sets:
   turns:SIZE:DIR       SIZE memories of real conversation text: the LoCoMo and
                        LongMemEval dev turns in the data directory DIR, repeated
                        with other names and numbers (turn-level recall, a lower bound)
@@ -77,7 +80,8 @@ FILE.png draws latency against size and recall per retriever.`,
 				}
 				cfg.Sizes = append(cfg.Sizes, n)
 			}
-			if err := a.benchSettings(cmd, &cfg); err != nil {
+			var notes []string
+			if err := a.benchSettings(cmd, &cfg, &notes); err != nil {
 				return err
 			}
 			for _, spec := range datasets {
@@ -109,6 +113,7 @@ FILE.png draws latency against size and recall per retriever.`,
 			if rep == nil {
 				return err
 			}
+			rep.Notes = append(notes, rep.Notes...)
 			// A failed run does not lose the finished ones: they are
 			// written and printed, then the failure is returned.
 			runErr := err
@@ -138,7 +143,7 @@ FILE.png draws latency against size and recall per retriever.`,
 		}),
 	}
 	flags := cmd.Flags()
-	flags.StringSliceVar(&backends, "backends", nil, "backends to compare (default: every one compiled in)")
+	flags.StringSliceVar(&backends, "backends", nil, "backends to compare (default: every one compiled in, except database servers not configured)")
 	flags.StringSliceVar(&embedders, "embedders", []string{"hash"}, "embedders to compare")
 	flags.StringSliceVar(&sizes, "sizes", nil, "synthetic corpus sizes, e.g. 10k,100k (default 10k without --dataset)")
 	flags.StringArrayVar(&datasets, "dataset", nil, "data set: locomo:FILE, longmemeval:FILE, beir:DIR or turns:SIZE:DIR (repeatable)")
@@ -158,8 +163,10 @@ FILE.png draws latency against size and recall per retriever.`,
 
 // benchSettings fills the backends' and embedders' settings, the ranking
 // settings and the vector index from the memos configuration, decoded for
-// each module exactly as for a store that uses it.
-func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
+// each module exactly as for a store that uses it. Without --backends it
+// leaves out the backends that need a server nobody configured, each with
+// a note in notes.
+func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config, notes *[]string) error {
 	var base []config.Flag
 	pf := cmd.Root().PersistentFlags()
 	if pf.Changed("home") {
@@ -171,7 +178,8 @@ func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
 	if f := cmd.Flags().Lookup("reranker"); f != nil && f.Changed {
 		base = append(base, config.Flag{Key: "reranker.name", Name: "--reranker", Value: f.Value.String()})
 	}
-	if len(cfg.Backends) == 0 {
+	named := len(cfg.Backends) > 0
+	if !named {
 		cfg.Backends = bench.DefaultBackends()
 	}
 	load := func(key, flag, name string) (*config.Config, error) {
@@ -179,16 +187,28 @@ func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
 		return config.Load(config.Options{Env: a.environ, Flags: flags})
 	}
 	cfg.BackendConfigs, cfg.EmbedderConfigs = map[string]any{}, map[string]any{}
-	for i, name := range cfg.Backends {
-		if _, err := core.LookupBackend(name); err != nil {
+	var kept []string
+	for _, name := range cfg.Backends {
+		d, err := core.LookupBackend(name)
+		if err != nil {
 			return fmt.Errorf("--backends: %w", err)
 		}
 		c, err := load("backend", "--backends", name)
 		if err != nil {
 			return err
 		}
+		// A backend whose store is a server (no path in the home) runs only
+		// when the user named it or configured it: the defaults of a
+		// database connection are a guess, not a request to measure it.
+		if !named && d.DefaultPath == "" && !configured(c, name) {
+			*notes = append(*notes, fmt.Sprintf("skipped backend %s: it needs a database server and none is configured "+
+				"(set backends.%s.* in the config file or MEMOS_BACKENDS__%s__* variables, or name it with --backends %s)",
+				name, name, strings.ToUpper(name), name))
+			continue
+		}
+		kept = append(kept, name)
 		cfg.BackendConfigs[name] = c.BackendConfig
-		if i == 0 {
+		if len(kept) == 1 {
 			cfg.Search, cfg.VectorPrecision = c.Search, c.VectorPrecision
 			cfg.Reranker, cfg.RerankerConfig = c.Reranker, c.RerankerConfig
 			if len(cfg.VectorIndexes) == 0 {
@@ -196,6 +216,10 @@ func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
 			}
 		}
 	}
+	if len(kept) == 0 {
+		return fmt.Errorf("%w: nothing to benchmark: %s; name a backend with --backends", core.ErrInvalid, strings.Join(*notes, "; "))
+	}
+	cfg.Backends = kept
 	for _, name := range cfg.Embedders {
 		if _, err := core.LookupEmbedder(name); err != nil {
 			return fmt.Errorf("--embedders: %w", err)
@@ -207,6 +231,17 @@ func (a *app) benchSettings(cmd *cobra.Command, cfg *bench.Config) error {
 		cfg.EmbedderConfigs[name] = c.EmbedderConfig
 	}
 	return nil
+}
+
+// configured reports whether the user set anything in backend name's
+// section (config file, environment or flag).
+func configured(c *config.Config, name string) bool {
+	for _, v := range c.Values {
+		if strings.HasPrefix(v.Key, "backends."+name+".") && v.Source != config.SourceDefault {
+			return true
+		}
+	}
+	return false
 }
 
 // isTerminal reports whether w is a character device, where progress bars

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	_ "github.com/memos-go/memos/backends/postgres" // compiled in, as in cmd/memos
 	"github.com/memos-go/memos/core/bench"
 	"github.com/memos-go/memos/core/rerank/reranktest"
 )
@@ -72,5 +74,32 @@ func TestBenchReranker(t *testing.T) {
 	}
 	if r := e.run(append(args, "--reranker", "nope")...); r.code == 0 || !strings.Contains(r.stderr, "nope") {
 		t.Errorf("--reranker nope: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+// TestBenchServerBackends: with postgres compiled in but not configured, a
+// plain memos bench skips it with a note and succeeds; named with
+// --backends, or configured, it is run, and its failure fails the bench.
+func TestBenchServerBackends(t *testing.T) {
+	e := newEnv(t)
+	args := []string{"bench", "--sizes", "200", "--queries", "5", "--warmup", "1", "--dir", t.TempDir()}
+
+	var rep bench.Report
+	e.json(&rep, args...)
+	if slices.Contains(rep.Settings.Backends, "postgres") || len(rep.Results) == 0 || len(rep.Failures) != 0 ||
+		len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "skipped backend postgres") {
+		t.Errorf("bench without --backends: backends %v, %d results, failures %+v, notes %q", rep.Settings.Backends, len(rep.Results), rep.Failures, rep.Notes)
+	}
+	if out := e.ok(args...); !strings.Contains(out, "note: skipped backend postgres") || !strings.Contains(out, "backends.postgres") {
+		t.Errorf("the table does not say postgres was skipped and how to configure it:\n%s", out)
+	}
+
+	// Nothing listens on port 1: a postgres the user asked for fails.
+	const dsn = "postgres://memos@127.0.0.1:1/memos?connect_timeout=5"
+	if r := e.run(append(args, "--backends", "sqlite,postgres", "--postgres-dsn", dsn)...); r.code == 0 || !strings.Contains(r.stdout, "FAILED") || !strings.Contains(r.stderr, "postgres") {
+		t.Errorf("--backends sqlite,postgres with no server: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.with("MEMOS_BACKENDS__POSTGRES__DSN=" + dsn).run(args...); r.code == 0 || !strings.Contains(r.stderr, "postgres") {
+		t.Errorf("configured postgres with no server: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 }

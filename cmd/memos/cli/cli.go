@@ -32,13 +32,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
@@ -73,6 +76,10 @@ type app struct {
 	// allowModelChange opens a store recorded with another embedding model
 	// (memos reembed only).
 	allowModelChange bool
+	// readOnly marks a command that only reads (and dry runs): on a store
+	// that does not exist it fails instead of creating an empty one, so that
+	// a mistyped home does not pass for an empty memory.
+	readOnly bool
 }
 
 func run(ctx context.Context, environ, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -131,7 +138,7 @@ New here? Run: memos quickstart`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{flagError(err)} })
 	a.versionFlag(root)
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.json, "json", false, "print machine-readable JSON")
@@ -187,6 +194,46 @@ func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra
 	}
 }
 
+// flagError says what a flag takes when its value does not parse, in place
+// of the flag library's message, which quotes Go functions
+// ("strconv.ParseInt: parsing "high": invalid syntax").
+func flagError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	f := ive.GetFlag()
+	var want string
+	switch f.Value.Type() {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "count":
+		want = "a whole number"
+	case "float32", "float64":
+		want = "a number"
+	case "bool":
+		want = "true or false"
+	case "duration":
+		want = "a duration such as 30s, 5m or 1h30m"
+	case "intSlice", "int32Slice", "int64Slice", "uintSlice":
+		want = "a list of whole numbers separated by commas"
+	case "float32Slice", "float64Slice":
+		want = "a list of numbers separated by commas"
+	default:
+		return fmt.Errorf("--%s %q: %w", f.Name, ive.GetValue(), errors.Unwrap(err))
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("--%s %q is out of range", f.Name, ive.GetValue())
+	}
+	return fmt.Errorf("--%s %q is not %s", f.Name, ive.GetValue(), want)
+}
+
+// readE is runE for the commands that only read the store.
+func (a *app) readE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return a.runE(func(cmd *cobra.Command, args []string) error {
+		a.readOnly = true
+		return fn(cmd, args)
+	})
+}
+
 // loadConfig computes the effective configuration. home, if not empty,
 // overrides every other source of the home directory.
 func (a *app) loadConfig(cmd *cobra.Command, home string) (*config.Config, error) {
@@ -223,6 +270,11 @@ func vectorSnapshot(cfg *config.Config) string {
 // open opens the engine the configuration describes, creating the home
 // directory if needed. The caller closes the engine.
 func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error) {
+	if a.readOnly {
+		if err := storeExists(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return nil, fmt.Errorf("create home directory: %w", err)
 	}
@@ -310,6 +362,28 @@ func (a *app) open(ctx context.Context, cfg *config.Config) (*core.Engine, error
 		return nil, errors.Join(errs...)
 	}
 	return eng, nil
+}
+
+// storeExists checks that the configured store is there (a backend without
+// a path, a database server, always is): a read of a missing store is an
+// error naming the path, where opening it would create an empty one.
+func storeExists(cfg *config.Config) error {
+	path := storePath(cfg)
+	if path == "" {
+		return nil
+	}
+	_, err := os.Stat(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil // another problem: opening the store reports it
+	}
+	home := cfg.Home
+	for _, v := range cfg.Values {
+		if v.Key == "home" && v.Origin != "" {
+			home += " from " + v.Origin
+		}
+	}
+	return fmt.Errorf("%w: there is no memory store at %s (home %s); check --home and MEMOS_HOME, "+
+		"or create the store by storing something (memos add, memos import)", core.ErrNotFound, path, home)
 }
 
 // withEngine loads the configuration, opens the engine, runs fn and closes

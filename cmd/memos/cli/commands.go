@@ -96,7 +96,7 @@ the shared "default" namespace, nothing else.`,
   memos search 'preference AND "open-source"' --mode fts
   memos search "config*" --namespace project:infra --json`,
 		Args: nargs(1, -1, "a query"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			m, err := core.ParseMode(mode)
 			if err != nil {
 				return err
@@ -142,7 +142,7 @@ func (a *app) getCmd() *cobra.Command {
 		Use:   "get <id>",
 		Short: "Show a memory (its current version, or --version N)",
 		Args:  nargs(1, 1, "one memory id"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("version") && version <= 0 {
 				return core.Invalidf("--version %d is not a positive integer", version)
 			}
@@ -210,7 +210,7 @@ func (a *app) historyCmd() *cobra.Command {
 		Use:   "history <id>",
 		Short: "List every version of a memory, oldest first",
 		Args:  nargs(1, 1, "one memory id"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				hs, err := eng.History(ctx, id)
 				out := struct {
@@ -324,7 +324,7 @@ func (a *app) edgesCmd() *cobra.Command {
 		Use:   "edges <id>",
 		Short: "List the edges that start or end at a memory",
 		Args:  nargs(1, 1, "one memory id"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				es, err := eng.Edges(ctx, id)
 				if es == nil {
@@ -468,7 +468,7 @@ func (a *app) statsCmd() *cobra.Command {
 		Use:   "stats",
 		Short: "Count the memories, versions and edges in scope",
 		Args:  nargs(0, 0, "no arguments"),
-		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, cfg *config.Config) error {
 				st, err := eng.Stats(ctx)
 				if err != nil {

@@ -130,7 +130,7 @@ func TestConfigErrors(t *testing.T) {
 		{"embedder as a value", "embedder: hash\n", nil, []string{"config.yaml", "embedder.name"}},
 		{"home in the file", "home: /elsewhere\n", nil, []string{"config.yaml", "home"}},
 		{"invalid YAML", "search: [\n", nil, []string{"config.yaml", "YAML"}},
-		{"unknown backend section", "backends:\n  postgres:\n    dsn: x\n", nil, []string{"config.yaml", "postgres", "sqlite"}},
+		{"unknown backend section", "backends:\n  mysql:\n    dsn: x\n", nil, []string{"config.yaml", "mysql", "sqlite"}},
 		{"unknown vector key", "vector:\n  index: exact\n  size: 3\n", nil, []string{"vector.size"}},
 		{"unknown vector index", "vector:\n  index: annoy\n", nil, []string{"annoy", "exact"}},
 		{"unknown vector precision", "vector:\n  precision: float16\n", nil, []string{"config.yaml", "vector.precision", `"float16"`, "float32, int8"}},

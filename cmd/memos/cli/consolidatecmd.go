@@ -48,6 +48,7 @@ func (a *app) consolidationCmd(use string, pages bool, short, long, example stri
 		Use: use, Short: short, Long: long, Example: example,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			a.readOnly = dryRun
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
 				rep, err := eng.Consolidate(ctx, core.ConsolidateRequest{DryRun: dryRun, Pages: pages})
 				if err != nil {

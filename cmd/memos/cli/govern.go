@@ -35,7 +35,7 @@ func (a *app) quarantineListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List the memories waiting for review, why, and what they contradict",
 		Args:  nargs(0, 0, "no arguments"),
-		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
 				items, err := eng.Review(ctx)
 				if err != nil {
@@ -112,17 +112,21 @@ func (a *app) quarantineReleaseCmd() *cobra.Command {
 func (a *app) quarantineRejectCmd() *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
-		Use:   "reject <id>",
-		Short: "Forget a quarantined memory, with a deletion certificate",
-		Args:  nargs(1, 1, "one memory id"),
+		Use:     "reject <id> --reason \"…\"",
+		Short:   "Forget a quarantined memory, with a deletion certificate",
+		Example: `  memos quarantine reject 12 --reason "not true: Alice never lived in Porto"`,
+		Args:    nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return core.Invalidf("quarantine reject needs --reason: say why the memory is rejected (the deletion certificate and the audit log record it)")
+			}
 			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				c, err := eng.Reject(ctx, id, reason)
 				return c, func(w io.Writer) { printCertificate(w, c) }, err
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why it was rejected (recorded in the certificate)")
+	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why it was rejected (required; recorded in the certificate)")
 	return cmd
 }
 
@@ -173,7 +177,7 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 		Use:   "list",
 		Short: "List the lessons, best score first",
 		Args:  nargs(0, 0, "no arguments"),
-		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
 				ls, err := eng.Lessons(ctx, core.LessonFilter{IncludeArchived: all})
 				if err != nil {
@@ -199,7 +203,7 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 		Use:   "show <id>",
 		Short: "Show a lesson with its outcome record",
 		Args:  nargs(1, 1, "one lesson id"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				l, err := eng.Lesson(ctx, id)
 				return l, func(w io.Writer) { printLesson(w, l) }, err
@@ -261,6 +265,7 @@ A memory derived also from memories that stay survives unless --strict.`,
 		Args: nargs(1, 1, "one source"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			req.Source = args[0]
+			a.readOnly = req.DryRun
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
 				rep, err := eng.ForgetSource(ctx, req)
 				if err != nil {
@@ -325,7 +330,7 @@ entry about a memory version binding that version's SHA-256.`,
   memos audit verify
   memos audit export audit.json && memos audit verify audit.json`,
 		Args: nargs(0, 0, "no arguments (see the subcommands)"),
-		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if memory != "" {
 				if f.MemoryID, err = parseID(memory); err != nil {
@@ -380,7 +385,7 @@ code 0 when all holds; otherwise 5 and a message listing every problem found
 (the first 100). With FILE it checks an export made by memos audit export,
 needing no store.`,
 		Args: nargs(0, 1, "optionally an exported file"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				fh, err := os.Open(args[0])
 				if err != nil {
@@ -408,7 +413,7 @@ needing no store.`,
 		Use:   "export FILE",
 		Short: "Verify the log and write it to FILE, checkable later with memos audit verify FILE",
 		Args:  nargs(1, 1, "one file"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
 				tmp := args[0] + ".tmp"
 				fh, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)

@@ -60,7 +60,13 @@ func TestGovernanceCommands(t *testing.T) {
 			if rel.Status != core.StatusActive || rel.Trust.Level != core.TrustCertain {
 				t.Errorf("released %+v", rel)
 			}
-			e.ok("quarantine", "reject", "3", "--reason", "a secret")
+			if r := e.run("quarantine", "reject", "3"); r.code != 2 || !strings.Contains(r.stderr, "--reason") {
+				t.Errorf("reject without --reason: exit %d, %s", r.code, r.stderr)
+			}
+			if out := e.ok("quarantine", "reject", "3", "--reason", "a secret"); !strings.Contains(out, "reason") || !strings.Contains(out, "a secret") ||
+				!strings.Contains(out, "erasure") {
+				t.Errorf("reject prints no reason or no erasure line:\n%s", out)
+			}
 			var upd core.Memory
 			e.json(&upd, "update", "2", "--status", "archived")
 			if upd.Status != core.StatusArchived {

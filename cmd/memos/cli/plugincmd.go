@@ -104,6 +104,10 @@ It prints one line per case and exits non-zero if any case fails.`,
 			case "", "auto":
 				var err error
 				if kinds, err = plugins.Kinds(ctx, cfg); err != nil {
+					if core.KindOf(err) != unclassified {
+						return err // the plugin did not start: naming its kind would not help
+					}
+					// It started but did not list its services.
 					return fmt.Errorf("%w (name the kind with --kind embedder or --kind reranker)", err)
 				}
 			case plugins.KindEmbedder, plugins.KindReranker:

@@ -34,7 +34,7 @@ and counted). The format is versioned and documented in the README;
   memos export --only project:infra -o infra.jsonl
   memos import jsonl backup.jsonl --home /tmp/restore`,
 		Args: nargs(0, 0, "no arguments"),
-		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
 			if format != "jsonl" {
 				return core.Invalidf("export: unknown format %q (want jsonl)", format)
 			}
@@ -135,6 +135,7 @@ running it again.
 			if keep && model == "" {
 				return core.Invalidf("import memu: --keep-embeddings needs --model NAME, the model MemU's embeddings were made with")
 			}
+			a.readOnly = dryRun
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
 				req, warnings, err := a.readImport(ctx, eng, kind, path, keep, model)
 				if err != nil {
@@ -153,9 +154,13 @@ running it again.
 					if rep.DryRun {
 						verb = "would import"
 					}
+					already := plural(rep.Skipped, "memory was", "memories were")
+					if rep.SkippedEdges > 0 {
+						already = plural(rep.Skipped, "memory", "memories") + " and " + plural(rep.SkippedEdges, "edge", "edges") + " were"
+					}
 					fmt.Fprintf(w, "%s %s (%s) and %s; %s already in the store",
 						verb, plural(rep.Imported, "memory", "memories"), plural(rep.Versions, "version", "versions"),
-						plural(rep.Edges, "edge", "edges"), plural(rep.Skipped, "memory was", "memories were"))
+						plural(rep.Edges, "edge", "edges"), already)
 					if len(warnings) > 0 {
 						fmt.Fprintf(w, "; %s on standard error", plural(len(warnings), "warning", "warnings"))
 					}

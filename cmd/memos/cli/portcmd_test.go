@@ -30,8 +30,16 @@ func TestExportImport(t *testing.T) {
 	if s.Memories != 2 || s.Versions != 3 || s.Edges != 1 {
 		t.Fatalf("restored store: %+v", s)
 	}
-	if out := dst.ok("import", "jsonl", file); !strings.Contains(out, "imported 0 memories") {
+	// Again: nothing is added, and the report says so, edges included.
+	if out := dst.ok("import", "jsonl", file, "--dry-run"); !strings.Contains(out, "would import 0 memories (0 versions) and 0 edges; 2 memories and 1 edge were already in the store") {
+		t.Fatalf("a second import's dry run said: %s", out)
+	}
+	if out := dst.ok("import", "jsonl", file); !strings.Contains(out, "imported 0 memories (0 versions) and 0 edges; 2 memories and 1 edge were already in the store") {
 		t.Fatalf("a second import said: %s", out)
+	}
+	dst.json(&s, "stats", "-n", "project:lab")
+	if s.Memories != 2 || s.Versions != 3 || s.Edges != 1 {
+		t.Fatalf("store after a second import: %+v", s)
 	}
 	// Standard output holds the export itself, nothing else.
 	exported := dst.ok("export", "-n", "project:lab")

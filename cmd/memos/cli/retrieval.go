@@ -35,7 +35,7 @@ func addRankFlags(cmd *cobra.Command, expand bool) *rankFlags {
 	f := &rankFlags{fs: cmd.Flags()}
 	fs := cmd.Flags()
 	fs.StringVar(&f.validAt, "valid-at", "", "what was true at this time (RFC3339 or YYYY-MM-DD; default: now, or --as-of)")
-	fs.StringVar(&f.temporal, "temporal", "", "the same as --valid-at (the seed's name for it)")
+	fs.StringVar(&f.temporal, "temporal", "", "the same as --valid-at")
 	fs.BoolVar(&f.includeQuarantined, "include-quarantined", false, "also show memories waiting in the review queue")
 	fs.StringVar(&f.asOf, "as-of", "", "what the store believed at this time: each memory's version current then")
 	fs.StringVar(&f.refTime, "ref-time", "", "when the question was asked (RFC3339 or YYYY-MM-DD; default now): what its time words, such as \"yesterday\", \"last weekend\" or \"in May\", are read against")
@@ -118,7 +118,7 @@ last with the reason. It records no access statistics.`,
 		Example: `  memos explain "what does alice like"
   memos explain "alice's lab" --mmr --json`,
 		Args: nargs(1, -1, "a query"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			m, err := core.ParseMode(mode)
 			if err != nil {
 				return err
@@ -251,8 +251,16 @@ json (or --json) the pack with its token accounting.`,
   memos pack "deploying the web app" --format json
   memos pack --bootstrap --budget 400 --namespace project:infra`,
 		Args: nargs(0, -1, "a query (or --bootstrap)"),
-		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			req.Query = strings.Join(args, " ")
+			switch {
+			case req.Query == "" && !req.Bootstrap:
+				return core.Invalidf("memos pack needs a query, or --bootstrap for the namespace's most significant memories")
+			case req.Query != "" && req.Bootstrap:
+				return core.Invalidf("--bootstrap packs the namespace's most significant memories and takes no query")
+			case req.Bootstrap && rank.fs.Changed("as-of"):
+				return core.Invalidf("--bootstrap packs the current versions and takes no --as-of")
+			}
 			if format != "md" && format != "json" {
 				return core.Invalidf("--format %q: want md or json", format)
 			}

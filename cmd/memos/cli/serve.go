@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/memos-go/memos/api"
@@ -128,7 +127,9 @@ func (a *app) mcpCmd() *cobra.Command {
 clients (Claude Desktop, Claude Code, Cursor, agent SDKs) start local servers:
 every operation is a tool (memory_store, memos_context_pack, memos_search, ...),
 and the bootstrap context pack is a prompt and the resource memos://bootstrap.
-Logs go to standard error. It stops when the client closes the connection.`,
+Logs go to standard error. It stops when the client closes the connection.
+A line that is not a JSON-RPC message is answered with a JSON-RPC error
+(-32700 parse error, -32600 invalid request) and the session goes on.`,
 		Example: `  memos mcp
   MEMOS_NAMESPACE=project:web memos mcp`,
 		Args: nargs(0, 0, "no arguments"),
@@ -139,7 +140,7 @@ Logs go to standard error. It stops when the client closes the connection.`,
 					timeout = server.DefaultTimeout
 				}
 				s := mcpserver.New(&api.Service{Engine: eng, Timeout: timeout}, version())
-				err := s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
+				err := s.Run(ctx, mcpserver.Stdio(a.stdin, a.stdout))
 				if ctx.Err() != nil || errors.Is(err, io.EOF) {
 					return nil // the client went away or we were told to stop
 				}
@@ -148,7 +149,3 @@ Logs go to standard error. It stops when the client closes the connection.`,
 		}),
 	}
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
