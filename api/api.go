@@ -259,11 +259,15 @@ func conceal(err error, ns string) error {
 	if core.KindOf(err).Name != "not_found" {
 		return err
 	}
+	where := ns
+	if ns != core.DefaultNamespace {
+		where += " or " + core.DefaultNamespace
+	}
 	var ce *core.Error
 	if errors.As(err, &ce) && ce.ID != 0 {
-		return &core.Error{Op: ce.Op, ID: ce.ID, Err: fmt.Errorf("%w: no such memory in namespace %s or default", core.ErrNotFound, ns)}
+		return &core.Error{Op: ce.Op, ID: ce.ID, Err: fmt.Errorf("%w: no such memory in namespace %s", core.ErrNotFound, where)}
 	}
-	return fmt.Errorf("%w: no such memory in namespace %s or default", core.ErrNotFound, ns)
+	return fmt.Errorf("%w: no such memory in namespace %s", core.ErrNotFound, where)
 }
 
 // ParseTime reads an RFC3339 time or a YYYY-MM-DD date (midnight UTC) given
