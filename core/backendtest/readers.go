@@ -280,15 +280,23 @@ func checkRanked(t *testing.T, stage string, r driver.RankReader, flt driver.Fil
 	for _, m := range ms {
 		want = append(want, m.ID)
 	}
-	if !slices.Equal(got, want) {
-		i := 0
-		for i < len(got) && i < len(want) && got[i] == want[i] {
-			i++
-		}
-		from := max(i-3, 0)
-		t.Errorf("%s: Ranked(%+v): %d memories, want %d; from position %d:\n  %v\nwant\n  %v", stage, flt, len(got), len(want),
-			from, got[from:min(i+5, len(got))], want[from:min(i+5, len(want))])
+	sameIDs(t, fmt.Sprintf("%s: Ranked(%+v)", stage, flt), got, want)
+}
+
+// sameIDs reports an error when an ordered read (what) returned got
+// instead of want, showing where the two first part.
+func sameIDs(t *testing.T, what string, got, want []int64) {
+	t.Helper()
+	if slices.Equal(got, want) {
+		return
 	}
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	from := max(i-3, 0)
+	t.Errorf("%s: %d memories, want %d; from position %d:\n  %v\nwant\n  %v", what, len(got), len(want),
+		from, got[from:min(i+5, len(got))], want[from:min(i+5, len(want))])
 }
 
 // testRankedPages checks driver.RankReader on scopes that take several of
