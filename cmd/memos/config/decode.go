@@ -18,6 +18,30 @@ type field struct {
 	key   string // dotted config key below the section, e.g. "busy_timeout"
 	index []int  // reflect field index path
 	typ   reflect.Type
+	owner reflect.Type // the struct that declares the field
+	name  string       // the field's Go name in owner
+}
+
+// Setting is one leaf of a config struct as the loader reads it, for tools
+// that describe the configuration (the reference's generator).
+type Setting struct {
+	Key   string       // dotted key below the section, e.g. "hnsw.ef_search"
+	Index []int        // reflect field index path from the struct
+	Type  reflect.Type // the leaf's type
+	Owner reflect.Type // the struct that declares it
+	Name  string       // its Go field name in Owner
+}
+
+// Settings lists the leaves of struct type t by the loader's rules: a key
+// is the koanf tag or the field name in snake_case; squashed and nested
+// structs are walked.
+func Settings(t reflect.Type) []Setting {
+	fs := fieldsOf(t)
+	out := make([]Setting, len(fs))
+	for i, f := range fs {
+		out[i] = Setting{Key: f.key, Index: f.index, Type: f.typ, Owner: f.owner, Name: f.name}
+	}
+	return out
 }
 
 var (
@@ -61,7 +85,7 @@ func fieldsOf(t reflect.Type) []field {
 				walk(ft, key+".", idx)
 				continue
 			}
-			out = append(out, field{key: key, index: idx, typ: ft})
+			out = append(out, field{key: key, index: idx, typ: ft, owner: t, name: f.Name})
 		}
 	}
 	walk(t, "", nil)

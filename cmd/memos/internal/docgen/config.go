@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -56,71 +55,17 @@ type field struct {
 	typ   reflect.Type
 }
 
-var (
-	durationType        = reflect.TypeFor[time.Duration]()
-	timeType            = reflect.TypeFor[time.Time]()
-	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
+var durationType = reflect.TypeFor[time.Duration]()
 
-// fieldsOf lists the leaves of struct type t by the loader's rules: a key is
-// the koanf tag or the field name in snake_case; squashed and nested
-// structs are walked. (TestConfigKeysHaveFields checks every template key
+// fieldsOf lists the leaves of struct type t by the loader's own rules
+// (config.Settings). (TestConfigKeysHaveFields checks every template key
 // finds its field.)
 func fieldsOf(t reflect.Type) []field {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
 	var out []field
-	var walk func(t reflect.Type, prefix string, index []int)
-	walk = func(t reflect.Type, prefix string, index []int) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
-			if name == "-" {
-				continue
-			}
-			idx := append(append([]int(nil), index...), i)
-			if strings.Contains(opts, "squash") && f.Type.Kind() == reflect.Struct {
-				walk(f.Type, prefix, idx)
-				continue
-			}
-			if name == "" {
-				name = snake(f.Name)
-			}
-			if f.Type.Kind() == reflect.Struct && f.Type != timeType && !reflect.PointerTo(f.Type).Implements(textUnmarshalerType) {
-				walk(f.Type, prefix+name+".", idx)
-				continue
-			}
-			out = append(out, field{key: prefix + name, owner: t, name: f.Name, index: idx, typ: f.Type})
-		}
-	}
-	if t.Kind() == reflect.Struct {
-		walk(t, "", nil)
+	for _, s := range config.Settings(t) {
+		out = append(out, field{key: s.Key, owner: s.Owner, name: s.Name, index: s.Index, typ: s.Type})
 	}
 	return out
-}
-
-func snake(s string) string {
-	rs := []rune(s)
-	var b strings.Builder
-	for i, r := range rs {
-		upper := r >= 'A' && r <= 'Z'
-		if upper && i > 0 {
-			prevLower := rs[i-1] >= 'a' && rs[i-1] <= 'z' || rs[i-1] >= '0' && rs[i-1] <= '9'
-			nextLower := i+1 < len(rs) && rs[i+1] >= 'a' && rs[i+1] <= 'z'
-			if prevLower || (nextLower && rs[i-1] >= 'A' && rs[i-1] <= 'Z') {
-				b.WriteByte('_')
-			}
-		}
-		if upper {
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // section is a part of the configuration decoded into one Go struct.
