@@ -87,17 +87,8 @@ func (t *readTx) List(opts driver.ListOptions, fn func(*driver.Memory) error) er
 			return fmt.Errorf("bolt: list: %w", errCorrupt)
 		}
 		id := int64(u)
-		if next, _ := rc.c.Next(); next != nil && bytes.HasPrefix(next, rc.prefix) {
-			rc.key = next
-			heap.Fix(&h, 0)
-		} else {
-			heap.Pop(&h)
-		}
-		rec := mem.Get(idKey(id))
-		if rec == nil {
-			return fmt.Errorf("bolt: the list index names memory %d, which is not stored: %w", id, errCorrupt)
-		}
-		m, _, err := decodeRecord(id, rec)
+		h.advance()
+		m, err := indexedRecord(mem, "list", id)
 		if err != nil {
 			return err
 		}

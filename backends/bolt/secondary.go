@@ -695,17 +695,8 @@ func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 			return fmt.Errorf("bolt: ranked: %w", errCorrupt)
 		}
 		id := int64(u)
-		if next, _ := rc.c.Next(); next != nil && bytes.HasPrefix(next, rc.prefix) {
-			rc.key = next
-			heap.Fix(&h, 0)
-		} else {
-			heap.Pop(&h)
-		}
-		rec := mem.Get(idKey(id))
-		if rec == nil {
-			return fmt.Errorf("bolt: the rank index names memory %d, which is not stored: %w", id, errCorrupt)
-		}
-		m, _, err := decodeRecord(id, rec)
+		h.advance()
+		m, err := indexedRecord(mem, "rank", id)
 		if err != nil {
 			return err
 		}
@@ -728,6 +719,29 @@ type rankCursor struct {
 
 // rankHeap orders groups' cursors by the rank part of their current key.
 type rankHeap []*rankCursor
+
+// advance moves the cursor on top of h to its next key under its prefix,
+// or drops it when it has none.
+func (h *rankHeap) advance() {
+	rc := (*h)[0]
+	if next, _ := rc.c.Next(); next != nil && bytes.HasPrefix(next, rc.prefix) {
+		rc.key = next
+		heap.Fix(h, 0)
+	} else {
+		heap.Pop(h)
+	}
+}
+
+// indexedRecord reads the memory the index named (list, rank) points at
+// with id; a missing record is a corrupt index.
+func indexedRecord(mem *bbolt.Bucket, index string, id int64) (*driver.Memory, error) {
+	rec := mem.Get(idKey(id))
+	if rec == nil {
+		return nil, fmt.Errorf("bolt: the %s index names memory %d, which is not stored: %w", index, id, errCorrupt)
+	}
+	m, _, err := decodeRecord(id, rec)
+	return m, err
+}
 
 func (h rankHeap) Len() int { return len(h) }
 func (h rankHeap) Less(i, j int) bool {
