@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,7 +54,15 @@ func TestMigrateIntoTargetOpenedOnceCLI(t *testing.T) {
 	for _, args := range [][]string{{"migrate", "--to", "bolt"}, {"migrate", "--to", "bolt", "--force"}} {
 		e := newEnv(t)
 		e.add("Alice prefers open-source tools")
-		e.with("MEMOS_BACKEND=bolt").ok("stats")
+		// memos mcp opens (and so creates) the store its client may write
+		// to; with no input it ends at once. A read such as stats no longer
+		// creates one.
+		if r := e.with("MEMOS_BACKEND=bolt").runStdin("", "mcp"); r.code != 0 {
+			t.Fatalf("memos mcp on a new bolt store: exit %d, stderr %s", r.code, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(e.home, "memory.bolt")); err != nil {
+			t.Fatalf("memos mcp left no bolt store: %v", err)
+		}
 		var rep core.MigrateReport
 		e.json(&rep, args...)
 		if rep.Memories != 1 || !rep.Verified {
