@@ -11,7 +11,6 @@ import (
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/backendtest/devbench"
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/longtest"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -47,7 +46,7 @@ func TestPrunedSearch(t *testing.T) {
 	if raceEnabled {
 		// Every 40th query under the race detector (all kinds stay);
 		// .ci/run runs them all without it.
-		queries = backendtest.EveryNth(queries, longtest.Pick(160, 40)) // quick tests: every 160th
+		queries = backendtest.EveryNth(queries, 40)
 	}
 	filters := []driver.Filter{
 		{},

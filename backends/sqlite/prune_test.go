@@ -12,7 +12,6 @@ import (
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/backendtest/devbench"
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/longtest"
 	"github.com/memos-go/memos/core/query"
 	"github.com/memos-go/memos/core/text"
 )
@@ -78,7 +77,7 @@ func TestPrunedSearch(t *testing.T) {
 	if raceEnabled {
 		// Under the race detector SQLite runs some 30 times slower: every
 		// 40th query (all kinds stay); .ci/run runs them all without it.
-		queries = backendtest.EveryNth(queries, longtest.Pick(160, 40)) // quick tests: every 160th
+		queries = backendtest.EveryNth(queries, 40)
 	}
 
 	filters := []driver.Filter{
