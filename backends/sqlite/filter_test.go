@@ -27,9 +27,10 @@ import (
 // filtered query; and that both ways of answering were taken.
 func TestFilterAfterRanking(t *testing.T) {
 	ctx := context.Background()
-	// 3000 memories and 400 searches; the quick tests take a fifth of the
-	// store and of the searches (under -race SQLite runs some 30 times slower).
-	n, searches := longtest.Pick(600, 3000), longtest.Pick(100, 400)
+	// 3000 memories and 400 searches; the quick tests take a tenth of the
+	// store and an eighth of the searches (under -race SQLite runs some 30
+	// times slower).
+	n, searches := longtest.Pick(300, 3000), longtest.Pick(50, 400)
 	ms, _, err := backendtest.BenchWorkload(n)
 	if err != nil {
 		t.Fatal(err)
@@ -324,11 +325,18 @@ func TestRankedOtherFormats(t *testing.T) {
 	}
 	defer raw.Close()
 	times := []any{nil, "", "2025-02-01 10:00:00", "2025-02-01T11:00:00.000000000Z", "2025-02-01T13:30:00+02:00", "2025-02-01 23:59:59.5"}
+	imp, err := raw.Begin() // one transaction: 500 commits are minutes under -race on a busy machine
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 500 {
-		if _, err := raw.Exec(`INSERT INTO memories (content, last_accessed_at, access_count) VALUES (?, ?, ?)`,
+		if _, err := imp.Exec(`INSERT INTO memories (content, last_accessed_at, access_count) VALUES (?, ?, ?)`,
 			fmt.Sprintf("imported %d", i), times[i%len(times)], i%2); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := imp.Commit(); err != nil {
+		t.Fatal(err)
 	}
 	var want []int64
 	rows, err := raw.Query(`SELECT id FROM memories WHERE namespace = 'default' AND status = 'active' AND type = 'fact'
