@@ -311,7 +311,7 @@ func (p *Pipeline) retrieve(ctx context.Context) error {
 }
 
 // vectorHits embeds the query and searches the vector index, when the
-// mode uses it and the engine has an embedder.
+// mode uses it and there is an embedder.
 func (p *Pipeline) vectorHits(ctx context.Context, n int) ([]float32, []driver.Hit, error) {
 	if (p.mode != ModeHybrid && p.mode != ModeVector) || p.d.Embed == nil {
 		return nil, nil, nil

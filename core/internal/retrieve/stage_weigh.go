@@ -9,7 +9,7 @@ import (
 
 // weigh applies significance, trust, pool and recency to c's fused score.
 // Validity is not a factor: memories not valid at the requested time never
-// reach weighting (see pipeline.load). ref is the time recency counts from
+// reach weighting (see Pipeline.load). ref is the time recency counts from
 // (now, or the AsOf time).
 func weigh(c *candidate, ref time.Time, cfg *SearchConfig) {
 	m := c.mem
