@@ -34,6 +34,8 @@ type (
 )
 
 const (
+	// Search modes: hybrid (the default), keyword, vector, and fts (the
+	// query in FTS5 syntax, exactly; no gate, no expansion).
 	ModeHybrid  = retrieve.ModeHybrid
 	ModeKeyword = retrieve.ModeKeyword
 	ModeVector  = retrieve.ModeVector
