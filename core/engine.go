@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/memos-go/memos/core/internal/retrieve"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -95,15 +96,14 @@ type shared struct {
 	emb        Embedder
 	extractor  Extractor  // nil: Capture stores turns only
 	summarizer Summarizer // nil: no knowledge pages
-	reranker   Reranker   // nil: no rerank stage
-	// rerankBreaker pauses a reranker that keeps failing (RerankPauseAfter).
-	rerankBreaker breaker
-	consolidate   ConsolidateConfig
-	model         ModelInfo // zero when emb is nil
-	cfg           SearchConfig
-	gov           GovernConfig
-	now           func() time.Time
-	closed        atomic.Bool
+	// ret is retrieval's state: the search configuration, the reranker and
+	// its breaker, the session index.
+	ret         *retrieve.State
+	consolidate ConsolidateConfig
+	model       ModelInfo // zero when emb is nil
+	gov         GovernConfig
+	now         func() time.Time
+	closed      atomic.Bool
 
 	vecMu  sync.Mutex // serialises syncs of vec with the change log
 	vec    *liveIndex
@@ -116,8 +116,6 @@ type shared struct {
 	snapMu     sync.Mutex
 	snapSeq    uint64 // the seq of the snapshot on disk, when snapOK
 	snapOK     bool   // the file holds what this engine loaded or saved
-
-	sess sessionIndex // sessions' members in order, for session expansion
 
 	access *accessLog // pending access statistics (nil: not tracked)
 
@@ -149,14 +147,16 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), gov: opts.Govern.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot,
-		extractor: opts.Extractor, summarizer: opts.Summarizer, consolidate: opts.Consolidate.withDefaults(), reranker: opts.Reranker}
+	s := &shared{b: opts.Backend, emb: opts.Embedder, gov: opts.Govern.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot,
+		extractor: opts.Extractor, summarizer: opts.Summarizer, consolidate: opts.Consolidate.withDefaults()}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if err := s.cfg.validate(); err != nil {
+	ret, err := retrieve.NewState(opts.Search, opts.Reranker)
+	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
+	s.ret = ret
 	prec, err := vector.ParsePrecision(opts.VectorPrecision)
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
@@ -189,8 +189,8 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		}
 	}
 	s.startFollowing()
-	if !s.cfg.DisableAccessTracking {
-		s.access = newAccessLog(s.cfg.AccessFlush, s.writeAccesses)
+	if !s.ret.Config.DisableAccessTracking {
+		s.access = newAccessLog(s.ret.Config.AccessFlush, s.writeAccesses)
 	}
 	return &Engine{shared: s, ns: ns}, nil
 }
@@ -359,7 +359,7 @@ func (e *Engine) Close() error {
 	if c, ok := e.emb.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
 	}
-	for _, p := range []any{e.extractor, e.summarizer, e.reranker} {
+	for _, p := range []any{e.extractor, e.summarizer, e.ret.Reranker} {
 		if c, ok := p.(io.Closer); ok {
 			err = errors.Join(err, c.Close())
 		}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/memos-go/memos/core/internal/retrieve"
 )
 
 // PackRequest asks for a context pack: the memories that matter for Query
@@ -149,7 +151,7 @@ func (e *Engine) ContextPack(ctx context.Context, req PackRequest) (*Pack, error
 				hits = append(hits, Result{Memory: &Memory{ID: it.ID}})
 			}
 		}
-		e.touch(hits, now)
+		e.access.touch(hits, now)
 	}
 	return pk, nil
 }
@@ -166,20 +168,17 @@ func (e *Engine) contextPack(ctx context.Context, req PackRequest) (*Pack, time.
 		now = e.clock()
 		mems, lessons, err = e.bootstrapCands(ctx, req, now)
 	} else {
-		var p *pipeline
-		p, err = e.runPipeline(ctx, SearchRequest{Query: req.Query, Limit: req.Limit, Pools: req.Pools, Types: req.Types,
+		var p *retrieve.Pipeline
+		p, err = retrieve.Run(ctx, e.retrieval(), SearchRequest{Query: req.Query, Limit: req.Limit, Pools: req.Pools, Types: req.Types,
 			ValidAt: req.ValidAt, AsOf: req.AsOf, MMR: req.MMR, MMRLambda: req.MMRLambda, IncludeQuarantined: req.IncludeQuarantined,
 			ReferenceTime: req.ReferenceTime})
 		if err != nil {
 			return nil, now, err
 		}
-		now, qt = p.now, p.qt
-		mems, lessons = splitLessons(p)
-		for i := range mems {
-			mems[i].mentions = p.timeMentions(mems[i].m)
-		}
+		now, qt = p.Now(), p.Time()
+		mems, lessons = picked(p)
 		if req.Neighbours > 0 {
-			neighbours, err = p.neighbours(ctx, mems, req.Neighbours)
+			neighbours, err = pickedNeighbours(ctx, p, mems, req.Neighbours)
 		}
 	}
 	if err != nil {
@@ -219,74 +218,32 @@ type packCand struct {
 	mentions []TimeMention
 }
 
-// splitLessons takes the pipeline's result as the pack's memories, except
-// lessons. Lessons compete with lessons: every lesson among the candidates
-// goes through the relevance gate again with the best lesson's scores as
-// the reference (a lesson that matches the query's topic applies even when
-// facts match it better), best first.
-func splitLessons(p *pipeline) (mems, lessons []packCand) {
-	for _, c := range p.hits {
-		if c.mem.Type != TypeLesson {
-			mems = append(mems, packCand{m: c.mem, via: c.origin})
-		}
+// picked takes the search's result as the pack's memories, with the
+// dates they mention, and the lessons that apply apart (see
+// retrieve.Pipeline.Picks).
+func picked(p *retrieve.Pipeline) (mems, lessons []packCand) {
+	ms, ls := p.Picks()
+	for _, pk := range ms {
+		mems = append(mems, packCand{m: pk.Memory, via: pk.Via, mentions: p.Mentions(pk.Memory)})
 	}
-	var ls []*candidate
-	var best gateBest
-	for _, c := range p.cands {
-		if c.mem != nil && c.mem.Type == TypeLesson && (c.retrieved() || c.expanded) {
-			ls = append(ls, c)
-			best.add(c)
-		}
-	}
-	for _, c := range ls {
-		if c.expanded || gateVerdict(c, best, p.cfg, p.mode == ModeHybrid) == "" {
-			lessons = append(lessons, packCand{m: c.mem, via: c.origin})
-		}
+	for _, pk := range ls {
+		lessons = append(lessons, packCand{m: pk.Memory, via: pk.Via})
 	}
 	return mems, lessons
 }
 
-// neighbours returns up to n memories joined by an edge to one of sel and
-// not in the pipeline's result, visible at the request's clocks, in order
-// of the selected memory's rank, then edge order.
-func (p *pipeline) neighbours(ctx context.Context, sel []packCand, n int) ([]packCand, error) {
-	var out []packCand
-	seen := map[int64]bool{}
-	for _, c := range p.hits {
-		seen[c.id] = true
+// pickedNeighbours returns up to n memories joined by an edge to one of
+// sel and not in the search's result (see retrieve.Pipeline.Neighbours).
+func pickedNeighbours(ctx context.Context, p *retrieve.Pipeline, sel []packCand, n int) ([]packCand, error) {
+	ids := make([]int64, len(sel))
+	for i, s := range sel {
+		ids[i] = s.m.ID
 	}
-	err := p.e.b.View(ctx, func(tx ReadTx) error {
-		for _, s := range sel {
-			edges, err := tx.Edges(s.m.ID)
-			if errors.Is(err, ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			for _, ed := range edges {
-				if len(out) == n {
-					return nil
-				}
-				other, via := ed.To, fmt.Sprintf("%d %s it", s.m.ID, ed.Type)
-				if ed.To == s.m.ID {
-					other, via = ed.From, fmt.Sprintf("it %s %d", ed.Type, s.m.ID)
-				}
-				if seen[other] {
-					continue
-				}
-				seen[other] = true
-				m, _, err := p.resolve(tx, other)
-				if err != nil {
-					return err
-				}
-				if m != nil {
-					out = append(out, packCand{m: m, via: via})
-				}
-			}
-		}
-		return nil
-	})
+	nbs, err := p.Neighbours(ctx, ids, n)
+	var out []packCand
+	for _, pk := range nbs {
+		out = append(out, packCand{m: pk.Memory, via: pk.Via})
+	}
 	return out, err
 }
 

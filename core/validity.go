@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/internal/retrieve"
 )
 
 // EdgeSupersedes links a memory to the one it replaced (new → old); see
@@ -133,3 +134,6 @@ func inherit(in Input, old *Memory) Input {
 	}
 	return in
 }
+
+// interval renders m's validity interval for messages.
+func interval(m *Memory) string { return retrieve.Interval(m) }

@@ -740,7 +740,7 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 // can be removed with Unlink.
 func (e *Engine) KnownEdgeTypes() []EdgeType {
 	types := []EdgeType{EdgeSupersedes}
-	for t := range e.cfg.EdgeFactors {
+	for t := range e.ret.Config.EdgeFactors {
 		if EdgeType(t) != EdgeSupersedes {
 			types = append(types, EdgeType(t))
 		}
@@ -751,7 +751,7 @@ func (e *Engine) KnownEdgeTypes() []EdgeType {
 
 // knownEdgeType checks that Link may write an edge of type t.
 func (e *Engine) knownEdgeType(t EdgeType) error {
-	if _, ok := e.cfg.EdgeFactors[string(t)]; ok || t == EdgeSupersedes {
+	if _, ok := e.ret.Config.EdgeFactors[string(t)]; ok || t == EdgeSupersedes {
 		return nil
 	}
 	var names []string

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -184,4 +185,14 @@ func (d *docIndex) rewrite(pkgPath, doc string, names map[string]string) string 
 		}
 		return m
 	})
+}
+
+// typeName is t as a user of the engine names it: core re-exports the
+// types of its internal packages (core/internal/retrieve) under the same
+// names.
+func typeName(t reflect.Type) string {
+	if strings.HasPrefix(t.PkgPath(), modulePath+"/core/internal/") {
+		return "core." + t.Name()
+	}
+	return t.String()
 }

@@ -1,4 +1,4 @@
-package core
+package retrieve
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
 // rerank lets the configured Reranker reorder the best RerankTop live
@@ -22,8 +24,8 @@ import (
 // cancellation ends the search with an error. After RerankPauseAfter
 // failures in a row, searches skip the reranker for RerankPause, then try it
 // again (one search at a time) until it answers.
-func (p *pipeline) rerank(ctx context.Context) error {
-	r := p.e.reranker
+func (p *Pipeline) rerank(ctx context.Context) error {
+	r := p.d.Reranker
 	if r == nil || p.mode == ModeFTS || p.cfg.RerankTop <= 0 {
 		return nil
 	}
@@ -43,8 +45,8 @@ func (p *pipeline) rerank(ctx context.Context) error {
 	for i, c := range top {
 		texts[i] = c.mem.Content
 	}
-	br := &p.e.rerankBreaker
-	if ok, why := br.allow(p.e.now(), p.cfg.RerankPauseAfter); !ok {
+	br := p.d.Breaker
+	if ok, why := br.allow(p.d.Now(), p.cfg.RerankPauseAfter); !ok {
 		p.rerankNote = "reranker skipped, kept the fused order: " + why
 		return nil
 	}
@@ -53,7 +55,7 @@ func (p *pipeline) rerank(ctx context.Context) error {
 		br.abandon()
 		return fmt.Errorf("rerank: %w", ctx.Err())
 	}
-	opened, closed := br.done(err, p.e.now(), p.cfg.RerankPauseAfter, p.cfg.RerankPause)
+	opened, closed := br.done(err, p.d.Now(), p.cfg.RerankPauseAfter, p.cfg.RerankPause)
 	if closed {
 		slog.Info("memos: the reranker answers again; searches use it")
 	}
@@ -88,7 +90,7 @@ func (p *pipeline) rerank(ctx context.Context) error {
 }
 
 // callReranker asks r for one finite score per text within timeout.
-func callReranker(ctx context.Context, r Reranker, query string, texts []string, timeout time.Duration) ([]float64, error) {
+func callReranker(ctx context.Context, r driver.Reranker, query string, texts []string, timeout time.Duration) ([]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	scores, err := r.Rerank(ctx, query, texts)

@@ -1,4 +1,4 @@
-package core
+package retrieve
 
 import (
 	"cmp"
@@ -36,14 +36,14 @@ import (
 
 // view is a memory as seen at a search's clocks.
 type view struct {
-	m   *Memory // nil: not visible
-	why string  // why not visible
+	m   *driver.Memory // nil: not visible
+	why string         // why not visible
 }
 
 // load resolves every candidate at the request's clocks; those not
 // visible keep mem nil and record why.
-func (p *pipeline) load(ctx context.Context) error {
-	return p.e.b.View(ctx, func(tx ReadTx) error {
+func (p *Pipeline) load(ctx context.Context) error {
+	return p.d.Store.View(ctx, func(tx driver.ReadTx) error {
 		ids := make([]int64, len(p.cands))
 		for i, c := range p.cands {
 			ids[i] = c.id
@@ -65,8 +65,8 @@ func (p *pipeline) load(ctx context.Context) error {
 // prefetch reads the current version of every one of ids not resolved yet
 // in one call when the backend can (MultiGetter), instead of one Get each
 // in resolve.
-func (p *pipeline) prefetch(tx ReadTx, ids []int64) error {
-	mg, ok := tx.(MultiGetter)
+func (p *Pipeline) prefetch(tx driver.ReadTx, ids []int64) error {
+	mg, ok := tx.(driver.MultiGetter)
 	if !ok {
 		return nil
 	}
@@ -86,7 +86,7 @@ func (p *pipeline) prefetch(tx ReadTx, ids []int64) error {
 		return err
 	}
 	if p.current == nil {
-		p.current = make(map[int64]*Memory, len(need))
+		p.current = make(map[int64]*driver.Memory, len(need))
 	}
 	for _, id := range need {
 		p.current[id] = got[id] // nil: forgotten
@@ -97,7 +97,7 @@ func (p *pipeline) prefetch(tx ReadTx, ids []int64) error {
 // resolve returns memory id as seen at the request's clocks, or nil and the
 // reason it is not visible: forgotten, out of scope, inactive, outside the
 // pool or type filter, not valid at ValidAt, or created after AsOf.
-func (p *pipeline) resolve(tx ReadTx, id int64) (*Memory, string, error) {
+func (p *Pipeline) resolve(tx driver.ReadTx, id int64) (*driver.Memory, string, error) {
 	if v, ok := p.views[id]; ok {
 		return v.m, v.why, nil
 	}
@@ -109,8 +109,8 @@ func (p *pipeline) resolve(tx ReadTx, id int64) (*Memory, string, error) {
 	return m, why, nil
 }
 
-func (p *pipeline) resolveUncached(tx ReadTx, id int64) (*Memory, string, error) {
-	var m *Memory
+func (p *Pipeline) resolveUncached(tx driver.ReadTx, id int64) (*driver.Memory, string, error) {
+	var m *driver.Memory
 	if old, ok := p.changed[id]; ok {
 		m = old
 	} else {
@@ -119,9 +119,9 @@ func (p *pipeline) resolveUncached(tx ReadTx, id int64) (*Memory, string, error)
 		if !fetched {
 			cur, err = tx.Get(id, 0)
 		} else if cur == nil {
-			err = ErrNotFound
+			err = driver.ErrNotFound
 		}
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, driver.ErrNotFound) {
 			return nil, "forgotten", nil
 		}
 		if err != nil {
@@ -146,7 +146,7 @@ func (p *pipeline) resolveUncached(tx ReadTx, id int64) (*Memory, string, error)
 
 // visible returns why m (a version at the request's clocks) is not
 // visible, or "".
-func (p *pipeline) visible(m *Memory) string {
+func (p *Pipeline) visible(m *driver.Memory) string {
 	f := p.filter
 	switch {
 	case !slices.Contains(f.Namespaces, m.Namespace):
@@ -158,13 +158,13 @@ func (p *pipeline) visible(m *Memory) string {
 	case f.Types != nil && !slices.Contains(f.Types, m.Type):
 		return "type " + string(m.Type) + " not searched"
 	case !m.ValidAt(p.validAt):
-		return fmt.Sprintf("not valid at %s (valid %s)", p.validAt.Format(time.RFC3339), interval(m))
+		return fmt.Sprintf("not valid at %s (valid %s)", p.validAt.Format(time.RFC3339), Interval(m))
 	}
 	return ""
 }
 
-// interval renders m's validity interval for messages.
-func interval(m *Memory) string {
+// Interval renders m's validity interval for messages.
+func Interval(m *driver.Memory) string {
 	from, to := "always", "open"
 	if !m.ValidFrom.IsZero() {
 		from = m.ValidFrom.Format(time.RFC3339)
@@ -177,7 +177,7 @@ func interval(m *Memory) string {
 
 // versionAt returns the version of memory cur (its current version) that
 // was current at t, or nil when the memory was created after t.
-func versionAt(tx ReadTx, cur *Memory, t time.Time) (*Memory, error) {
+func versionAt(tx driver.ReadTx, cur *driver.Memory, t time.Time) (*driver.Memory, error) {
 	if cur.CreatedAt.After(t) {
 		return nil, nil
 	}
@@ -188,7 +188,7 @@ func versionAt(tx ReadTx, cur *Memory, t time.Time) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	var at *Memory
+	var at *driver.Memory
 	for _, v := range hist {
 		if !v.UpdatedAt.After(t) {
 			at = v
@@ -202,8 +202,8 @@ func versionAt(tx ReadTx, cur *Memory, t time.Time) (*Memory, error) {
 // their index hits, and returns the keyword and vector lists without them,
 // the vector list merged with the similarities of their old versions, and
 // the list of old versions that match the keyword query.
-func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n int) (kwOut, vecOut, hist []Hit, err error) {
-	p.changed = map[int64]*Memory{}
+func (p *Pipeline) rewind(ctx context.Context, kw, vec []driver.Hit, qvec []float32, n int) (kwOut, vecOut, hist []driver.Hit, err error) {
+	p.changed = map[int64]*driver.Memory{}
 	type histHit struct {
 		id     int64
 		leaves int
@@ -212,11 +212,11 @@ func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n 
 	var kwq *text.Query
 	if p.kwq != nil {
 		if kwq, err = query.Compile(p.kwq); err != nil {
-			return nil, nil, nil, Invalidf("search as of %s: %v", p.asOf.Format(time.RFC3339), err)
+			return nil, nil, nil, driver.Invalidf("search as of %s: %v", p.asOf.Format(time.RFC3339), err)
 		}
 	}
 	nIndex := len(vec) // vec[:nIndex] are index hits, the rest old versions'
-	err = p.e.b.View(ctx, func(tx ReadTx) error {
+	err = p.d.Store.View(ctx, func(tx driver.ReadTx) error {
 		later, err := updatedAfter(ctx, tx, p.filter.Namespaces, p.asOf)
 		if err != nil {
 			return err
@@ -236,10 +236,10 @@ func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n 
 					hh = append(hh, histHit{old.ID, len(kwq.Leaves(d))})
 				}
 			}
-			if qvec != nil && old.Embedding.Model == p.e.model.ID && old.Embedding.Dim() == len(qvec) {
+			if qvec != nil && old.Embedding.Model == p.d.Model && old.Embedding.Dim() == len(qvec) {
 				v := append([]float32(nil), old.Embedding.Vector...)
 				driver.Normalize(v)
-				vec = append(vec, Hit{ID: old.ID, Score: dot(qvec, v)})
+				vec = append(vec, driver.Hit{ID: old.ID, Score: dot(qvec, v)})
 			}
 		}
 		return nil
@@ -247,8 +247,8 @@ func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	keep := func(hs []Hit) []Hit {
-		var out []Hit
+	keep := func(hs []driver.Hit) []driver.Hit {
+		var out []driver.Hit
 		for _, h := range hs {
 			if _, ch := p.changed[h.ID]; !ch {
 				out = append(out, h)
@@ -275,7 +275,7 @@ func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n 
 		return hh[i].id < hh[j].id
 	})
 	for _, h := range hh {
-		hist = append(hist, Hit{ID: h.id, Score: float64(h.leaves)})
+		hist = append(hist, driver.Hit{ID: h.id, Score: float64(h.leaves)})
 	}
 	return kwOut, vecOut, hist, nil
 }
@@ -284,9 +284,9 @@ func (p *pipeline) rewind(ctx context.Context, kw, vec []Hit, qvec []float32, n 
 // written after t, in ascending id order, without their vectors (not
 // needed: an old version has its own). A backend that indexes update times
 // (UpdateReader) reads only those; for any other, the scope is scanned.
-func updatedAfter(ctx context.Context, tx ReadTx, namespaces []string, t time.Time) ([]*Memory, error) {
-	var later []*Memory
-	add := func(m *Memory) error {
+func updatedAfter(ctx context.Context, tx driver.ReadTx, namespaces []string, t time.Time) ([]*driver.Memory, error) {
+	var later []*driver.Memory
+	add := func(m *driver.Memory) error {
 		if m.UpdatedAt.After(t) {
 			m.Embedding.Vector = nil
 			later = append(later, m)
@@ -294,11 +294,11 @@ func updatedAfter(ctx context.Context, tx ReadTx, namespaces []string, t time.Ti
 		return ctx.Err()
 	}
 	var err error
-	if ur, ok := tx.(UpdateReader); ok {
+	if ur, ok := tx.(driver.UpdateReader); ok {
 		err = ur.UpdatedAfter(namespaces, t, add)
-		slices.SortFunc(later, func(a, b *Memory) int { return cmp.Compare(a.ID, b.ID) })
+		slices.SortFunc(later, func(a, b *driver.Memory) int { return cmp.Compare(a.ID, b.ID) })
 	} else {
-		err = tx.Scan(ScanOptions{Filter: Filter{Namespaces: namespaces}}, add)
+		err = tx.Scan(driver.ScanOptions{Filter: driver.Filter{Namespaces: namespaces}}, add)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("memories changed after %s: %w", t.Format(time.RFC3339Nano), err)
@@ -313,4 +313,12 @@ func dot(a, b []float32) float64 {
 		s += float64(a[i]) * float64(b[i])
 	}
 	return s
+}
+
+// utc is t in UTC without a monotonic reading; the zero time stays zero.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC().Round(0)
 }

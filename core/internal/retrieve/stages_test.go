@@ -1,4 +1,4 @@
-package core
+package retrieve
 
 import (
 	"errors"
@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
 func TestFuseWeightsRanks(t *testing.T) {
 	cfg := SearchConfig{RRFK: 10, KeywordWeight: 1, VectorWeight: 0.5}
-	cs := fuse([]Hit{{ID: 1, Score: 9}, {ID: 2, Score: 3}}, []Hit{{ID: 2, Score: 0.9}, {ID: 3, Score: 0.5}}, []Hit{{ID: 4, Score: 2}}, &cfg)
+	cs := fuse([]driver.Hit{{ID: 1, Score: 9}, {ID: 2, Score: 3}}, []driver.Hit{{ID: 2, Score: 0.9}, {ID: 3, Score: 0.5}}, []driver.Hit{{ID: 4, Score: 2}}, &cfg)
 	if len(cs) != 4 {
 		t.Fatalf("%d candidates, want 4", len(cs))
 	}
@@ -48,12 +50,12 @@ func TestWeighFactors(t *testing.T) {
 	if f := recencyFactor(-day, 30*day, 0.1); f != 1 {
 		t.Errorf("recency of a future version: %v", f)
 	}
-	if poolFactor(PoolRaw, 0.05) != 1 || !near(poolFactor(PoolMemory, 0.05), 1.05) || poolFactor(PoolKnowledge, -1) != 1 {
+	if poolFactor(driver.PoolRaw, 0.05) != 1 || !near(poolFactor(driver.PoolMemory, 0.05), 1.05) || poolFactor(driver.PoolKnowledge, -1) != 1 {
 		t.Error("pool factor")
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cfg := DefaultSearchConfig()
-	c := &candidate{fused: 1, mem: &Memory{Significance: 5, Trust: Trust{Score: 1}, UpdatedAt: now, Pool: PoolRaw}}
+	c := &candidate{fused: 1, mem: &driver.Memory{Significance: 5, Trust: driver.Trust{Score: 1}, UpdatedAt: now, Pool: driver.PoolRaw}}
 	weigh(c, now, &cfg)
 	if c.score != 1 {
 		t.Fatalf("neutral memory score %v, want the fused score", c.score)
@@ -64,7 +66,7 @@ func TestGateVerdicts(t *testing.T) {
 	cfg := SearchConfig{MinSimilarity: 0.3, RelativeSimilarity: 0.6, RelativeKeyword: 0.25, TrustGate: 1}.withDefaults()
 	mk := func(id int64, kwRank int, kwScore float64, vecRank int, sim, trust float64) *candidate {
 		return &candidate{id: id, kwRank: kwRank, kwScore: kwScore, vecRank: vecRank, similarity: sim,
-			mem: &Memory{ID: id, Trust: Trust{Score: trust}}}
+			mem: &driver.Memory{ID: id, Trust: driver.Trust{Score: trust}}}
 	}
 	cs := []*candidate{
 		mk(1, 1, 10, 1, 0.9, 1),    // both retrievers: kept
@@ -104,11 +106,11 @@ func TestGateVerdicts(t *testing.T) {
 }
 
 func TestMMRSkipsNearDuplicates(t *testing.T) {
-	v := func(x, y float32) Embedding { return Embedding{Model: "m", Vector: []float32{x, y}} }
+	v := func(x, y float32) driver.Embedding { return driver.Embedding{Model: "m", Vector: []float32{x, y}} }
 	cs := []*candidate{
-		{id: 1, score: 1.0, mem: &Memory{Embedding: v(1, 0)}},
-		{id: 2, score: 0.95, mem: &Memory{Embedding: v(1, 0)}},    // a paraphrase of 1
-		{id: 3, score: 0.8, mem: &Memory{Embedding: v(0.6, 0.8)}}, // different
+		{id: 1, score: 1.0, mem: &driver.Memory{Embedding: v(1, 0)}},
+		{id: 2, score: 0.95, mem: &driver.Memory{Embedding: v(1, 0)}},    // a paraphrase of 1
+		{id: 3, score: 0.8, mem: &driver.Memory{Embedding: v(0.6, 0.8)}}, // different
 	}
 	got := mmr(cs, 2, 0.5)
 	if len(got) != 2 || got[0].id != 1 || got[1].id != 3 {
@@ -122,9 +124,9 @@ func TestMMRSkipsNearDuplicates(t *testing.T) {
 	}
 	// Without embeddings, token overlap stands in for similarity.
 	ts := []*candidate{
-		{id: 1, score: 1, mem: &Memory{Content: "alice likes jazz"}},
-		{id: 2, score: 0.9, mem: &Memory{Content: "alice likes jazz a lot"}},
-		{id: 3, score: 0.8, mem: &Memory{Content: "bob plays chess"}},
+		{id: 1, score: 1, mem: &driver.Memory{Content: "alice likes jazz"}},
+		{id: 2, score: 0.9, mem: &driver.Memory{Content: "alice likes jazz a lot"}},
+		{id: 3, score: 0.8, mem: &driver.Memory{Content: "bob plays chess"}},
 	}
 	if got := mmr(ts, 2, 0.5); got[1].id != 3 {
 		t.Fatalf("token mmr picked %v, want [1 3]", ids(got))
@@ -141,13 +143,13 @@ func ids(cs []*candidate) []int64 {
 
 func TestSearchConfigDefaultsAndValidation(t *testing.T) {
 	c := SearchConfig{EdgeFactors: map[string]float64{"supports": 0.1, "mentions": 2}}.withDefaults()
-	if c.edgeFactor(EdgeSupports) != 0.1 || c.edgeFactor("mentions") != 2 || c.edgeFactor(EdgeDerivedFrom) != 0.9 || c.edgeFactor("other") != otherEdgeFactor {
+	if c.edgeFactor(driver.EdgeSupports) != 0.1 || c.edgeFactor("mentions") != 2 || c.edgeFactor(driver.EdgeDerivedFrom) != 0.9 || c.edgeFactor("other") != otherEdgeFactor {
 		t.Fatalf("edge factors = %v", c.EdgeFactors)
 	}
 	if err := c.validate(); err != nil {
 		t.Fatal(err)
 	}
-	if defaultEdgeFactors[string(EdgeSupports)] != 1 {
+	if defaultEdgeFactors[string(driver.EdgeSupports)] != 1 {
 		t.Fatal("withDefaults changed the shared default map")
 	}
 	for name, bad := range map[string]SearchConfig{
@@ -159,8 +161,8 @@ func TestSearchConfigDefaultsAndValidation(t *testing.T) {
 		"keyword":     {RelativeKeyword: 2},
 		"nan":         {TrustGate: math.NaN()},
 	} {
-		if err := bad.withDefaults().validate(); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		if err := bad.withDefaults().validate(); !errors.Is(err, driver.ErrInvalid) {
+			t.Errorf("%s: %v, want driver.ErrInvalid", name, err)
 		}
 	}
 }

@@ -1,9 +1,10 @@
-package core
+package retrieve
 
 import (
 	"math"
 	"time"
 
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 	"github.com/memos-go/memos/core/text"
 	"github.com/memos-go/memos/core/timeexpr"
@@ -64,7 +65,7 @@ func mentions(es []timeexpr.Expr) []TimeMention {
 
 // EventTime is when what m records happened: its valid_from, or when memos
 // learned it when that is not set.
-func EventTime(m *Memory) time.Time {
+func EventTime(m *driver.Memory) time.Time {
 	if !m.ValidFrom.IsZero() {
 		return m.ValidFrom
 	}
@@ -74,7 +75,7 @@ func EventTime(m *Memory) time.Time {
 // readTime parses the query for time and, when it names or asks for one,
 // sets p.tq and the keyword query without the time words. FTS queries are
 // exact: they are left alone.
-func (p *pipeline) readTime() {
+func (p *Pipeline) readTime() {
 	if p.mode == ModeFTS || p.cfg.TimeBoost < 0 {
 		return
 	}
@@ -111,7 +112,7 @@ func hasContentWord(s string) bool {
 
 // timeDepth is how deep each retriever is read: TimeCandidates when the
 // query names a time, else n.
-func (p *pipeline) timeDepth(n int) int {
+func (p *Pipeline) timeDepth(n int) int {
 	if p.tq == nil || len(p.tq.Exprs) == 0 || p.cfg.TimeCandidates <= n {
 		return n
 	}
@@ -139,7 +140,7 @@ func closeness(e timeexpr.Expr, t time.Time) float64 {
 
 // nearTime is the closeness of m's event time to the question's time
 // (the best over its expressions).
-func (p *pipeline) nearTime(m *Memory) float64 {
+func (p *Pipeline) nearTime(m *driver.Memory) float64 {
 	t := EventTime(m)
 	if t.IsZero() {
 		return 0
@@ -154,7 +155,7 @@ func (p *pipeline) nearTime(m *Memory) float64 {
 // keepDeep drops the candidates that only the deeper reading of the
 // retrievers found (ranked past head in every list) unless their event
 // time is in or near the question's (closeness at least one half).
-func (p *pipeline) keepDeep(head int) {
+func (p *Pipeline) keepDeep(head int) {
 	if p.tq == nil || p.timeDepth(head) == head {
 		return
 	}
@@ -172,7 +173,7 @@ func (p *pipeline) keepDeep(head int) {
 }
 
 // weighTime applies the time factors to a loaded candidate's score.
-func (p *pipeline) weighTime(c *candidate) {
+func (p *Pipeline) weighTime(c *candidate) {
 	c.timeFactor = 1
 	if p.tq == nil {
 		return
@@ -188,7 +189,7 @@ func (p *pipeline) weighTime(c *candidate) {
 
 // contentTimes are the time expressions m's content mentions, resolved
 // against its event time.
-func contentTimes(m *Memory) []timeexpr.Expr {
+func contentTimes(m *driver.Memory) []timeexpr.Expr {
 	ref := EventTime(m)
 	if ref.IsZero() {
 		return nil
@@ -198,7 +199,7 @@ func contentTimes(m *Memory) []timeexpr.Expr {
 
 // timeMentions is what a hit carries for a question about time: the dates
 // its content mentions, resolved.
-func (p *pipeline) timeMentions(m *Memory) []TimeMention {
+func (p *Pipeline) timeMentions(m *driver.Memory) []TimeMention {
 	if p.tq == nil || p.tq.Ask == timeexpr.AskNone {
 		return nil
 	}

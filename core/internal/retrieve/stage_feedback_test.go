@@ -1,10 +1,12 @@
-package core
+package retrieve
 
 import (
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
 func TestFeedbackTermsWeighsSharedContentWords(t *testing.T) {
@@ -13,7 +15,7 @@ func TestFeedbackTermsWeighsSharedContentWords(t *testing.T) {
 		"Melanie went to the lake with her kids",
 		"sunrise pottery class",
 	}
-	hits := []Hit{{ID: 1, Score: 3}, {ID: 2, Score: 2}, {ID: 3, Score: 1}}
+	hits := []driver.Hit{{ID: 1, Score: 3}, {ID: 2, Score: 2}, {ID: 3, Score: 1}}
 	// "lake" (two docs, three times, the best hits) first; "sunrise" makes
 	// up more of its documents than "melanie"; query terms, their stems
 	// ("paint"), stop words, short and one-document words never come back.
@@ -31,8 +33,8 @@ func TestFeedbackTermsWeighsSharedContentWords(t *testing.T) {
 
 func TestScoreFusionNormalisesEachList(t *testing.T) {
 	cfg := SearchConfig{Fusion: FusionScore, KeywordWeight: 1, VectorWeight: 0.5, RRFK: 20}
-	kw := []Hit{{ID: 1, Score: 8}, {ID: 2, Score: 2}}
-	vec := []Hit{{ID: 2, Score: 0.9}, {ID: 3, Score: 0.7}, {ID: 1, Score: 0.5}}
+	kw := []driver.Hit{{ID: 1, Score: 8}, {ID: 2, Score: 2}}
+	vec := []driver.Hit{{ID: 2, Score: 0.9}, {ID: 3, Score: 0.7}, {ID: 1, Score: 0.5}}
 	by := map[int64]*candidate{}
 	for _, c := range fuse(kw, vec, nil, &cfg) {
 		by[c.id] = c
@@ -42,10 +44,10 @@ func TestScoreFusionNormalisesEachList(t *testing.T) {
 		t.Fatalf("fused 1 = %v, 2 = %v, 3 = %v", by[1].fused, by[2].fused, by[3].fused)
 	}
 	// A flat vector list adds nothing; a flat keyword list counts fully.
-	if got := cfg.contributions([]Hit{{ID: 1, Score: 0.4}, {ID: 2, Score: 0.4}}, 0.5, true); got[0] != 0 || got[1] != 0 {
+	if got := cfg.contributions([]driver.Hit{{ID: 1, Score: 0.4}, {ID: 2, Score: 0.4}}, 0.5, true); got[0] != 0 || got[1] != 0 {
 		t.Fatalf("flat vector list: %v", got)
 	}
-	if got := cfg.contributions([]Hit{{ID: 1, Score: 3}, {ID: 2, Score: 3}}, 1, false); got[0] != 1 || got[1] != 1 {
+	if got := cfg.contributions([]driver.Hit{{ID: 1, Score: 3}, {ID: 2, Score: 3}}, 1, false); got[0] != 1 || got[1] != 1 {
 		t.Fatalf("flat keyword list: %v", got)
 	}
 }
@@ -61,7 +63,7 @@ func TestFeedbackDefaultsAndValidation(t *testing.T) {
 		}
 	}
 	err := (SearchConfig{FeedbackQueries: "documnets"}).withDefaults().validate()
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `search.feedback_queries "documnets" is not documents, short or all`) {
+	if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), `search.feedback_queries "documnets" is not documents, short or all`) {
 		t.Errorf("bad feedback_queries: %v", err)
 	}
 	if c := (SearchConfig{FeedbackTerms: -1}).withDefaults(); c.FeedbackTerms != -1 || c.validate() != nil {

@@ -1,4 +1,4 @@
-package core
+package retrieve
 
 import (
 	"fmt"
@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// breaker pauses a dependency that keeps failing, so that a reranker that is
+// Breaker pauses a dependency that keeps failing, so that a reranker that is
 // down does not cost every search its timeout. After `after` failures in a
 // row it is open: allow says no until `pause` has passed. Then one call is
 // let through (a probe; calls made meanwhile keep skipping) and its outcome
-// closes the breaker or opens it for another pause. It is safe for
+// closes the Breaker or opens it for another pause. It is safe for
 // concurrent use.
-type breaker struct {
+type Breaker struct {
 	mu      sync.Mutex
 	fails   int       // failures in a row
 	until   time.Time // open (skipping) until then
@@ -22,7 +22,7 @@ type breaker struct {
 
 // allow says whether to make the call now; when not, why. after ≤ 0 means
 // never pause. A caller that is allowed must report with done or abandon.
-func (b *breaker) allow(now time.Time, after int) (ok bool, why string) {
+func (b *Breaker) allow(now time.Time, after int) (ok bool, why string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if after <= 0 || b.fails < after {
@@ -35,13 +35,13 @@ func (b *breaker) allow(now time.Time, after int) (ok bool, why string) {
 	return true, ""
 }
 
-func (b *breaker) skipNote() string {
+func (b *Breaker) skipNote() string {
 	return fmt.Sprintf("paused after %d failures in a row (last: %s); next try after %s", b.fails, b.last, b.until.UTC().Format(time.RFC3339))
 }
 
 // done records a call's outcome; it reports whether this failure opened
-// the breaker and whether this success closed it.
-func (b *breaker) done(err error, now time.Time, after int, pause time.Duration) (opened, closed bool) {
+// the Breaker and whether this success closed it.
+func (b *Breaker) done(err error, now time.Time, after int, pause time.Duration) (opened, closed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.probing = false
@@ -61,7 +61,7 @@ func (b *breaker) done(err error, now time.Time, after int, pause time.Duration)
 
 // abandon ends an allowed call that says nothing about the dependency (the
 // caller's own cancellation).
-func (b *breaker) abandon() {
+func (b *Breaker) abandon() {
 	b.mu.Lock()
 	b.probing = false
 	b.mu.Unlock()

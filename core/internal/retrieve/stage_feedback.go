@@ -1,4 +1,4 @@
-package core
+package retrieve
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 	"github.com/memos-go/memos/core/text"
 )
@@ -44,7 +45,7 @@ const (
 // feedbackHits returns the keyword hits of the query extended by feedback
 // over kw, the first pass, and the terms it added; nil when feedback does
 // not apply to this search.
-func (p *pipeline) feedbackHits(ctx context.Context, kw []Hit, n int) ([]Hit, []string, error) {
+func (p *Pipeline) feedbackHits(ctx context.Context, kw []driver.Hit, n int) ([]driver.Hit, []string, error) {
 	cfg := p.cfg
 	if cfg.FeedbackTerms <= 0 || p.mode != ModeHybrid || !p.asOf.IsZero() || p.kwq == nil || len(kw) == 0 {
 		return nil, nil, nil
@@ -61,14 +62,14 @@ func (p *pipeline) feedbackHits(ctx context.Context, kw []Hit, n int) ([]Hit, []
 	}
 	// The best hits in one read where the backend can (a database server a
 	// round trip away); one forgotten since the first pass is left out.
-	top := make([]Hit, 0, len(first))
+	top := make([]driver.Hit, 0, len(first))
 	docs := make([]string, 0, len(first))
 	ndoc := 0
-	err := p.e.b.View(ctx, func(tx ReadTx) error {
-		return eachMemory(tx, ids, func(m *Memory) error {
-			top = append(top, Hit{ID: m.ID, Score: score[m.ID]})
+	err := p.d.Store.View(ctx, func(tx driver.ReadTx) error {
+		return driver.EachMemory(tx, ids, func(m *driver.Memory) error {
+			top = append(top, driver.Hit{ID: m.ID, Score: score[m.ID]})
 			docs = append(docs, m.Content)
-			if m.Type == TypeDocument {
+			if m.Type == driver.TypeDocument {
 				ndoc++
 			}
 			return nil
@@ -94,7 +95,7 @@ func (p *pipeline) feedbackHits(ctx context.Context, kw []Hit, n int) ([]Hit, []
 	if len(query.PositiveTerms(&query.Or{Children: children})) > query.MaxTerms {
 		return nil, nil, nil
 	}
-	hits, err := p.e.b.SearchKeyword(ctx, &query.Or{Children: children}, p.filter, n)
+	hits, err := p.d.Store.SearchKeyword(ctx, &query.Or{Children: children}, p.filter, n)
 	return hits, terms, err
 }
 
@@ -104,7 +105,7 @@ func (p *pipeline) feedbackHits(ctx context.Context, kw []Hit, n int) ([]Hit, []
 // found in at least two of the documents when there are several, weighted
 // by Σ_d P(d)·tf(t,d)/|d| with P(d) the hit's share of the hits' scores.
 // Words that share a porter stem count as one term, spelled as first seen.
-func feedbackTerms(qterms []string, hits []Hit, docs []string, k int) []string {
+func feedbackTerms(qterms []string, hits []driver.Hit, docs []string, k int) []string {
 	inQuery := map[string]bool{}
 	for _, t := range qterms {
 		inQuery[text.Stem(t)] = true
@@ -183,7 +184,7 @@ func feedbackTerms(qterms []string, hits []Hit, docs []string, k int) []string {
 // fuseFeedback adds the feedback list to the fused candidates, weighted by
 // FeedbackWeight, like the other lists. New candidates are
 // appended in list order.
-func fuseFeedback(cands []*candidate, byID map[int64]*candidate, fb []Hit, c *SearchConfig) []*candidate {
+func fuseFeedback(cands []*candidate, byID map[int64]*candidate, fb []driver.Hit, c *SearchConfig) []*candidate {
 	contrib := c.contributions(fb, c.FeedbackWeight, false)
 	for i, h := range fb {
 		x := byID[h.ID]

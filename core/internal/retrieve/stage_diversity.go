@@ -1,4 +1,4 @@
-package core
+package retrieve
 
 import "github.com/memos-go/memos/core/query"
 
@@ -12,7 +12,7 @@ const (
 )
 
 // diversifies reports whether session diversity applies to this search.
-func (p *pipeline) diversifies() bool {
+func (p *Pipeline) diversifies() bool {
 	f := p.cfg.SessionDiversity
 	if p.mode == ModeFTS || f <= 0 || f >= 1 {
 		return false

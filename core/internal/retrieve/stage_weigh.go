@@ -1,13 +1,15 @@
-package core
+package retrieve
 
 import (
 	"math"
 	"time"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
 // weigh applies significance, trust, pool and recency to c's fused score.
 // Validity is not a factor: memories not valid at the requested time never
-// reach weighting (see pipeline.load). ref is the time recency counts from
+// reach weighting (see Pipeline.load). ref is the time recency counts from
 // (now, or the AsOf time).
 func weigh(c *candidate, ref time.Time, cfg *SearchConfig) {
 	m := c.mem
@@ -16,7 +18,7 @@ func weigh(c *candidate, ref time.Time, cfg *SearchConfig) {
 	c.recency = recencyFactor(ref.Sub(m.UpdatedAt), cfg.RecencyHalfLife, cfg.RecencyWeight)
 	c.pool = poolFactor(m.Pool, cfg.DistilledBoost)
 	c.length = 1
-	if m.Type == TypeTurn {
+	if m.Type == driver.TypeTurn {
 		c.length = lengthFactor(len(m.Content), cfg.TurnLengthPivot, cfg.TurnLengthWeight)
 	}
 	c.score = c.fused * c.significance * c.trust * c.recency * c.pool * c.length
@@ -55,8 +57,8 @@ func recencyFactor(age, halfLife time.Duration, w float64) float64 {
 
 // poolFactor prefers distilled memories (memory and knowledge pools) over
 // raw turns of equal relevance.
-func poolFactor(p Pool, boost float64) float64 {
-	if p == PoolRaw || boost <= 0 {
+func poolFactor(p driver.Pool, boost float64) float64 {
+	if p == driver.PoolRaw || boost <= 0 {
 		return 1
 	}
 	return 1 + boost

@@ -1,12 +1,14 @@
-package core
+package retrieve
 
 import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
-// Explanation is how a search ranked every candidate; see Engine.Explain.
+// Explanation is how a search ranked every candidate; see Explain.
 type Explanation struct {
 	Query   string       `json:"query"`
 	Mode    Mode         `json:"mode"`
@@ -31,11 +33,11 @@ type Explanation struct {
 
 // CandidateExplanation is one candidate's path through the pipeline.
 type CandidateExplanation struct {
-	ID      int64  `json:"id"`
-	Version int    `json:"version,omitempty"` // the version seen at the request's clocks
-	Pool    Pool   `json:"pool,omitempty"`
-	Type    Type   `json:"type,omitempty"`
-	Content string `json:"content,omitempty"`
+	ID      int64       `json:"id"`
+	Version int         `json:"version,omitempty"` // the version seen at the request's clocks
+	Pool    driver.Pool `json:"pool,omitempty"`
+	Type    driver.Type `json:"type,omitempty"`
+	Content string      `json:"content,omitempty"`
 	// KeywordRank and KeywordScore: rank (1-based, 0 if not found) and score
 	// (higher is better) in the keyword index.
 	KeywordRank  int     `json:"keyword_rank,omitempty"`
@@ -90,26 +92,21 @@ type CandidateExplanation struct {
 	// Status is the memory's status (quarantined ones appear only with
 	// IncludeQuarantined); Contradicts lists the memories joined to it by a
 	// contradicts edge, in either direction.
-	Status      Status  `json:"status,omitempty"`
-	Contradicts []int64 `json:"contradicts,omitempty"`
+	Status      driver.Status `json:"status,omitempty"`
+	Contradicts []int64       `json:"contradicts,omitempty"`
 }
 
-// Explain runs the search req describes and reports every candidate before
-// the gate — keyword rank and score, vector rank and similarity, fused
-// score, each weight, gate verdict, expansion origin, MMR decision and final
-// rank — with the result Search would return. Unlike Search it records no
-// access statistics.
-func (e *Engine) Explain(ctx context.Context, req SearchRequest) (*Explanation, error) {
-	const op = "explain"
-	if err := e.checkOpen(op); err != nil {
+// Explain runs the search req describes over d and reports every
+// candidate before the gate — keyword rank and score, vector rank and
+// similarity, fused score, each weight, gate verdict, expansion origin, MMR
+// decision and final rank — with the result the search returns.
+func Explain(ctx context.Context, d Deps, req SearchRequest) (*Explanation, error) {
+	p, err := Run(ctx, d, req)
+	if err != nil {
 		return nil, err
 	}
-	p, err := e.runPipeline(ctx, req)
-	if err != nil {
-		return nil, &Error{Op: op, Err: err}
-	}
 	x := &Explanation{Query: req.Query, Mode: p.mode, ValidAt: p.validAt, AsOf: p.asOf,
-		MMR: req.MMR, Config: *p.cfg, Rerank: p.rerankNote, Feedback: p.feedback, Result: p.result()}
+		MMR: req.MMR, Config: *p.cfg, Rerank: p.rerankNote, Feedback: p.feedback, Result: p.Result()}
 	x.Keyword = x.Result.Keyword
 	x.Candidates = make([]CandidateExplanation, 0, len(p.cands))
 	for _, c := range p.hits {
@@ -125,35 +122,38 @@ func (e *Engine) Explain(ctx context.Context, req SearchRequest) (*Explanation, 
 		}
 	}
 	x.Candidates = append(x.Candidates, filtered...)
-	err = e.b.View(ctx, func(tx ReadTx) error {
-		for i := range x.Candidates {
-			c := &x.Candidates[i]
-			if c.Version == 0 {
-				continue
-			}
-			edges, err := tx.Edges(c.ID)
-			if errors.Is(err, ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			for _, ed := range edges {
-				if ed.Type == EdgeContradicts {
-					c.Contradicts = append(c.Contradicts, ed.From+ed.To-c.ID)
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, &Error{Op: op, Err: err}
+	if err := d.Store.View(ctx, func(tx driver.ReadTx) error { return contradictions(tx, x.Candidates) }); err != nil {
+		return nil, err
 	}
 	return x, nil
 }
 
+// contradictions fills in the memories joined to each loaded candidate by
+// a contradicts edge.
+func contradictions(tx driver.ReadTx, cands []CandidateExplanation) error {
+	for i := range cands {
+		c := &cands[i]
+		if c.Version == 0 {
+			continue
+		}
+		edges, err := tx.Edges(c.ID)
+		if errors.Is(err, driver.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, ed := range edges {
+			if ed.Type == driver.EdgeContradicts {
+				c.Contradicts = append(c.Contradicts, ed.From+ed.To-c.ID)
+			}
+		}
+	}
+	return nil
+}
+
 // explainOne describes one candidate.
-func explainOne(p *pipeline, c *candidate) CandidateExplanation {
+func explainOne(p *Pipeline, c *candidate) CandidateExplanation {
 	ce := CandidateExplanation{ID: c.id, KeywordRank: c.kwRank, KeywordScore: c.kwScore,
 		HistoryRank: c.histRank, FeedbackRank: c.fbRank, FeedbackScore: c.fbScore, VectorRank: c.vecRank, Similarity: c.similarity, Fused: c.fused,
 		Filtered: c.filtered, Origin: c.origin, MMR: c.mmr, Rank: c.rank}

@@ -1,10 +1,12 @@
-package core
+package retrieve
 
 import (
 	"maps"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
 // SearchConfig holds the ranking weights and thresholds of the retrieval
@@ -250,11 +252,11 @@ type SearchConfig struct {
 
 // defaultEdgeFactors are EdgeFactors' defaults.
 var defaultEdgeFactors = map[string]float64{
-	string(EdgeSupports):         1,
-	string(EdgeDerivedFrom):      0.9,
-	string(EdgeRelatesTo):        0.8,
-	string(EdgeTemporalPrecedes): 0.6,
-	string(EdgeContradicts):      0.6,
+	string(driver.EdgeSupports):         1,
+	string(driver.EdgeDerivedFrom):      0.9,
+	string(driver.EdgeRelatesTo):        0.8,
+	string(driver.EdgeTemporalPrecedes): 0.6,
+	string(driver.EdgeContradicts):      0.6,
 }
 
 // otherEdgeFactor is the factor of an edge type EdgeFactors does not list.
@@ -346,71 +348,71 @@ func (c SearchConfig) validate() error {
 	case !finite(c.RRFK, c.KeywordWeight, c.VectorWeight, c.SignificanceBoost, c.TrustWeight, c.RecencyWeight,
 		c.DistilledBoost, c.MinSimilarity, c.RelativeSimilarity, c.RelativeKeyword, c.TrustGate,
 		c.SessionFactor, c.GraphFactor, c.MMRLambda, c.TimeBoost, c.DatedBoost, c.FeedbackWeight, c.TurnLengthWeight, c.SessionDiversity):
-		return invalidf("search weights must be finite numbers")
+		return driver.Invalidf("search weights must be finite numbers")
 	case c.Fusion != FusionRRF && c.Fusion != FusionScore:
-		return invalidf("search.fusion %q is not rrf or score", c.Fusion)
+		return driver.Invalidf("search.fusion %q is not rrf or score", c.Fusion)
 	case c.Candidates < 1 || c.Candidates > 10000:
-		return invalidf("search.candidates %d is outside 1–10000", c.Candidates)
+		return driver.Invalidf("search.candidates %d is outside 1–10000", c.Candidates)
 	case c.RRFK <= 0:
-		return invalidf("search.rrf_k must be positive")
+		return driver.Invalidf("search.rrf_k must be positive")
 	case c.KeywordWeight < 0 || c.VectorWeight < 0:
-		return invalidf("search.keyword_weight and search.vector_weight must not be negative")
+		return driver.Invalidf("search.keyword_weight and search.vector_weight must not be negative")
 	case c.TrustWeight < 0 || c.TrustWeight > 1 || c.RecencyWeight < 0 || c.RecencyWeight > 1:
-		return invalidf("search.trust_weight and search.recency_weight must be within [0,1]")
+		return driver.Invalidf("search.trust_weight and search.recency_weight must be within [0,1]")
 	case c.RecencyHalfLife < 0:
-		return invalidf("search.recency_half_life must be positive")
+		return driver.Invalidf("search.recency_half_life must be positive")
 	case c.MinSimilarity < 0 || c.MinSimilarity > 1 || c.RelativeSimilarity < 0 || c.RelativeSimilarity > 1:
-		return invalidf("search.min_similarity and search.relative_similarity must be within [0,1]")
+		return driver.Invalidf("search.min_similarity and search.relative_similarity must be within [0,1]")
 	case c.RelativeKeyword > 1:
-		return invalidf("search.relative_keyword must be at most 1 (negative turns the keyword gate off)")
+		return driver.Invalidf("search.relative_keyword must be at most 1 (negative turns the keyword gate off)")
 	case c.ExpandBudget < 0 || c.ExpandBudget > 1000:
-		return invalidf("search.expand_budget %d is outside 0–1000", c.ExpandBudget)
+		return driver.Invalidf("search.expand_budget %d is outside 0–1000", c.ExpandBudget)
 	case c.SessionWindow > 100:
-		return invalidf("search.session_window %d is over 100", c.SessionWindow)
+		return driver.Invalidf("search.session_window %d is over 100", c.SessionWindow)
 	case c.SessionFactor < 0 || c.SessionFactor > 1 || c.GraphFactor > 1:
-		return invalidf("search.session_factor and search.graph_factor must be at most 1 (session_factor within [0,1])")
+		return driver.Invalidf("search.session_factor and search.graph_factor must be at most 1 (session_factor within [0,1])")
 	case c.MMRLambda < 0 || c.MMRLambda > 1:
-		return invalidf("search.mmr_lambda must be within [0,1]")
+		return driver.Invalidf("search.mmr_lambda must be within [0,1]")
 	case c.FeedbackTerms > 50 || c.FeedbackDocs < 1 || c.FeedbackDocs > 100 || c.FeedbackWeight < 0:
-		return invalidf("search.feedback_terms must be at most 50, search.feedback_docs within 1–100 and search.feedback_weight not negative")
+		return driver.Invalidf("search.feedback_terms must be at most 50, search.feedback_docs within 1–100 and search.feedback_weight not negative")
 	case c.FeedbackQueries != FeedbackDocuments && c.FeedbackQueries != FeedbackShort && c.FeedbackQueries != FeedbackAll:
-		return invalidf("search.feedback_queries %q is not %s, %s or %s", c.FeedbackQueries, FeedbackDocuments, FeedbackShort, FeedbackAll)
+		return driver.Invalidf("search.feedback_queries %q is not %s, %s or %s", c.FeedbackQueries, FeedbackDocuments, FeedbackShort, FeedbackAll)
 	case c.RerankTop > 1000:
-		return invalidf("search.rerank_top %d is over 1000", c.RerankTop)
+		return driver.Invalidf("search.rerank_top %d is over 1000", c.RerankTop)
 	case c.RerankTimeout < 0:
-		return invalidf("search.rerank_timeout must be positive")
+		return driver.Invalidf("search.rerank_timeout must be positive")
 	case c.RerankPause < 0:
-		return invalidf("search.rerank_pause must be positive")
+		return driver.Invalidf("search.rerank_pause must be positive")
 	case c.AccessFlush < 0 || c.AccessFlush > time.Hour:
-		return invalidf("search.access_flush %v must be positive and at most an hour", c.AccessFlush)
+		return driver.Invalidf("search.access_flush %v must be positive and at most an hour", c.AccessFlush)
 	case c.TimeBoost > 10 || c.DatedBoost > 10:
-		return invalidf("search.time_boost and search.dated_boost must be at most 10")
+		return driver.Invalidf("search.time_boost and search.dated_boost must be at most 10")
 	case c.TurnLengthPivot < 1:
-		return invalidf("search.turn_length_pivot %d must be positive (bytes)", c.TurnLengthPivot)
+		return driver.Invalidf("search.turn_length_pivot %d must be positive (bytes)", c.TurnLengthPivot)
 	case c.TurnLengthWeight > 10:
-		return invalidf("search.turn_length_weight %v is over 10 (negative turns it off)", c.TurnLengthWeight)
+		return driver.Invalidf("search.turn_length_weight %v is over 10 (negative turns it off)", c.TurnLengthWeight)
 	case c.SessionDiversity > 1:
-		return invalidf("search.session_diversity %v is over 1 (a factor within (0,1); 1 or negative: off)", c.SessionDiversity)
+		return driver.Invalidf("search.session_diversity %v is over 1 (a factor within (0,1); 1 or negative: off)", c.SessionDiversity)
 	case c.SessionDiversityQueries != DiversityCounting && c.SessionDiversityQueries != DiversityAll:
-		return invalidf("search.session_diversity_queries %q is not %s or %s", c.SessionDiversityQueries, DiversityCounting, DiversityAll)
+		return driver.Invalidf("search.session_diversity_queries %q is not %s or %s", c.SessionDiversityQueries, DiversityCounting, DiversityAll)
 	case c.SessionDiversityTop < 1 || c.SessionDiversityTop > 1000:
-		return invalidf("search.session_diversity_top %d is outside 1–1000", c.SessionDiversityTop)
+		return driver.Invalidf("search.session_diversity_top %d is outside 1–1000", c.SessionDiversityTop)
 	case c.TimeCandidates > 10000:
-		return invalidf("search.time_candidates %d is over 10000", c.TimeCandidates)
+		return driver.Invalidf("search.time_candidates %d is over 10000", c.TimeCandidates)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.EdgeFactors)) {
-		if err := ValidateEdgeType(EdgeType(k)); err != nil {
-			return invalidf("search.edge_factors: %v", err)
+		if err := driver.ValidateEdgeType(driver.EdgeType(k)); err != nil {
+			return driver.Invalidf("search.edge_factors: %v", err)
 		}
 		if v := c.EdgeFactors[k]; v < 0 || v > 10 || !finite(v) {
-			return invalidf("search.edge_factors.%s = %v is outside 0–10", k, v)
+			return driver.Invalidf("search.edge_factors.%s = %v is outside 0–10", k, v)
 		}
 	}
 	return nil
 }
 
 // edgeFactor is the weight of edge type t in graph expansion.
-func (c *SearchConfig) edgeFactor(t EdgeType) float64 {
+func (c *SearchConfig) edgeFactor(t driver.EdgeType) float64 {
 	if f, ok := c.EdgeFactors[string(t)]; ok {
 		return f
 	}

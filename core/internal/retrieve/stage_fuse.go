@@ -1,4 +1,6 @@
-package core
+package retrieve
+
+import "github.com/memos-go/memos/core/driver"
 
 // fuse merges ranked candidate lists: kw and vec are the keyword and vector
 // lists; hist lists old versions that matched the keyword query in memory
@@ -6,7 +8,7 @@ package core
 // Candidates come out in order of first appearance (keyword, vector,
 // history); callers sort. How a list's hit contributes is the configured
 // Fusion's (see contribution).
-func fuse(kw, vec, hist []Hit, c *SearchConfig) []*candidate {
+func fuse(kw, vec, hist []driver.Hit, c *SearchConfig) []*candidate {
 	byID := make(map[int64]*candidate, len(kw)+len(vec)+len(hist))
 	out := make([]*candidate, 0, len(kw)+len(vec)+len(hist))
 	get := func(id int64) *candidate {
@@ -55,7 +57,7 @@ const (
 // candidate's fused score. minMax normalises scores between the list's
 // lowest and 1 (cosine similarities, whose floor is not 0) rather than as a
 // share of the best (keyword scores).
-func (c *SearchConfig) contributions(hits []Hit, w float64, minMax bool) []float64 {
+func (c *SearchConfig) contributions(hits []driver.Hit, w float64, minMax bool) []float64 {
 	out := make([]float64, len(hits))
 	if c.Fusion != FusionScore {
 		for i := range hits {

@@ -1,10 +1,12 @@
-package core
+package retrieve
 
 import (
 	"errors"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
 func TestLengthFactor(t *testing.T) {
@@ -32,14 +34,14 @@ func TestWeighLongTurnsOnly(t *testing.T) {
 	cfg := DefaultSearchConfig()
 	long := string(make([]byte, 1500))
 	for _, tc := range []struct {
-		typ  Type
+		typ  driver.Type
 		want float64
 	}{
-		{TypeTurn, 1 / (1 + 1.0986122886681098)},
-		{TypeDocument, 1},
-		{TypeFact, 1},
+		{driver.TypeTurn, 1 / (1 + 1.0986122886681098)},
+		{driver.TypeDocument, 1},
+		{driver.TypeFact, 1},
 	} {
-		c := &candidate{fused: 1, mem: &Memory{Content: long, Type: tc.typ, Significance: 5, Trust: Trust{Score: 1}, UpdatedAt: now, Pool: PoolRaw}}
+		c := &candidate{fused: 1, mem: &driver.Memory{Content: long, Type: tc.typ, Significance: 5, Trust: driver.Trust{Score: 1}, UpdatedAt: now, Pool: driver.PoolRaw}}
 		weigh(c, now, &cfg)
 		if !near(c.score, tc.want) || !near(c.length, tc.want) {
 			t.Errorf("%s of 1500 bytes: score %v, length factor %v, want %v", tc.typ, c.score, c.length, tc.want)
@@ -49,7 +51,7 @@ func TestWeighLongTurnsOnly(t *testing.T) {
 
 func TestDiversifySpreadsTheFirstPlacesOverSessions(t *testing.T) {
 	mk := func(id int64, session string, score float64) *candidate {
-		return &candidate{id: id, score: score, mem: &Memory{ID: id, Session: session}}
+		return &candidate{id: id, score: score, mem: &driver.Memory{ID: id, Session: session}}
 	}
 	// Session a holds the three best; b's and the session-less memory
 	// follow closely.
@@ -96,8 +98,8 @@ func TestLengthAndDiversityValidation(t *testing.T) {
 		"diversity top":     {SessionDiversityTop: -1},
 		"diversity queries": {SessionDiversityQueries: "some"},
 	} {
-		if err := bad.withDefaults().validate(); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		if err := bad.withDefaults().validate(); !errors.Is(err, driver.ErrInvalid) {
+			t.Errorf("%s: %v, want driver.ErrInvalid", name, err)
 		}
 	}
 }
