@@ -52,9 +52,10 @@ const forgetSourceBatch = 200
 // req.Source and, transitively, every memory derived from them through
 // derived_from edges (A —derived_from→ B: A was derived from B). A derived
 // memory that is also derived from memories that stay survives unless
-// req.Strict (a cycle of derived_from edges that hangs off the source goes with it). Each memory is forgotten as by Forget, with its own deletion
-// certificate, in transactions of up to 200 memories. It finds the
-// matching memories by a scan of the scope: O(n).
+// req.Strict; a cycle of derived_from edges that hangs off the source goes
+// with it (see govern.CloseOverSource). Each memory is forgotten as by
+// Forget, with its own deletion certificate, in transactions of up to 200
+// memories. It finds the matching memories by a scan of the scope: O(n).
 func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*ForgetSourceReport, error) {
 	const op = "forget source"
 	if err := e.checkOpen(op); err != nil {

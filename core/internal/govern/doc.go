@@ -1,7 +1,7 @@
 // Package govern is memos' governance: the audit chain (append, verify,
-// export), the quarantine policy with the contradiction and secret
-// detectors (core/secret), forget-source's closure over derived_from edges,
-// lessons' scoring and the provenance walk of a trace.
+// export), the quarantine policy with the contradiction detector (the
+// secret detector is core/secret), the review queue's read, forget-source's
+// closure over derived_from edges and lessons' scoring.
 //
 // It is written over core/driver's transactions (driver.Tx, driver.ReadTx)
 // and never imports the engine: the engine (package core) opens the
