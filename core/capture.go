@@ -72,23 +72,63 @@ func (e *Engine) Capture(ctx context.Context, req CaptureRequest) (*CaptureResul
 	if err := validateCapture(req); err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
-	seen, n, err := e.capturedKeys(ctx, req.Session)
+	seen, n, err := capturedKeys(ctx, e.b, e.ns, req.Session)
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
-	res := &CaptureResult{Session: req.Session, Turns: make([]int64, len(req.Turns))}
-	var ins []Input
-	var fresh []int           // indexes of new turns in req.Turns
+	c := planCapture(req, seen, n)
+	if e.extractor != nil && !req.NoExtract && len(c.fresh) > 0 {
+		if err := c.extract(ctx, e.extractor); err != nil {
+			return nil, &Error{Op: op, Err: fmt.Errorf("extract: %w", err)}
+		}
+	}
+	if len(c.ins) > 0 {
+		ms, err := e.RememberBatch(ctx, c.ins)
+		if err != nil {
+			return nil, &Error{Op: op, Err: err}
+		}
+		for k, i := range c.fresh {
+			c.res.Turns[i] = ms[k].ID
+		}
+		c.res.Memories = ms[len(c.fresh):]
+	}
+	for i, j := range c.dup {
+		c.res.Turns[i] = c.res.Turns[j]
+	}
+	// Link every extraction to its turns; Link replaces an existing edge, so
+	// a repeated capture also completes edges an interruption left out.
+	err = e.b.Update(ctx, func(tx Tx) error { return c.link(tx, e.auditor(tx), e.clock) })
+	if err != nil {
+		return c.res, &Error{Op: op, Err: fmt.Errorf("link extractions to their turns: %w", err)}
+	}
+	return c.res, nil
+}
+
+// capture is a Capture under way: what it stores, and what it found stored.
+type capture struct {
+	req   CaptureRequest
+	res   *CaptureResult
+	seen  map[string]int64 // capture key → id of the memory stored with it
+	ins   []Input          // what to store: the new turns, then extractions
+	fresh []int            // indexes of new turns in req.Turns
+	dup   map[int]int      // a turn repeated within this request → its first
+	exts  []Extraction     // the extractions in ins, turns indexing req.Turns
+}
+
+// planCapture plans to store the turns of req not yet captured (seen), the
+// session holding n turns.
+func planCapture(req CaptureRequest, seen map[string]int64, n int) *capture {
+	c := &capture{req: req, seen: seen, dup: map[int]int{},
+		res: &CaptureResult{Session: req.Session, Turns: make([]int64, len(req.Turns))}}
 	first := map[string]int{} // key → index of its first new turn in req.Turns
-	dup := map[int]int{}      // a turn repeated within this request → its first
 	for i, t := range req.Turns {
 		key := captureKey(req.Session, "turn", t.Speaker, t.Text, t.Time.UTC().Format(time.RFC3339Nano))
 		if id, ok := seen[key]; ok {
-			res.Turns[i] = id
+			c.res.Turns[i] = id
 			continue
 		}
 		if j, ok := first[key]; ok {
-			dup[i] = j
+			c.dup[i] = j
 			continue
 		}
 		first[key] = i
@@ -97,89 +137,75 @@ func (e *Engine) Capture(ctx context.Context, req CaptureRequest) (*CaptureResul
 			content = t.Speaker + ": " + t.Text
 		}
 		n++
-		ins = append(ins, Input{
+		c.ins = append(c.ins, Input{
 			Content: content, Type: TypeTurn, Pool: PoolRaw, Session: req.Session,
 			Source:    fmt.Sprintf("session:%s#turn-%d", req.Session, n),
 			ValidFrom: t.Time, TrustLevel: TrustCertain,
 			Metadata: map[string]any{metaCaptureKey: key},
 		})
-		fresh = append(fresh, i)
+		c.fresh = append(c.fresh, i)
 	}
-	res.NewTurns = len(fresh)
+	c.res.NewTurns = len(c.fresh)
+	return c
+}
 
-	var exts []Extraction
-	if e.extractor != nil && !req.NoExtract && len(fresh) > 0 {
-		turns := make([]Turn, len(fresh))
-		for k, i := range fresh {
-			turns[k] = req.Turns[i]
-		}
-		got, err := e.extractor.Extract(ctx, turns)
-		if err != nil {
-			return nil, &Error{Op: op, Err: fmt.Errorf("extract: %w", err)}
-		}
-		for j, x := range got {
-			if err := validateExtraction(x, len(turns)); err != nil {
-				return nil, &Error{Op: op, Err: fmt.Errorf("extract: extraction %d: %w", j, err)}
-			}
-			key := captureKey(req.Session, "memory", x.Content)
-			if _, ok := seen[key]; ok {
-				res.Skipped++
-				continue
-			}
-			seen[key] = 0
-			for k := range x.Turns {
-				x.Turns[k] = fresh[x.Turns[k]] // index into req.Turns
-			}
-			exts = append(exts, x)
-			ins = append(ins, Input{
-				Content: x.Content, Type: x.Type, Entities: x.Entities, Significance: x.Significance,
-				EmotionalContext: x.EmotionalContext, Session: req.Session, Source: "session:" + req.Session,
-				ValidFrom: req.Turns[x.Turns[0]].Time, TrustLevel: TrustInferred,
-				Metadata: map[string]any{metaCaptureKey: key},
-			})
-		}
+// extract asks x for memories from the new turns and plans to store those
+// not stored yet.
+func (c *capture) extract(ctx context.Context, x Extractor) error {
+	turns := make([]Turn, len(c.fresh))
+	for k, i := range c.fresh {
+		turns[k] = c.req.Turns[i]
 	}
-	if len(ins) > 0 {
-		ms, err := e.RememberBatch(ctx, ins)
-		if err != nil {
-			return nil, &Error{Op: op, Err: err}
-		}
-		for k, i := range fresh {
-			res.Turns[i] = ms[k].ID
-		}
-		res.Memories = ms[len(fresh):]
-	}
-	for i, j := range dup {
-		res.Turns[i] = res.Turns[j]
-	}
-	// Link every extraction to its turns; Link replaces an existing edge, so
-	// a repeated capture also completes edges an interruption left out.
-	err = e.b.Update(ctx, func(tx Tx) error {
-		var links [][2]int64
-		for k, x := range exts {
-			for _, i := range x.Turns {
-				edge := Edge{From: res.Memories[k].ID, To: res.Turns[i], Type: EdgeDerivedFrom, Weight: 1,
-					CreatedAt: e.clock(), Source: "capture"}
-				if err := tx.Link(edge); err != nil {
-					return err
-				}
-				links = append(links, [2]int64{edge.From, edge.To})
-			}
-		}
-		if len(links) == 0 {
-			return nil
-		}
-		// Provenance: which extraction came from which turns.
-		au := e.auditor(tx)
-		if _, err := au.add("link", 0, map[string]any{"type": EdgeDerivedFrom, "source": "capture", "edges": links}); err != nil {
-			return err
-		}
-		return au.close()
-	})
+	got, err := x.Extract(ctx, turns)
 	if err != nil {
-		return res, &Error{Op: op, Err: fmt.Errorf("link extractions to their turns: %w", err)}
+		return err
 	}
-	return res, nil
+	for j, x := range got {
+		if err := validateExtraction(x, len(turns)); err != nil {
+			return fmt.Errorf("extraction %d: %w", j, err)
+		}
+		key := captureKey(c.req.Session, "memory", x.Content)
+		if _, ok := c.seen[key]; ok {
+			c.res.Skipped++
+			continue
+		}
+		c.seen[key] = 0
+		for k := range x.Turns {
+			x.Turns[k] = c.fresh[x.Turns[k]] // index into req.Turns
+		}
+		c.exts = append(c.exts, x)
+		c.ins = append(c.ins, Input{
+			Content: x.Content, Type: x.Type, Entities: x.Entities, Significance: x.Significance,
+			EmotionalContext: x.EmotionalContext, Session: c.req.Session, Source: "session:" + c.req.Session,
+			ValidFrom: c.req.Turns[x.Turns[0]].Time, TrustLevel: TrustInferred,
+			Metadata: map[string]any{metaCaptureKey: key},
+		})
+	}
+	return nil
+}
+
+// link links every stored extraction to its turns (derived_from, created
+// at clock's time) and records that provenance in one audit entry.
+func (c *capture) link(tx Tx, au *auditor, clock func() time.Time) error {
+	var links [][2]int64
+	for k, x := range c.exts {
+		for _, i := range x.Turns {
+			edge := Edge{From: c.res.Memories[k].ID, To: c.res.Turns[i], Type: EdgeDerivedFrom, Weight: 1,
+				CreatedAt: clock(), Source: "capture"}
+			if err := tx.Link(edge); err != nil {
+				return err
+			}
+			links = append(links, [2]int64{edge.From, edge.To})
+		}
+	}
+	if len(links) == 0 {
+		return nil
+	}
+	// Provenance: which extraction came from which turns.
+	if _, err := au.Add("link", 0, map[string]any{"type": EdgeDerivedFrom, "source": "capture", "edges": links}); err != nil {
+		return err
+	}
+	return au.Close()
 }
 
 func validateCapture(req CaptureRequest) error {
@@ -219,11 +245,11 @@ func validateExtraction(x Extraction, n int) error {
 	return nil
 }
 
-// capturedKeys returns the capture keys of the session's memories in this
-// handle's namespace (key → id) and how many turns it holds. A backend that
+// capturedKeys returns the capture keys of the session's memories in
+// namespace ns (key → id) and how many turns it holds. A backend that
 // indexes sessions (SessionReader) lists the session's members; for any
 // other, the namespace is scanned.
-func (e *Engine) capturedKeys(ctx context.Context, session string) (map[string]int64, int, error) {
+func capturedKeys(ctx context.Context, b Backend, ns, session string) (map[string]int64, int, error) {
 	keys := map[string]int64{}
 	turns := 0
 	visit := func(m *Memory) error {
@@ -238,12 +264,12 @@ func (e *Engine) capturedKeys(ctx context.Context, session string) (map[string]i
 		}
 		return ctx.Err()
 	}
-	err := e.b.View(ctx, func(tx ReadTx) error {
+	err := b.View(ctx, func(tx ReadTx) error {
 		sr, ok := tx.(SessionReader)
 		if !ok || session == "" {
-			return tx.Scan(ScanOptions{Filter: Filter{Namespaces: []string{e.ns}}}, visit)
+			return tx.Scan(ScanOptions{Filter: Filter{Namespaces: []string{ns}}}, visit)
 		}
-		members, err := sr.Session(e.ns, session)
+		members, err := sr.Session(ns, session)
 		if err != nil {
 			return fmt.Errorf("members of session %q: %w", session, err)
 		}

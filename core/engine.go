@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/memos-go/memos/core/internal/consolidate"
+	"github.com/memos-go/memos/core/internal/govern"
 	"github.com/memos-go/memos/core/internal/retrieve"
 	"github.com/memos-go/memos/core/vector"
 )
@@ -101,7 +103,7 @@ type shared struct {
 	ret         *retrieve.State
 	consolidate ConsolidateConfig
 	model       ModelInfo // zero when emb is nil
-	gov         GovernConfig
+	gov         *govern.Policy
 	now         func() time.Time
 	closed      atomic.Bool
 
@@ -126,11 +128,11 @@ type shared struct {
 const (
 	metaModel     = "embedder.model"
 	metaDim       = "embedder.dim"
-	metaAuditHead = "audit.head"
+	metaAuditHead = govern.MetaHead
 	// metaAuditSince is when the engine began binding every version it
 	// writes to an audit entry; versions written before (by an older memos)
 	// are not required to be bound.
-	metaAuditSince = "audit.provenance_since"
+	metaAuditSince = govern.MetaSince
 )
 
 // Open opens an engine over opts.Backend. It checks that the embedder's
@@ -147,8 +149,8 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s := &shared{b: opts.Backend, emb: opts.Embedder, gov: opts.Govern.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot,
-		extractor: opts.Extractor, summarizer: opts.Summarizer, consolidate: opts.Consolidate.withDefaults()}
+	s := &shared{b: opts.Backend, emb: opts.Embedder, now: opts.Now, snapPath: opts.VectorSnapshot,
+		extractor: opts.Extractor, summarizer: opts.Summarizer, consolidate: consolidate.Defaults(opts.Consolidate)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -162,10 +164,10 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	s.prec = prec
-	if err := s.consolidate.validate(); err != nil {
+	if err := consolidate.Validate(s.consolidate); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	if err := s.gov.validate(); err != nil {
+	if s.gov, err = govern.NewPolicy(opts.Govern); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	if err := checkMigrated(ctx, s.b); err != nil {

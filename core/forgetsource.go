@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memos-go/memos/core/internal/govern"
 )
 
 // ForgetSourceRequest asks ForgetSource to remove everything that came from
@@ -50,9 +52,10 @@ const forgetSourceBatch = 200
 // req.Source and, transitively, every memory derived from them through
 // derived_from edges (A —derived_from→ B: A was derived from B). A derived
 // memory that is also derived from memories that stay survives unless
-// req.Strict (see closeOverSource for cycles). Each memory is forgotten as by Forget, with its own deletion
-// certificate, in transactions of up to 200 memories. It finds the
-// matching memories by a scan of the scope: O(n).
+// req.Strict; a cycle of derived_from edges that hangs off the source goes
+// with it (see govern.CloseOverSource). Each memory is forgotten as by
+// Forget, with its own deletion certificate, in transactions of up to 200
+// memories. It finds the matching memories by a scan of the scope: O(n).
 func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*ForgetSourceReport, error) {
 	const op = "forget source"
 	if err := e.checkOpen(op); err != nil {
@@ -69,8 +72,18 @@ func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*Fo
 	}
 	rep := &ForgetSourceReport{Source: req.Source, DryRun: req.DryRun, Matched: []int64{}, Derived: []int64{},
 		Kept: []int64{}, Certificates: []*DeletionCertificate{}}
+	// The memories this handle reads and may change.
+	nss := slices.DeleteFunc(e.scope(), func(ns string) bool { return !e.mayChange(ns) })
+	may := func(m *Memory) bool { return e.inScope(m) && e.mayChange(m.Namespace) }
 	err := e.b.View(ctx, func(tx ReadTx) error {
-		return e.closeOverSource(ctx, tx, req, rep)
+		c, err := govern.CloseOverSource(ctx, tx, req.Source, req.Strict, nss, may)
+		if err != nil {
+			return err
+		}
+		rep.Matched = append(rep.Matched[:0], c.Matched...)
+		rep.Derived = append(rep.Derived[:0], c.Derived...)
+		rep.Kept = append(rep.Kept[:0], c.Kept...)
+		return nil
 	})
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
@@ -79,7 +92,7 @@ func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*Fo
 		return rep, nil
 	}
 	ids := append(slices.Clone(rep.Matched), rep.Derived...)
-	hash := sourceHash(req.Source)
+	hash := govern.SourceHash(req.Source)
 	for start := 0; start < len(ids); start += forgetSourceBatch {
 		batch := ids[start:min(start+forgetSourceBatch, len(ids))]
 		var certs []*DeletionCertificate
@@ -96,7 +109,7 @@ func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*Fo
 				}
 				certs = append(certs, cert)
 			}
-			return au.close()
+			return au.Close()
 		})
 		if err != nil {
 			if start > 0 {
@@ -116,99 +129,4 @@ func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*Fo
 		}
 	}
 	return rep, nil
-}
-
-// closeOverSource fills rep's Matched, Derived and Kept. Derived is the
-// largest set of memories reachable from the matching ones over incoming
-// derived_from edges in which every member is derived only from matching
-// memories or members (with Strict: every reachable memory). So a cycle of
-// derived_from edges that hangs off the source goes with it, and a memory
-// that is also derived from something that stays is kept, with everything
-// derived from it alone.
-func (e *Engine) closeOverSource(ctx context.Context, tx ReadTx, req ForgetSourceRequest, rep *ForgetSourceReport) error {
-	matched := map[int64]bool{}
-	nss := slices.DeleteFunc(e.scope(), func(ns string) bool { return !e.mayChange(ns) })
-	err := tx.Scan(ScanOptions{Filter: Filter{Namespaces: nss}}, func(m *Memory) error {
-		if SourceMatches(m.Source, req.Source) {
-			matched[m.ID] = true
-			rep.Matched = append(rep.Matched, m.ID)
-		}
-		return ctx.Err()
-	})
-	if err != nil {
-		return err
-	}
-	// Walk the memories derived from the matching ones, breadth first,
-	// noting each one's derived_from targets.
-	targets := map[int64][]int64{}
-	reach := map[int64]bool{}
-	var order []int64
-	frontier := slices.Clone(rep.Matched)
-	for len(frontier) > 0 {
-		var next []int64
-		for _, id := range frontier {
-			edges, err := tx.Edges(id)
-			if err != nil {
-				return err
-			}
-			for _, ed := range edges {
-				child := ed.From
-				if ed.Type != EdgeDerivedFrom || ed.To != id || matched[child] || reach[child] {
-					continue
-				}
-				m, err := tx.Get(child, 0)
-				if errors.Is(err, ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				if !e.inScope(m) || !e.mayChange(m.Namespace) {
-					continue
-				}
-				ces, err := tx.Edges(child)
-				if err != nil {
-					return err
-				}
-				for _, ce := range ces {
-					if ce.Type == EdgeDerivedFrom && ce.From == child {
-						targets[child] = append(targets[child], ce.To)
-					}
-				}
-				reach[child] = true
-				order = append(order, child)
-				next = append(next, child)
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		frontier = next
-	}
-	kept := map[int64]bool{}
-	for changed := !req.Strict; changed; {
-		changed = false
-		for _, id := range order {
-			if !reach[id] {
-				continue
-			}
-			for _, t := range targets[id] {
-				if !matched[t] && !reach[t] {
-					delete(reach, id)
-					kept[id], changed = true, true
-					break
-				}
-			}
-		}
-	}
-	for _, id := range order {
-		if reach[id] {
-			rep.Derived = append(rep.Derived, id)
-		}
-	}
-	for id := range kept {
-		rep.Kept = append(rep.Kept, id)
-	}
-	slices.Sort(rep.Kept)
-	return nil
 }

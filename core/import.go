@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/memos-go/memos/core/internal/govern"
 )
 
 // ImportedMemory is one memory with its whole history, as an export or
@@ -222,7 +224,7 @@ func (e *Engine) importItems(req ImportRequest) ([][]*Memory, []string, error) {
 			if m.Status == "" {
 				m.Status = StatusActive
 			}
-			m.Trust.Score = canonicalFloat(m.Trust.Score)
+			m.Trust.Score = govern.CanonicalFloat(m.Trust.Score)
 			m.CreatedAt, m.UpdatedAt = utc(m.CreatedAt), utc(m.UpdatedAt)
 			m.ValidFrom, m.ValidTo, m.LastAccessedAt = utc(m.ValidFrom), utc(m.ValidTo), utc(m.LastAccessedAt)
 			if m.CreatedAt.IsZero() {
@@ -299,13 +301,13 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 		// Every imported version is bound to an audit entry, like every
 		// version the engine writes (provenance: its source's hash).
 		au := e.auditor(tx)
-		au.batch = true
+		au.Batch = true
 		bind := func(m *Memory) error {
 			d := map[string]any{"namespace": m.Namespace, "status": m.Status}
 			if m.Source != "" {
-				d["source_sha256"] = sourceHash(m.Source)
+				d["source_sha256"] = govern.SourceHash(m.Source)
 			}
-			return au.stage("import", m, d)
+			return au.Stage("import", m, d)
 		}
 		for k, i := range batch {
 			hist := items[i]
@@ -329,7 +331,7 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 			}
 			versions += len(hist)
 		}
-		return au.close()
+		return au.Close()
 	})
 	if err != nil {
 		return err

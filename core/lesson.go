@@ -2,37 +2,16 @@ package core
 
 import (
 	"context"
-	"math"
 	"sort"
 	"strings"
+
+	"github.com/memos-go/memos/core/internal/govern"
 )
 
 // Lessons are procedural guidance (type lesson, pool knowledge) whose
-// standing follows their outcomes. The rule, a Beta(1,1) prior updated by
-// every outcome:
-//
-//	score        = (successes + 1) / (successes + failures + 2)
-//	trust score  = score
-//	significance = clamp(round(10 · score), 1, 10)
-//
-// so a new lesson stands at 0.5 (significance 5), three successes in a row
-// raise it to 0.8 (8), three failures lower it to 0.2 (2). A lesson with at
-// least governance.lesson_min_outcomes outcomes (3) whose score falls below
-// governance.lesson_demote_below (0.35) is demoted to trust level
-// contradicted — it then needs a much stronger match to surface — and one
-// with at least governance.lesson_archive_outcomes (5) and a score below
-// governance.lesson_archive_below (0.2) is archived: kept with its history,
-// never silently deleted, invisible to recall. A demoted lesson whose score
-// climbs back to 0.5 is inferred again. Each outcome is a new version and
-// an audit entry (lesson.outcome, with the note), so history shows why a
-// lesson stands where it does. Packs rank the lessons that apply by score.
-
-// Metadata keys of a lesson.
-const (
-	metaLessonWhen      = "when"
-	metaLessonSuccesses = "lesson.successes"
-	metaLessonFailures  = "lesson.failures"
-)
+// standing follows their outcomes: core/internal/govern holds the rule (a
+// Beta(1,1) prior updated by every outcome, demotion and archiving by
+// governance settings). Packs rank the lessons that apply by score.
 
 // LessonInput is what Learn stores.
 type LessonInput struct {
@@ -58,9 +37,7 @@ type Lesson struct {
 }
 
 // LessonScore is the Beta(1,1) posterior mean of a lesson's success rate.
-func LessonScore(successes, failures int) float64 {
-	return float64(successes+1) / float64(successes+failures+2)
-}
+func LessonScore(successes, failures int) float64 { return govern.LessonScore(successes, failures) }
 
 // Learn stores a lesson (type lesson, knowledge pool) at the neutral score
 // 0.5 with no outcomes yet.
@@ -71,9 +48,9 @@ func (e *Engine) Learn(ctx context.Context, in LessonInput) (*Lesson, error) {
 		content = "When " + when + ": " + content
 	}
 	score := LessonScore(0, 0)
-	md := map[string]any{metaLessonSuccesses: 0, metaLessonFailures: 0}
+	md := map[string]any{govern.MetaLessonSuccesses: 0, govern.MetaLessonFailures: 0}
 	if when != "" {
-		md[metaLessonWhen] = when
+		md[govern.MetaLessonWhen] = when
 	}
 	m, err := e.Remember(ctx, Input{Content: content, Type: TypeLesson, Pool: PoolKnowledge, Source: in.Source,
 		Session: in.Session, Entities: in.Entities, Significance: in.Significance,
@@ -89,24 +66,9 @@ func (e *Engine) Learn(ctx context.Context, in LessonInput) (*Lesson, error) {
 
 func lessonOf(m *Memory) *Lesson {
 	l := &Lesson{Memory: m}
-	l.When, _ = m.Metadata[metaLessonWhen].(string)
-	l.Successes, l.Failures = metaInt(m.Metadata[metaLessonSuccesses]), metaInt(m.Metadata[metaLessonFailures])
+	l.When, l.Successes, l.Failures = govern.LessonRecord(m)
 	l.Score = LessonScore(l.Successes, l.Failures)
 	return l
-}
-
-// metaInt reads a count kept in metadata (an int when written, a float64
-// after a round trip through JSON).
-func metaInt(v any) int {
-	switch x := v.(type) {
-	case int:
-		return x
-	case int64:
-		return int(x)
-	case float64:
-		return int(x)
-	}
-	return 0
 }
 
 // LessonFilter selects lessons for Lessons.
@@ -174,41 +136,11 @@ func (e *Engine) LessonOutcome(ctx context.Context, id int64, success bool, note
 	if err := checkNote("note", note); err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
-	g := &e.gov
 	m, err := e.writeVersionDetail(ctx, op, id, func(cur *Memory) (*Memory, map[string]any, error) {
 		if cur.Type != TypeLesson {
 			return nil, nil, notLesson(cur)
 		}
-		l := lessonOf(cur)
-		outcome := "failure"
-		if success {
-			l.Successes++
-			outcome = "success"
-		} else {
-			l.Failures++
-		}
-		score := LessonScore(l.Successes, l.Failures)
-		n := l.Successes + l.Failures
-		next := cur.Clone()
-		if next.Metadata == nil {
-			next.Metadata = map[string]any{}
-		}
-		next.Metadata[metaLessonSuccesses], next.Metadata[metaLessonFailures] = l.Successes, l.Failures
-		next.Trust.Score = score
-		next.Significance = min(10, max(1, int(math.Round(10*score))))
-		switch {
-		case n >= g.LessonMinOutcomes && score < g.LessonDemoteBelow:
-			next.Trust.Level = TrustContradicted
-		case next.Trust.Level == TrustContradicted && score >= 0.5:
-			next.Trust.Level = TrustInferred
-		}
-		if n >= g.LessonArchiveOutcomes && score < g.LessonArchiveBelow && next.Status == StatusActive {
-			next.Status = StatusArchived
-		}
-		d := map[string]any{"outcome": outcome, "successes": l.Successes, "failures": l.Failures, "score": score}
-		if note != "" {
-			d["note"] = note
-		}
+		next, d := e.gov.Outcome(cur, success, note)
 		return next, d, nil
 	})
 	if err != nil {

@@ -2,28 +2,18 @@ package core
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/memos-go/memos/core/internal/govern"
 )
 
 // ReviewItem is a memory waiting in the review queue, with why the policy
 // held it and the memories it would contradict.
-type ReviewItem struct {
-	Memory  *Memory  `json:"memory"`
-	Reasons []string `json:"reasons"`
-	// Contradicts lists the memories joined to it by a contradicts edge.
-	Contradicts []ContradictedMemory `json:"contradicts,omitempty"`
-}
+type ReviewItem = govern.ReviewItem
 
 // ContradictedMemory is the other side of a contradiction.
-type ContradictedMemory struct {
-	ID      int64  `json:"id"`
-	Content string `json:"content,omitempty"` // "" when it is out of scope
-	Trust   Trust  `json:"trust"`
-	Why     string `json:"why,omitempty"`
-}
+type ContradictedMemory = govern.ContradictedMemory
 
 // Review lists the review queue: the quarantined memories in scope, oldest
 // first, each with the reasons recorded when it was quarantined and the
@@ -33,60 +23,10 @@ func (e *Engine) Review(ctx context.Context) ([]ReviewItem, error) {
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
-	items := []ReviewItem{}
-	err := e.b.View(ctx, func(tx ReadTx) error {
-		byID := map[int64]int{}
-		err := tx.Scan(ScanOptions{Filter: Filter{Namespaces: e.scope(), Statuses: []Status{StatusQuarantined}}}, func(m *Memory) error {
-			byID[m.ID] = len(items)
-			items = append(items, ReviewItem{Memory: m, Reasons: []string{}})
-			return ctx.Err()
-		})
-		if err != nil || len(items) == 0 {
-			return err
-		}
-		// The latest quarantine decision of each memory says why.
-		if err := readAudit(tx, func(a AuditEntry) error {
-			i, ok := byID[a.MemoryID]
-			if !ok || a.Action != "quarantine" {
-				return nil
-			}
-			var d struct {
-				Reasons []string `json:"reasons"`
-			}
-			if json.Unmarshal([]byte(a.Detail), &d) == nil && d.Reasons != nil {
-				items[i].Reasons = d.Reasons
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		for i := range items {
-			it := &items[i]
-			edges, err := tx.Edges(it.Memory.ID)
-			if err != nil {
-				return err
-			}
-			for _, ed := range edges {
-				if ed.Type != EdgeContradicts {
-					continue
-				}
-				other := ed.From + ed.To - it.Memory.ID
-				cm := ContradictedMemory{ID: other, Why: ed.Source}
-				if m, err := tx.Get(other, 0); err == nil {
-					cm.Trust = m.Trust
-					if e.inScope(m) {
-						cm.Content = m.Content
-					}
-				} else if !errors.Is(err, ErrNotFound) {
-					return err
-				}
-				it.Contradicts = append(it.Contradicts, cm)
-			}
-			if len(it.Reasons) == 0 {
-				it.Reasons = []string{"status set to quarantined"}
-			}
-		}
-		return nil
+	var items []ReviewItem
+	err := e.b.View(ctx, func(tx ReadTx) (err error) {
+		items, err = govern.Review(ctx, tx, e.scope(), e.inScope)
+		return err
 	})
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
@@ -161,7 +101,7 @@ func (e *Engine) Reject(ctx context.Context, id int64, reason string) (*Deletion
 		if cert, err = e.forgetTx(tx, au, "quarantine.reject", id, reason, nil); err != nil {
 			return err
 		}
-		return au.close()
+		return au.Close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}

@@ -235,7 +235,7 @@ func (r *reembedRun) batch(ctx context.Context, todo []*Memory) error {
 			}
 			n++
 		}
-		return au.close()
+		return au.Close()
 	})
 	if err != nil {
 		return err

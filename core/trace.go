@@ -106,8 +106,9 @@ func (e *Engine) Trace(ctx context.Context, req TraceRequest) (*TraceResult, err
 		}
 		res = &TraceResult{Memory: m, DerivedFrom: []TraceNode{}, Derived: []TraceNode{}}
 		budget := req.MaxNodes
+		get := func(id int64) (*Memory, error) { return e.getScoped(tx, id, 0) }
 		for _, up := range []bool{true, false} {
-			nodes, truncated, err := e.traceWalk(ctx, tx, req.ID, up, req.MaxDepth, &budget)
+			nodes, truncated, err := traceWalk(ctx, tx, get, req.ID, up, req.MaxDepth, &budget)
 			if err != nil {
 				return err
 			}
@@ -128,9 +129,10 @@ func (e *Engine) Trace(ctx context.Context, req TraceRequest) (*TraceResult, err
 
 // traceWalk follows provenance edges from id breadth first, towards what
 // id came from (up) or what came from it, to at most maxDepth steps and
-// *budget memories (which it lowers); it reports whether it stopped with
-// more to follow.
-func (e *Engine) traceWalk(ctx context.Context, tx ReadTx, id int64, up bool, maxDepth int, budget *int) ([]TraceNode, bool, error) {
+// *budget memories (which it lowers), reading memories with get (which
+// says ErrNotFound outside the caller's scope); it reports whether it
+// stopped with more to follow.
+func traceWalk(ctx context.Context, tx ReadTx, get func(int64) (*Memory, error), id int64, up bool, maxDepth int, budget *int) ([]TraceNode, bool, error) {
 	nodes := []TraceNode{}
 	seen := map[int64]bool{id: true}
 	frontier := []int64{id}
@@ -152,7 +154,7 @@ func (e *Engine) traceWalk(ctx context.Context, tx ReadTx, id int64, up bool, ma
 				if !provenance(ed.Type) || other == from || seen[other] || (up && ed.From != from) || (!up && ed.To != from) {
 					continue
 				}
-				m, err := e.getScoped(tx, other, 0)
+				m, err := get(other)
 				if errors.Is(err, ErrNotFound) {
 					continue // outside the scope: neither listed nor followed
 				}

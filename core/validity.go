@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/internal/govern"
 	"github.com/memos-go/memos/core/internal/retrieve"
 )
 
@@ -78,9 +79,9 @@ func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, e
 		au := e.auditor(tx)
 		d := map[string]any{"namespace": m.Namespace, "status": m.Status, "supersedes": old}
 		if m.Source != "" {
-			d["source_sha256"] = sourceHash(m.Source)
+			d["source_sha256"] = govern.SourceHash(m.Source)
 		}
-		if _, err := au.bind("remember", m, d); err != nil {
+		if _, err := au.Bind("remember", m, d); err != nil {
 			return err
 		}
 		next := cur.Clone()
@@ -96,7 +97,7 @@ func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, e
 			return err
 		}
 		out = m
-		return au.close()
+		return au.Close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: old, Err: err}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/internal/govern"
 )
 
 // Input is what a caller gives to Remember. Zero fields take defaults:
@@ -95,7 +96,7 @@ func (e *Engine) memory(in Input, now time.Time) (*Memory, error) {
 	}
 	m.Trust.Score = m.Trust.Level.DefaultScore()
 	if in.TrustScore != nil {
-		m.Trust.Score = canonicalFloat(*in.TrustScore) // -0 is stored as 0
+		m.Trust.Score = govern.CanonicalFloat(*in.TrustScore) // -0 is stored as 0
 	}
 	if m.Status == "" {
 		m.Status = StatusActive
@@ -191,13 +192,13 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 		if vecs != nil {
 			m.Embedding = Embedding{Model: e.model.ID, Vector: vecs[i]}
 		}
-		if near[i], err = e.contradictionCandidates(ctx, m); err != nil {
+		if near[i], err = e.gov.Candidates(ctx, m, nearest(e.shared, e.scope())); err != nil {
 			return nil, &Error{Op: op, Err: err}
 		}
 	}
 	err = e.b.Update(ctx, func(tx Tx) error {
 		au := e.auditor(tx)
-		au.batch = len(ms) > 1
+		au.Batch = len(ms) > 1
 		for i, m := range ms {
 			if err := e.insert(tx, au, m, ins[i], near[i]); err != nil {
 				if len(ins) > 1 {
@@ -206,7 +207,7 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 				return err
 			}
 		}
-		return au.close()
+		return au.Close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
@@ -221,7 +222,7 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 // and the contradiction policy (near: the detector's candidates), links
 // the derived_from and contradicts edges and records provenance.
 func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) error {
-	reasons := e.policyReasons(m)
+	reasons := e.gov.Reasons(m)
 	if in.Quarantine {
 		reasons = append([]string{"asked for review"}, reasons...)
 	}
@@ -235,7 +236,7 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 			return fmt.Errorf("contradicts %d: %w", id, err)
 		}
 		kept[id] = !e.mayChange(old.Namespace)
-		conflicts = append(conflicts, conflict{id: id, why: "stated by the writer", trusted: e.gov.trusted(old), explicit: true})
+		conflicts = append(conflicts, conflict{id: id, why: "stated by the writer", trusted: e.gov.Trusted(old), explicit: true})
 	}
 	for _, id := range near {
 		if slices.Contains(in.Contradicts, id) {
@@ -248,9 +249,9 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 		if err != nil {
 			return err
 		}
-		if why := e.gov.contradiction(m, old); why != "" {
+		if why := e.gov.Contradiction(m, old); why != "" {
 			kept[id] = !e.mayChange(old.Namespace)
-			conflicts = append(conflicts, conflict{id: id, why: why, trusted: e.gov.trusted(old)})
+			conflicts = append(conflicts, conflict{id: id, why: why, trusted: e.gov.Trusted(old)})
 		}
 	}
 	for _, c := range conflicts {
@@ -301,7 +302,7 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 	}
 	detail := map[string]any{"namespace": m.Namespace, "status": m.Status}
 	if m.Source != "" {
-		detail["source_sha256"] = sourceHash(m.Source)
+		detail["source_sha256"] = govern.SourceHash(m.Source)
 	}
 	if len(in.DerivedFrom) > 0 {
 		detail["derived_from"] = in.DerivedFrom
@@ -309,7 +310,7 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 	if len(contradicts) > 0 {
 		detail["contradicts"] = contradicts
 	}
-	if err := au.stage("remember", m, detail); err != nil {
+	if err := au.Stage("remember", m, detail); err != nil {
 		return err
 	}
 	if m.Status == StatusQuarantined {
@@ -317,7 +318,7 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 		if len(contradicts) > 0 {
 			d["contradicts"] = contradicts
 		}
-		if _, err := au.bind("quarantine", m, d); err != nil {
+		if _, err := au.Bind("quarantine", m, d); err != nil {
 			return err
 		}
 	}
@@ -518,7 +519,7 @@ func (p *Patch) apply(m *Memory) {
 		m.Trust.Score = p.TrustLevel.DefaultScore()
 	}
 	if p.TrustScore != nil {
-		m.Trust.Score = canonicalFloat(*p.TrustScore)
+		m.Trust.Score = govern.CanonicalFloat(*p.TrustScore)
 	}
 	if p.ValidFrom != nil {
 		m.ValidFrom = utc(*p.ValidFrom)
@@ -637,7 +638,7 @@ func (e *Engine) writeVersionDetail(ctx context.Context, op string, id int64, ch
 			return err
 		}
 		out = next
-		return au.close()
+		return au.Close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
@@ -661,9 +662,9 @@ func (e *Engine) putVersion(tx Tx, au *auditor, op string, cur, next *Memory, de
 	if err := tx.Put(next); err != nil {
 		return err
 	}
-	d := changes(cur, next)
+	d := govern.Changes(cur, next)
 	maps.Copy(d, detail)
-	_, err := au.bind(op, next, d)
+	_, err := au.Bind(op, next, d)
 	return err
 }
 
@@ -715,15 +716,15 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 			return err
 		}
 		au := e.auditor(tx)
-		au.at(edge.CreatedAt)
+		au.At(edge.CreatedAt)
 		d := map[string]any{"to": edge.To, "type": edge.Type, "weight": edge.Weight}
 		if edge.Source != "" {
-			d["source_sha256"] = sourceHash(edge.Source)
+			d["source_sha256"] = govern.SourceHash(edge.Source)
 		}
-		if _, err := au.add("link", edge.From, d); err != nil {
+		if _, err := au.Add("link", edge.From, d); err != nil {
 			return err
 		}
-		return au.close()
+		return au.Close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: edge.From, Err: err}
@@ -798,10 +799,10 @@ func (e *Engine) Unlink(ctx context.Context, from, to int64, t EdgeType) error {
 			return err
 		}
 		au := e.auditor(tx)
-		if _, err := au.add("unlink", from, map[string]any{"to": to, "type": t}); err != nil {
+		if _, err := au.Add("unlink", from, map[string]any{"to": to, "type": t}); err != nil {
 			return err
 		}
-		return au.close()
+		return au.Close()
 	})
 	if err != nil {
 		return &Error{Op: op, ID: from, Err: err}
@@ -919,7 +920,7 @@ func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*Deletion
 		if cert, err = e.forgetTx(tx, au, "forget", id, reason, nil); err != nil {
 			return err
 		}
-		return au.close()
+		return au.Close()
 	})
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
@@ -1037,7 +1038,7 @@ func (e *Engine) forgetTx(tx Tx, au *auditor, action string, id int64, reason st
 	cert := &DeletionCertificate{
 		MemoryID: id, Versions: len(hist), Edges: len(edges),
 		ContentHash: hex.EncodeToString(h.Sum(nil)),
-		Namespace:   cur.Namespace, SourceHash: sourceHash(cur.Source), Reason: reason, Time: e.clock(),
+		Namespace:   cur.Namespace, SourceHash: govern.SourceHash(cur.Source), Reason: reason, Time: e.clock(),
 	}
 	if err := tx.Delete(id); err != nil {
 		return nil, err
@@ -1050,11 +1051,11 @@ func (e *Engine) forgetTx(tx Tx, au *auditor, action string, id int64, reason st
 	if err := json.Unmarshal(b, &detail); err != nil {
 		return nil, err
 	}
-	au.at(cert.Time)
+	au.At(cert.Time)
 	delete(detail, "audit_seq") // the entry's own place, known only once appended
 	delete(detail, "audit_hash")
 	maps.Copy(detail, extra)
-	entry, err := au.add(action, id, detail)
+	entry, err := au.Add(action, id, detail)
 	if err != nil {
 		return nil, err
 	}

@@ -58,11 +58,11 @@ func apiPage(docs *docIndex) (string, error) {
 		b.WriteString("\n")
 
 		if first, ok := seen[o.Out]; ok {
-			fmt.Fprintf(&b, "Output: `%s`, as for [%s](#%s).\n\n", typeName(o.Out), first, anchor(first))
+			fmt.Fprintf(&b, "Output: `%s`, as for [%s](#%s).\n\n", docs.typeName(o.Out), first, anchor(first))
 			continue
 		}
 		seen[o.Out] = o.Name
-		fmt.Fprintf(&b, "Output (`%s`):\n\n", typeName(o.Out))
+		fmt.Fprintf(&b, "Output (`%s`):\n\n", docs.typeName(o.Out))
 		rows = properties(o.OutputSchema(), "", 1)
 		if len(rows) == 0 {
 			b.WriteString("No fields.\n\n")

@@ -182,7 +182,7 @@ func configPage(docs *docIndex) (string, error) {
 					for t.Kind() == reflect.Pointer {
 						t = t.Elem()
 					}
-					fmt.Fprintf(&b, "Decoded into `%s`.\n\n", typeName(t))
+					fmt.Fprintf(&b, "Decoded into `%s`.\n\n", docs.typeName(t))
 				}
 				b.WriteString("| Key | Type | Default | Environment | Description |\n|---|---|---|---|---|\n")
 			}

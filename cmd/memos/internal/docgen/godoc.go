@@ -27,6 +27,9 @@ type pkgDocs struct {
 	// (DefaultNamespace = driver.DefaultNamespace) to that package and name.
 	refs    map[string][2]string
 	imports map[string]string // package name → import path, over all files
+	// aliases maps an exported type alias of another package's type
+	// (GovernConfig = govern.Config) to that package and name.
+	aliases map[string][2]string
 }
 
 func newDocIndex(root string) *docIndex {
@@ -38,7 +41,7 @@ func (d *docIndex) pkg(p string) *pkgDocs {
 	if pd, ok := d.pkgs[p]; ok {
 		return pd
 	}
-	pd := &pkgDocs{structs: map[string]*ast.StructType{}, consts: map[string]string{}, refs: map[string][2]string{}, imports: map[string]string{}}
+	pd := &pkgDocs{structs: map[string]*ast.StructType{}, consts: map[string]string{}, refs: map[string][2]string{}, imports: map[string]string{}, aliases: map[string][2]string{}}
 	d.pkgs[p] = pd
 	rel, ok := strings.CutPrefix(p, modulePath)
 	if !ok {
@@ -85,6 +88,11 @@ func (d *docIndex) pkg(p string) *pkgDocs {
 				case *ast.TypeSpec:
 					if st, ok := s.Type.(*ast.StructType); ok {
 						pd.structs[s.Name.Name] = st
+					}
+					if sel, ok := s.Type.(*ast.SelectorExpr); ok && s.Assign.IsValid() && s.Name.IsExported() {
+						if x, ok := sel.X.(*ast.Ident); ok && fileImports[x.Name] != "" {
+							pd.aliases[s.Name.Name] = [2]string{fileImports[x.Name], sel.Sel.Name}
+						}
 					}
 				case *ast.ValueSpec:
 					if gd.Tok != token.CONST || len(s.Names) != 1 || len(s.Values) != 1 || !s.Names[0].IsExported() {
@@ -187,12 +195,24 @@ func (d *docIndex) rewrite(pkgPath, doc string, names map[string]string) string 
 	})
 }
 
-// typeName is t as a user of the engine names it: core re-exports the
-// types of its internal packages (core/internal/retrieve) under the same
-// names.
-func typeName(t reflect.Type) string {
-	if strings.HasPrefix(t.PkgPath(), modulePath+"/core/internal/") {
-		return "core." + t.Name()
+// typeName is how the reference names t: as Go writes it, except that a
+// type of an internal package that core re-exports by an alias
+// (core.GovernConfig = govern.Config) goes by the alias, the name a user
+// can import.
+func (d *docIndex) typeName(t reflect.Type) string {
+	base := t
+	for base.Kind() == reflect.Pointer || base.Kind() == reflect.Slice {
+		base = base.Elem()
 	}
-	return t.String()
+	name := t.String()
+	if !strings.Contains(base.PkgPath(), "/internal/") {
+		return name
+	}
+	for alias, target := range d.pkg(modulePath + "/core").aliases {
+		if target == [2]string{base.PkgPath(), base.Name()} {
+			short := base.PkgPath()[strings.LastIndex(base.PkgPath(), "/")+1:]
+			return strings.Replace(name, short+"."+base.Name(), "core."+alias, 1)
+		}
+	}
+	return name
 }

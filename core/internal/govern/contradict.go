@@ -1,4 +1,4 @@
-package core
+package govern
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 	"github.com/memos-go/memos/core/text"
 )
@@ -27,44 +28,53 @@ import (
 // contradictionK is how many nearest neighbours the detector compares.
 const contradictionK = 10
 
-// conflict is a memory a new one contradicts.
-type conflict struct {
-	id       int64
-	why      string
-	trusted  bool
-	explicit bool
-}
+// Nearest returns the k active memories in scope nearest to vector q.
+type Nearest func(ctx context.Context, q []float32, k int) ([]driver.Hit, error)
 
-// contradictionCandidates returns the ids of the active memories in scope
-// whose embeddings are close enough to m's to compare, nearest first.
-func (e *Engine) contradictionCandidates(ctx context.Context, m *Memory) ([]int64, error) {
-	if e.gov.Contradictions == ContradictOff || e.vec == nil || len(m.Entities) == 0 || m.Embedding.Dim() == 0 {
+// Candidates returns the ids of the memories near returns for m whose
+// embeddings are close enough to m's to compare, nearest first. near nil
+// (no vector index) finds none.
+func (p *Policy) Candidates(ctx context.Context, m *driver.Memory, near Nearest) ([]int64, error) {
+	if p.Contradictions == ContradictOff || near == nil || len(m.Entities) == 0 || m.Embedding.Dim() == 0 {
 		return nil, nil
 	}
-	if err := e.syncVectors(ctx); err != nil {
-		return nil, err
-	}
-	hits, err := e.vec.Search(ctx, m.Embedding.Vector, contradictionK, VectorFilter{Namespaces: e.scope()})
+	hits, err := near(ctx, m.Embedding.Vector, contradictionK)
 	if err != nil {
 		return nil, err
 	}
 	var ids []int64
 	for _, h := range hits {
-		if h.Score >= e.gov.ContradictionSimilarity {
+		if h.Score >= p.ContradictionSimilarity {
 			ids = append(ids, h.ID)
 		}
 	}
 	return ids, nil
 }
 
-// contradiction says why m contradicts old, or "" when it does not.
-func (g *GovernConfig) contradiction(m, old *Memory) string {
-	// shareEntity (consolidation's) also accepts a memory that names none;
-	// the detector needs both to name one.
-	if old.ID == m.ID || old.Status != StatusActive || len(m.Entities) == 0 || len(old.Entities) == 0 || !shareEntity(m, old) {
+// Contradiction says why m contradicts old, or "" when it does not.
+func (p *Policy) Contradiction(m, old *driver.Memory) string {
+	// ShareEntity also accepts a memory that names none; the detector needs
+	// both to name one.
+	if old.ID == m.ID || old.Status != driver.StatusActive || len(m.Entities) == 0 || len(old.Entities) == 0 || !ShareEntity(m, old) {
 		return ""
 	}
-	return disagreement(m.Content, old.Content, g.ContradictionOverlap)
+	return disagreement(m.Content, old.Content, p.ContradictionOverlap)
+}
+
+// ShareEntity reports whether a and b name a common entity (case
+// insensitive), or either names none.
+func ShareEntity(a, b *driver.Memory) bool {
+	if len(a.Entities) == 0 || len(b.Entities) == 0 {
+		return true
+	}
+	for _, x := range a.Entities {
+		for _, y := range b.Entities {
+			if strings.EqualFold(x, y) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // claims is what the detector reads from a text.

@@ -1,0 +1,94 @@
+package govern
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/memos-go/memos/core/driver"
+)
+
+// ReviewItem is a memory waiting in the review queue, with why the policy
+// held it and the memories it would contradict.
+type ReviewItem struct {
+	Memory  *driver.Memory `json:"memory"`
+	Reasons []string       `json:"reasons"`
+	// Contradicts lists the memories joined to it by a contradicts edge.
+	Contradicts []ContradictedMemory `json:"contradicts,omitempty"`
+}
+
+// ContradictedMemory is the other side of a contradiction.
+type ContradictedMemory struct {
+	ID      int64        `json:"id"`
+	Content string       `json:"content,omitempty"` // "" when it is out of scope
+	Trust   driver.Trust `json:"trust"`
+	Why     string       `json:"why,omitempty"`
+}
+
+// Review lists, through tx, the quarantined memories of namespaces nss,
+// oldest first, each with the reasons recorded when it was quarantined
+// (its latest quarantine audit entry's) and the memories it contradicts;
+// readable says whether the caller may read a contradicted memory's
+// content.
+func Review(ctx context.Context, tx driver.ReadTx, nss []string, readable func(*driver.Memory) bool) ([]ReviewItem, error) {
+	items := []ReviewItem{}
+	byID := map[int64]int{}
+	err := tx.Scan(driver.ScanOptions{Filter: driver.Filter{Namespaces: nss, Statuses: []driver.Status{driver.StatusQuarantined}}}, func(m *driver.Memory) error {
+		byID[m.ID] = len(items)
+		items = append(items, ReviewItem{Memory: m, Reasons: []string{}})
+		return ctx.Err()
+	})
+	if err != nil || len(items) == 0 {
+		return items, err
+	}
+	// The latest quarantine decision of each memory says why.
+	if err := Read(tx, func(a driver.AuditEntry) error {
+		i, ok := byID[a.MemoryID]
+		if !ok || a.Action != "quarantine" {
+			return nil
+		}
+		var d struct {
+			Reasons []string `json:"reasons"`
+		}
+		if json.Unmarshal([]byte(a.Detail), &d) == nil && d.Reasons != nil {
+			items[i].Reasons = d.Reasons
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for i := range items {
+		if err := contradicted(tx, &items[i], readable); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+// contradicted fills it.Contradicts from its contradicts edges.
+func contradicted(tx driver.ReadTx, it *ReviewItem, readable func(*driver.Memory) bool) error {
+	edges, err := tx.Edges(it.Memory.ID)
+	if err != nil {
+		return err
+	}
+	for _, ed := range edges {
+		if ed.Type != driver.EdgeContradicts {
+			continue
+		}
+		other := ed.From + ed.To - it.Memory.ID
+		cm := ContradictedMemory{ID: other, Why: ed.Source}
+		if m, err := tx.Get(other, 0); err == nil {
+			cm.Trust = m.Trust
+			if readable(m) {
+				cm.Content = m.Content
+			}
+		} else if !errors.Is(err, driver.ErrNotFound) {
+			return err
+		}
+		it.Contradicts = append(it.Contradicts, cm)
+	}
+	if len(it.Reasons) == 0 {
+		it.Reasons = []string{"status set to quarantined"}
+	}
+	return nil
+}
