@@ -1,10 +1,10 @@
-// Package httpapi is the HTTP client memos' model providers share (chat
+// Package retryhttp is the HTTP client memos' model providers share (chat
 // models for extraction and summaries; usable by any provider that posts
 // JSON): one POST with a per-attempt timeout, retries with exponential
 // backoff and jitter for 429 and 5xx answers and network errors, honouring
 // the server's Retry-After, and errors that wrap driver.ErrUnavailable
 // (worth retrying later) or driver.ErrInvalid (the request was refused).
-package httpapi
+package retryhttp
 
 import (
 	"bytes"
