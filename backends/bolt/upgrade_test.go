@@ -12,7 +12,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"github.com/memos-go/memos/backends/internal/upgradetest"
+	"github.com/memos-go/memos/core/upgradetest"
 	"github.com/memos-go/memos/core/driver"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/backends/internal/upgradetest"
+	"github.com/memos-go/memos/core/upgradetest"
 	"github.com/memos-go/memos/core/driver"
 )
 

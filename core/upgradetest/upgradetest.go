@@ -9,7 +9,7 @@
 // A backend's upgrade test opens a fixture written by an older memos (the
 // store Build wrote, with that release's code) and compares Answers and
 // Revert with what that release answered (recorded next to the fixture).
-// The fixtures are made by cmd/genfixture in this directory, run in a
+// The fixtures are made by genfixture in this directory, run in a
 // checkout of the older release.
 package upgradetest
 
