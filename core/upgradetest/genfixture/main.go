@@ -24,9 +24,9 @@ import (
 	"path/filepath"
 
 	"github.com/memos-go/memos/backends/bolt"
-	"github.com/memos-go/memos/core/upgradetest"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/upgradetest"
 )
 
 func main() {
