@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core"
-	"github.com/memos-go/memos/core/extract"
+	"github.com/memos-go/memos/core/provider/extract"
 )
 
 func openCapture(t *testing.T, x core.Extractor) *core.Engine {

@@ -16,7 +16,7 @@ import (
 	"github.com/memos-go/memos/backends/bolt"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
-	"github.com/memos-go/memos/core/summarize"
+	"github.com/memos-go/memos/core/provider/summarize"
 	"github.com/memos-go/memos/embedders/hash"
 )
 

@@ -137,12 +137,53 @@ var engineMeta = []string{metaModel, metaDim, metaAuditHead, metaAuditSince}
 func Migrate(ctx context.Context, src, dst Backend, progress func(done, total int)) (*MigrateReport, error) {
 	const op = "migrate"
 	rep := &MigrateReport{}
-	// Mark the target before anything else is written to it, and before the
-	// source is listed (which takes a while): a copy killed at any point
-	// after this leaves a target that Open refuses.
-	mark, err := readMark(ctx, dst)
+	mark, resume, err := startMigration(ctx, src, dst)
 	if err != nil {
-		return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
+		return nil, &Error{Op: op, Err: err}
+	}
+	ids, err := sourceIDs(ctx, src, rep)
+	if err != nil {
+		return nil, &Error{Op: op, Err: err}
+	}
+	done := map[int64]bool{} // ids an interrupted run already copied
+	if resume {
+		if done, err = copiedIDs(ctx, dst); err != nil {
+			return nil, &Error{Op: op, Err: err}
+		}
+		rep.Resumed = len(done)
+	}
+	if mark.Phase == "verify" {
+		// Everything was written; only the comparison did not finish.
+		if rep.Edges, rep.AuditEntries, err = countSource(ctx, src, ids); err != nil {
+			return rep, &Error{Op: op, Err: err}
+		}
+		rep.Memories = len(ids)
+		return rep, finishCopy(ctx, src, dst, ids, rep)
+	}
+	edges, err := copyMemories(ctx, src, dst, ids, done, rep, progress)
+	if err != nil {
+		return rep, &Error{Op: op, Err: err}
+	}
+	audit, meta, err := readSourceRest(ctx, src)
+	if err != nil {
+		return rep, &Error{Op: op, Err: err}
+	}
+	if err := writeRest(ctx, dst, edges, audit, meta, mark, rep.MaxID); err != nil {
+		return rep, &Error{Op: op, Err: err}
+	}
+	rep.Edges, rep.AuditEntries = len(edges), len(audit)
+	return rep, finishCopy(ctx, src, dst, ids, rep)
+}
+
+// startMigration marks the target as a copy of the source before anything
+// else is written to it, and before the source is listed (which takes a
+// while): a copy killed at any point after this leaves a target that Open
+// refuses. A target marked already resumes (resume), if the source has not
+// changed since.
+func startMigration(ctx context.Context, src, dst Backend) (mark *migrateMark, resume bool, err error) {
+	mark, err = readMark(ctx, dst)
+	if err != nil {
+		return nil, false, fmt.Errorf("read target: %w", err)
 	}
 	var srcSeq uint64
 	if err := src.View(ctx, func(tx ReadTx) error {
@@ -150,27 +191,33 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 		srcSeq, err = tx.Seq()
 		return err
 	}); err != nil {
-		return nil, &Error{Op: op, Err: fmt.Errorf("read source: %w", err)}
+		return nil, false, fmt.Errorf("read source: %w", err)
 	}
-	resume := mark != nil
-	switch {
-	case resume && mark.SourceSeq != srcSeq:
-		return nil, &Error{Op: op, Err: invalidf("the target is an unfinished copy of the source as it was at change %d, and the source has changed since (now %d); start the copy over (memos migrate --force)", mark.SourceSeq, srcSeq)}
-	case !resume:
-		empty, err := unwritten(ctx, dst)
-		if err != nil {
-			return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
+	if mark != nil {
+		if mark.SourceSeq != srcSeq {
+			return nil, false, invalidf("the target is an unfinished copy of the source as it was at change %d, and the source has changed since (now %d); start the copy over (memos migrate --force)", mark.SourceSeq, srcSeq)
 		}
-		if !empty {
-			return nil, &Error{Op: op, Err: invalidf("the target store is not empty (it holds memories or an audit log); migrate into a new store")}
-		}
-		mark = &migrateMark{SourceSeq: srcSeq, Phase: "copy", Started: time.Now().UTC()}
-		if err := setMark(ctx, dst, mark); err != nil {
-			return nil, &Error{Op: op, Err: fmt.Errorf("write target: %w", err)}
-		}
+		return mark, true, nil
 	}
+	empty, err := unwritten(ctx, dst)
+	if err != nil {
+		return nil, false, fmt.Errorf("read target: %w", err)
+	}
+	if !empty {
+		return nil, false, invalidf("the target store is not empty (it holds memories or an audit log); migrate into a new store")
+	}
+	mark = &migrateMark{SourceSeq: srcSeq, Phase: "copy", Started: time.Now().UTC()}
+	if err := setMark(ctx, dst, mark); err != nil {
+		return nil, false, fmt.Errorf("write target: %w", err)
+	}
+	return mark, false, nil
+}
+
+// sourceIDs returns the ids of the source's memories in ascending order and
+// sets rep.MaxID to the largest id the source used, forgotten ones too.
+func sourceIDs(ctx context.Context, src Backend, rep *MigrateReport) ([]int64, error) {
 	var ids []int64
-	err = src.View(ctx, func(tx ReadTx) error {
+	err := src.View(ctx, func(tx ReadTx) error {
 		return tx.Changes(0, func(c Change) error {
 			rep.MaxID = max(rep.MaxID, c.ID)
 			if !c.Deleted {
@@ -180,50 +227,61 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 		})
 	})
 	if err != nil {
-		return nil, &Error{Op: op, Err: fmt.Errorf("read source: %w", err)}
+		return nil, fmt.Errorf("read source: %w", err)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	done := map[int64]bool{} // ids an interrupted run already copied
-	if resume {
-		err := dst.View(ctx, func(tx ReadTx) error {
-			return tx.Changes(0, func(c Change) error {
-				if !c.Deleted {
-					done[c.ID] = true
-				}
-				return nil
-			})
-		})
-		if err != nil {
-			return nil, &Error{Op: op, Err: fmt.Errorf("read target: %w", err)}
-		}
-		rep.Resumed = len(done)
-	}
-	if mark.Phase == "verify" {
-		// Everything was written; only the comparison did not finish.
-		var nEdges, nAudit int
-		if err := src.View(ctx, func(tx ReadTx) error {
-			for _, id := range ids {
-				es, err := tx.Edges(id)
-				if err != nil {
-					return err
-				}
-				for _, e := range es {
-					if e.From == id {
-						nEdges++
-					}
-				}
-			}
-			if ar, ok := tx.(AuditReader); ok {
-				return ar.Audit(func(AuditEntry) error { nAudit++; return nil })
+	return ids, nil
+}
+
+// copiedIDs returns the ids of the memories in the target: those an
+// interrupted run copied already.
+func copiedIDs(ctx context.Context, dst Backend) (map[int64]bool, error) {
+	done := map[int64]bool{}
+	err := dst.View(ctx, func(tx ReadTx) error {
+		return tx.Changes(0, func(c Change) error {
+			if !c.Deleted {
+				done[c.ID] = true
 			}
 			return nil
-		}); err != nil {
-			return rep, &Error{Op: op, Err: fmt.Errorf("read source: %w", err)}
-		}
-		rep.Memories, rep.Edges, rep.AuditEntries = len(ids), nEdges, nAudit
-		return rep, finishCopy(ctx, src, dst, ids, rep)
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read target: %w", err)
 	}
+	return done, nil
+}
 
+// countSource counts the source's edges (of the memories ids) and audit
+// entries, for the report of a run that only verifies.
+func countSource(ctx context.Context, src Backend, ids []int64) (nEdges, nAudit int, err error) {
+	err = src.View(ctx, func(tx ReadTx) error {
+		for _, id := range ids {
+			es, err := tx.Edges(id)
+			if err != nil {
+				return err
+			}
+			for _, e := range es {
+				if e.From == id {
+					nEdges++
+				}
+			}
+		}
+		if ar, ok := tx.(AuditReader); ok {
+			return ar.Audit(func(AuditEntry) error { nAudit++; return nil })
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("read source: %w", err)
+	}
+	return nEdges, nAudit, nil
+}
+
+// copyMemories copies every version of the memories ids that are not done
+// into the target, migrateBatch memories a transaction, and returns the
+// edges of all of ids (each once, from its start), to be linked once every
+// memory is there.
+func copyMemories(ctx context.Context, src, dst Backend, ids []int64, done map[int64]bool, rep *MigrateReport, progress func(done, total int)) ([]Edge, error) {
 	var edges []Edge
 	for start := 0; start < len(ids); start += migrateBatch {
 		batch := ids[start:min(start+migrateBatch, len(ids))]
@@ -250,29 +308,10 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 			return nil
 		})
 		if err != nil {
-			return rep, &Error{Op: op, Err: fmt.Errorf("read source: %w", err)}
+			return nil, fmt.Errorf("read source: %w", err)
 		}
-		err = dst.Update(ctx, func(tx Tx) error {
-			imp, ok := tx.(Importer)
-			if !ok {
-				return invalidf("the target backend cannot import memories with their ids (no core.Importer)")
-			}
-			for _, h := range hists {
-				for i, v := range h {
-					if i == 0 {
-						err = imp.InsertAt(v.Clone())
-					} else {
-						err = tx.Put(v.Clone())
-					}
-					if err != nil {
-						return fmt.Errorf("memory %d version %d: %w", v.ID, v.Version, err)
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return rep, &Error{Op: op, Err: fmt.Errorf("write target: %w", err)}
+		if err := dst.Update(ctx, func(tx Tx) error { return writeHistories(tx, hists) }); err != nil {
+			return nil, fmt.Errorf("write target: %w", err)
 		}
 		rep.Memories += len(batch)
 		for _, h := range hists {
@@ -282,10 +321,38 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 			progress(rep.Memories, len(ids))
 		}
 	}
+	return edges, nil
+}
 
+// writeHistories writes each history's versions under their ids: the first
+// with InsertAt, the others with Put.
+func writeHistories(tx Tx, hists [][]*Memory) error {
+	imp, ok := tx.(Importer)
+	if !ok {
+		return invalidf("the target backend cannot import memories with their ids (no core.Importer)")
+	}
+	for _, h := range hists {
+		for i, v := range h {
+			var err error
+			if i == 0 {
+				err = imp.InsertAt(v.Clone())
+			} else {
+				err = tx.Put(v.Clone())
+			}
+			if err != nil {
+				return fmt.Errorf("memory %d version %d: %w", v.ID, v.Version, err)
+			}
+		}
+	}
+	return nil
+}
+
+// readSourceRest reads the source's audit log and the engine's settings
+// (engineMeta).
+func readSourceRest(ctx context.Context, src Backend) ([]AuditEntry, map[string]string, error) {
 	var audit []AuditEntry
 	meta := map[string]string{}
-	err = src.View(ctx, func(tx ReadTx) error {
+	err := src.View(ctx, func(tx ReadTx) error {
 		for _, k := range engineMeta {
 			v, err := tx.Meta(k)
 			if errors.Is(err, ErrNotFound) {
@@ -305,9 +372,16 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 		return nil
 	})
 	if err != nil {
-		return rep, &Error{Op: op, Err: fmt.Errorf("read source: %w", err)}
+		return nil, nil, fmt.Errorf("read source: %w", err)
 	}
-	err = dst.Update(ctx, func(tx Tx) error {
+	return audit, meta, nil
+}
+
+// writeRest writes the edges, the audit log and the settings to the target
+// in one transaction, which also moves the mark to the verify phase and
+// reserves the ids up to maxID.
+func writeRest(ctx context.Context, dst Backend, edges []Edge, audit []AuditEntry, meta map[string]string, mark *migrateMark, maxID int64) error {
+	err := dst.Update(ctx, func(tx Tx) error {
 		for _, e := range edges {
 			if err := tx.Link(e); err != nil {
 				return fmt.Errorf("edge %d→%d: %w", e.From, e.To, err)
@@ -333,13 +407,12 @@ func Migrate(ctx context.Context, src, dst Backend, progress func(done, total in
 		if err := tx.SetMeta(metaMigrate, string(b)); err != nil {
 			return err
 		}
-		return tx.(Importer).ReserveIDs(rep.MaxID)
+		return tx.(Importer).ReserveIDs(maxID)
 	})
 	if err != nil {
-		return rep, &Error{Op: op, Err: fmt.Errorf("write target: %w", err)}
+		return fmt.Errorf("write target: %w", err)
 	}
-	rep.Edges, rep.AuditEntries = len(edges), len(audit)
-	return rep, finishCopy(ctx, src, dst, ids, rep)
+	return nil
 }
 
 // finishCopy verifies the copy and, when it matches, unmarks the target.

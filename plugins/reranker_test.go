@@ -16,7 +16,7 @@ import (
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/rerank/reranktest"
+	"github.com/memos-go/memos/core/provider/rerank/reranktest"
 	"github.com/memos-go/memos/embedders/hash"
 	"github.com/memos-go/memos/plugins"
 	"github.com/memos-go/memos/plugins/internal/testrerank"

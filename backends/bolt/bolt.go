@@ -576,13 +576,10 @@ func (d *DB) leave() { d.guard.Leave() }
 // Views run at once, also while an Update is in progress; they see only
 // committed writes.
 func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
-	if err := d.enter("view"); err != nil {
-		return err
-	}
-	defer d.leave()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("bolt: view: %w", err)
-	}
+	return d.guard.Run(ctx, "view", func() error { return d.view(ctx, fn) })
+}
+
+func (d *DB) view(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 	defer d.scrubAfterReaders()
 	epoch := d.readers.begin()
 	defer d.readers.end(epoch)
@@ -608,13 +605,10 @@ func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 // when the index update fails after that (a full disk), it logs a warning
 // and the next Update or Open repairs the index from the records.
 func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
-	if err := d.enter("update"); err != nil {
-		return err
-	}
-	defer d.leave()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("bolt: update: %w", err)
-	}
+	return d.guard.Run(ctx, "update", func() error { return d.update(ctx, fn) })
+}
+
+func (d *DB) update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	select {
 	case d.writeSem <- struct{}{}:
 	case <-ctx.Done():

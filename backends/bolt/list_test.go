@@ -11,9 +11,9 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"github.com/memos-go/memos/backends/internal/upgradetest"
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/upgradetest"
 )
 
 // TestListIndexesBuiltAtOpen checks that a store written by an older memos

@@ -12,8 +12,8 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"github.com/memos-go/memos/backends/internal/upgradetest"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/upgradetest"
 )
 
 // A store written by memos with store format 1 opens, is upgraded in

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/memos-go/memos/backends/internal/sqlrow"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -20,17 +21,8 @@ import (
 // driver.ErrUnavailable (retrying later may succeed; the pool reconnects on
 // its own). Context errors pass through, wrapped with op.
 func dbError(ctx context.Context, op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if ctx != nil && ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", op, ctx.Err())
-	}
-	if errors.Is(err, pgx.ErrTxClosed) {
-		return fmt.Errorf("%s: the transaction has ended (a ReadTx or Tx must not be used after its View or Update returns): %w", op, driver.ErrClosed)
+	if ok, err := sqlrow.CommonError(ctx, op, err, errors.Is(err, pgx.ErrTxClosed)); ok {
+		return err
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/memos-go/memos/backends/internal/ranked"
+	"github.com/memos-go/memos/backends/internal/sqlrow"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -27,18 +28,15 @@ func (t *readTx) List(opts driver.ListOptions, fn func(*driver.Memory) error) er
 		if qs[i] == "" {
 			qs[i] = listQuery(opts.Order, r)
 		}
-		args := []any{namespaces, strs(statuses)}
+		args := []any{namespaces, sqlrow.Strings(statuses)}
 		if k != nil {
-			created, err := encodeTime("created_at", k.CreatedAt)
+			created, err := sqlrow.EncodeTime("created_at", k.CreatedAt)
 			if err != nil {
 				return nil, err
 			}
-			if created == nil {
-				created = new(string)
-			}
-			args = append(args, r.Args(*k, *created)...)
+			args = append(args, r.Args(*k, created)...)
 		}
-		page, err := collect(t, qs[i], append(args, limit), scanMemoryRows)
+		page, err := sqlrow.Collect(t, qs[i], append(args, limit), sqlrow.ScanMemory)
 		if err != nil {
 			return nil, t.fail("list memories", err)
 		}

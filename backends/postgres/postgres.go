@@ -205,13 +205,10 @@ func (d *DB) leave() { d.guard.Leave() }
 // View runs fn in a read-only REPEATABLE READ transaction: every read sees
 // one snapshot of the store. Views never wait for writers.
 func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
-	if err := d.enter("view"); err != nil {
-		return err
-	}
-	defer d.leave()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("postgres: view: %w", err)
-	}
+	return d.guard.Run(ctx, "view", func() error { return d.view(ctx, fn) })
+}
+
+func (d *DB) view(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", dbError(ctx, "begin read transaction", err))
@@ -243,28 +240,26 @@ const maxAttempts = 10
 // database rolls the transaction back and runs fn again (up to 10 times),
 // so fn must not have effects outside the transaction.
 func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
-	if err := d.enter("update"); err != nil {
-		return err
-	}
-	defer d.leave()
-	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("postgres: update: %w", err)
+	return d.guard.Run(ctx, "update", func() error {
+		for attempt := 1; ; attempt++ {
+			t, err := d.update(ctx, fn)
+			if err != nil && retryable(err) && attempt < maxAttempts {
+				time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("postgres: update: %w", err)
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if t.deleted {
+				d.forgot(ctx, t.xid)
+			}
+			d.afterBulk(ctx, t.inserted, t.st.docs)
+			return nil
 		}
-		t, err := d.update(ctx, fn)
-		if err != nil && retryable(err) && attempt < maxAttempts {
-			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if t.deleted {
-			d.forgot(ctx, t.xid)
-		}
-		d.afterBulk(ctx, t.inserted, t.st.docs)
-		return nil
-	}
+	})
 }
 
 func (d *DB) update(ctx context.Context, fn func(tx driver.Tx) error) (*writeTx, error) {

@@ -3,12 +3,12 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memos-go/memos/backends/internal/ranked"
+	"github.com/memos-go/memos/backends/internal/sqlrow"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -69,62 +69,14 @@ var (
 // Session returns the current version of every memory of session in
 // namespace (see driver.SessionReader).
 func (t *readTx) Session(namespace, session string) ([]driver.SessionMember, error) {
-	out, err := collect(t, qSession, []any{namespace, session}, func(r pgx.Rows) (driver.SessionMember, error) {
-		var m driver.SessionMember
-		var from, created *string
-		if err := r.Scan(&m.ID, &from, &created); err != nil {
-			return m, err
-		}
-		var err error
-		if m.ValidFrom, err = decodeTime("valid_from", from); err != nil {
-			return m, fmt.Errorf("memory %d: %w", m.ID, err)
-		}
-		if m.CreatedAt, err = decodeTime("created_at", created); err != nil {
-			return m, fmt.Errorf("memory %d: %w", m.ID, err)
-		}
-		return m, nil
-	})
-	if err != nil {
-		return nil, t.fail(fmt.Sprintf("members of session %q", session), err)
-	}
-	return out, nil
+	return sqlrow.Session(t, qSession, namespace, session)
 }
 
 // UpdatedAfter calls fn with the current version of every memory of
 // namespaces whose UpdatedAt is after at (see driver.UpdateReader), a page
 // at a time.
 func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver.Memory) error) error {
-	after := ""
-	if s, err := encodeTime("time", at); err != nil {
-		if at.Year() > 9999 {
-			return nil // nothing is written after the year 9999
-		}
-	} else if s != nil {
-		after = *s
-	}
-	for i, ns := range namespaces {
-		if slices.Contains(namespaces[:i], ns) {
-			continue
-		}
-		err := ranked.UpdatedPages(pageSize, after, func(from string, fromID int64) ([]*driver.Memory, error) {
-			return collect(t, qUpdated, []any{ns, from, fromID, pageSize}, scanMemoryRows)
-		}, func(u time.Time) (string, error) {
-			s, err := encodeTime("updated_at", u)
-			if err == nil && s == nil {
-				err = fmt.Errorf("no time")
-			}
-			if err != nil {
-				return "", err
-			}
-			return *s, nil
-		}, func(err error) error {
-			return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
-		}, fn)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return sqlrow.UpdatedAfter(t, qUpdated, pageSize, false, namespaces, at, nil, fn)
 }
 
 // Ranked calls fn with the current version of every memory that matches
@@ -146,13 +98,13 @@ func (t *readTx) Ranked(f driver.Filter, fn func(*driver.Memory) error) error {
 	args := []any{ns, st, ty}
 	if f.Pools != nil {
 		qs = &qRankedPools
-		args = append(args, strs(f.Pools))
+		args = append(args, sqlrow.Strings(f.Pools))
 	}
 	return ranked.Walk(func(r ranked.Range, k ranked.Key, limit int) ([]ranked.Row, error) {
 		a := append(append(args[:len(args):len(args)], r.Args(k)...), limit)
-		page, err := collect(t, qs[r], a, func(rows pgx.Rows) (ranked.Row, error) {
+		page, err := sqlrow.Collect(t, qs[r], a, func(rows sqlrow.Scanner) (ranked.Row, error) {
 			var accessed *string
-			m, err := scanMemory(ranked.WithKey(rows, &accessed))
+			m, err := sqlrow.ScanMemory(ranked.WithKey(rows, &accessed))
 			return ranked.Row{Memory: m, LastAccessed: accessed}, err
 		})
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/memos-go/memos/backends/internal/sqlrow"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -21,14 +21,6 @@ import (
 // read a page, then call fn for each row, so fn may use the transaction
 // (one connection runs one statement at a time).
 const pageSize = 256
-
-func prefixed(alias string) string {
-	cols := strings.Split(memoryCols, ",")
-	for i, c := range cols {
-		cols[i] = alias + "." + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
-}
 
 func params(from, n int) string {
 	var b strings.Builder
@@ -46,13 +38,13 @@ var (
 	qGetMany = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ANY($1)`
 	// Versions carry the memory's live access statistics: they belong to the
 	// memory, not to a version.
-	qGetVersion = `SELECT ` + prefixed("v") + `, m.last_accessed_at, m.access_count
+	qGetVersion = `SELECT ` + sqlrow.Prefixed("v") + `, m.last_accessed_at, m.access_count
 		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
 		WHERE v.id = $1 AND v.version = $2`
-	qHistory = `SELECT ` + prefixed("v") + `, m.last_accessed_at, m.access_count
+	qHistory = `SELECT ` + sqlrow.Prefixed("v") + `, m.last_accessed_at, m.access_count
 		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
 		WHERE v.id = $1 ORDER BY v.version`
-	qEdges = `SELECT from_id, to_id, type, weight, created_at, source FROM edges
+	qEdges = `SELECT ` + sqlrow.EdgeCols + ` FROM edges
 		WHERE from_id = $1 OR to_id = $1 ORDER BY from_id, to_id, type`
 	qChanges = `SELECT seq, id, false, namespace, pool, status, embedding_model, embedding_dim, embedding
 			FROM memories WHERE (seq, id) > ($1, $2)
@@ -61,12 +53,12 @@ var (
 		ORDER BY 1, 2 LIMIT $3`
 
 	qInsert = `INSERT INTO memories (` + memoryCols + `, last_accessed_at, access_count, seq, ntokens, terms)
-		VALUES (` + params(1, nMemoryCols+4) + `, array_to_tsvector($` + fmt.Sprint(nMemoryCols+5) + `::text[]))`
-	qInsertVersion = `INSERT INTO memory_versions (` + memoryCols + `) VALUES (` + params(1, nMemoryCols) + `)`
+		VALUES (` + params(1, sqlrow.NMemoryCols+4) + `, array_to_tsvector($` + fmt.Sprint(sqlrow.NMemoryCols+5) + `::text[]))`
+	qInsertVersion = `INSERT INTO memory_versions (` + memoryCols + `) VALUES (` + params(1, sqlrow.NMemoryCols) + `)`
 	// Every column but id (the first), then seq, ntokens, terms; id last.
 	qPut = `UPDATE memories SET (` + strings.TrimPrefix(memoryCols, "id, ") + `, seq, ntokens, terms) =
-		(` + params(1, nMemoryCols-1+2) + `, array_to_tsvector($` + fmt.Sprint(nMemoryCols+2) + `::text[]))
-		WHERE id = $` + fmt.Sprint(nMemoryCols+3)
+		(` + params(1, sqlrow.NMemoryCols-1+2) + `, array_to_tsvector($` + fmt.Sprint(sqlrow.NMemoryCols+2) + `::text[]))
+		WHERE id = $` + fmt.Sprint(sqlrow.NMemoryCols+3)
 )
 
 // readTx implements driver.ReadTx and driver.AuditReader over one pgx
@@ -219,181 +211,64 @@ func (t *readTx) exec(q string, args ...any) (int64, error) {
 	return tag.RowsAffected(), err
 }
 
-// collect runs q and returns every row through scan.
-func collect[T any](t *readTx, q string, args []any, scan func(pgx.Rows) (T, error)) ([]T, error) {
+// Each implements sqlrow.Querier, holding the connection while it reads.
+func (t *readTx) Each(q string, args []any, row func(sqlrow.Scanner) error) error {
 	if err := t.lock(); err != nil {
-		return nil, err
+		return err
 	}
 	defer t.mu.Unlock()
 	rows, err := t.query(q, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return sqlrow.EachRow(rows, row)
 }
 
-func scanMemoryRows(r pgx.Rows) (*driver.Memory, error) { return scanMemory(r) }
+// Fail implements sqlrow.Querier.
+func (t *readTx) Fail(op string, err error) error { return t.fail(op, err) }
 
 // Get returns version v of memory id, or its current version when v is 0.
 func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
-	if v < 0 {
-		return nil, driver.Invalidf("get memory %d: version %d is negative", id, v)
-	}
-	q, args := qGet, []any{id}
-	if v != 0 {
-		q, args = qGetVersion, []any{id, v}
-	}
-	ms, err := collect(t, q, args, scanMemoryRows)
-	if err != nil {
-		return nil, t.fail(fmt.Sprintf("get memory %d", id), err)
-	}
-	if len(ms) == 0 {
-		if v == 0 {
-			return nil, fmt.Errorf("memory %d: %w", id, driver.ErrNotFound)
-		}
-		return nil, fmt.Errorf("memory %d version %d: %w", id, v, driver.ErrNotFound)
-	}
-	return ms[0], nil
+	return sqlrow.Get(t, qGet, qGetVersion, id, v)
 }
 
 // GetMany returns the current version of every memory of ids that exists,
 // in one statement (see driver.MultiGetter).
 func (t *readTx) GetMany(ids []int64) (map[int64]*driver.Memory, error) {
-	out := make(map[int64]*driver.Memory, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	ms, err := collect(t, qGetMany, []any{ids}, scanMemoryRows)
-	if err != nil {
-		return nil, t.fail(fmt.Sprintf("get %d memories", len(ids)), err)
-	}
-	for _, m := range ms {
-		out[m.ID] = m
-	}
-	return out, nil
+	return sqlrow.GetMany(t, qGetMany, ids, len(ids))
 }
 
 // History returns every version of id, oldest first.
 func (t *readTx) History(id int64) ([]*driver.Memory, error) {
-	out, err := collect(t, qHistory, []any{id}, scanMemoryRows)
-	if err != nil {
-		return nil, t.fail(fmt.Sprintf("history of memory %d", id), err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("memory %d: %w", id, driver.ErrNotFound)
-	}
-	return out, nil
+	return sqlrow.History(t, qHistory, id)
 }
 
 // filterSQL renders f as conditions on the memories table aliased m, with
 // parameters numbered from next.
 func filterSQL(f driver.Filter, next int) (string, []any) {
-	var b strings.Builder
-	var args []any
-	add := func(col string, vals []string, set bool) {
-		switch {
-		case !set:
-		case len(vals) == 0:
-			b.WriteString(" AND false") // an empty, non-nil list matches nothing
-		default:
-			fmt.Fprintf(&b, " AND m.%s = ANY($%d)", col, next+len(args))
-			args = append(args, vals)
-		}
-	}
-	add("namespace", f.Namespaces, f.Namespaces != nil)
-	add("pool", strs(f.Pools), f.Pools != nil)
-	add("status", strs(f.Statuses), f.Statuses != nil)
-	add("type", strs(f.Types), f.Types != nil)
-	return b.String(), args
-}
-
-func strs[T ~string](s []T) []string {
-	out := make([]string, len(s))
-	for i, v := range s {
-		out[i] = string(v)
-	}
-	return out
+	return sqlrow.Filter(f, "false", func(_ string, vals []string, n int) (string, []any) {
+		return fmt.Sprintf(" = ANY($%d)", next+n), []any{vals}
+	})
 }
 
 // Scan calls fn with the current version of every memory matching opts, in
 // ascending id order.
 func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) error {
-	if opts.Limit < 0 {
-		return driver.Invalidf("scan: limit %d is negative", opts.Limit)
-	}
 	where, fargs := filterSQL(opts.Filter, 3)
 	q := `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories AS m
 		WHERE m.id > $1` + where + ` ORDER BY m.id LIMIT $2`
-	after, left := opts.AfterID, opts.Limit
-	for {
-		n := pageSize
-		if opts.Limit > 0 {
-			n = min(n, left)
-		}
-		page, err := collect(t, q, append([]any{after, n}, fargs...), scanMemoryRows)
-		if err != nil {
-			return t.fail("scan memories", err)
-		}
-		for _, m := range page {
-			if err := fn(m); err != nil {
-				return err
-			}
-		}
-		if len(page) < n {
-			return nil
-		}
-		after = page[len(page)-1].ID
-		if opts.Limit > 0 {
-			if left -= len(page); left == 0 {
-				return nil
-			}
-		}
-	}
+	return sqlrow.Scan(t, opts, pageSize, func(after int64, n int) (string, []any) {
+		return q, append([]any{after, n}, fargs...)
+	}, fn)
 }
 
 // Edges returns the edges that start or end at id, ordered by (From, To, Type).
-func (t *readTx) Edges(id int64) ([]driver.Edge, error) {
-	op := fmt.Sprintf("edges of memory %d", id)
-	out, err := collect(t, qEdges, []any{id}, func(r pgx.Rows) (driver.Edge, error) {
-		var e driver.Edge
-		var typ string
-		var created *string
-		if err := r.Scan(&e.From, &e.To, &typ, &e.Weight, &created, &e.Source); err != nil {
-			return e, err
-		}
-		e.Type = driver.EdgeType(typ)
-		var err error
-		if e.CreatedAt, err = decodeTime("created_at", created); err != nil {
-			return e, fmt.Errorf("edge %d→%d: %w", e.From, e.To, err)
-		}
-		return e, nil
-	})
-	if err != nil {
-		return nil, t.fail(op, err)
-	}
-	return out, nil
-}
+func (t *readTx) Edges(id int64) ([]driver.Edge, error) { return sqlrow.Edges(t, qEdges, id) }
 
 // Meta returns a store-level setting, or ErrNotFound.
 func (t *readTx) Meta(key string) (string, error) {
-	var v string
-	err := t.queryRow(`SELECT value FROM meta WHERE key = $1`, []any{key}, &v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("meta key %q: %w", key, driver.ErrNotFound)
-	}
-	if err != nil {
-		return "", t.fail(fmt.Sprintf("read meta key %q", key), err)
-	}
-	return v, nil
+	return sqlrow.Meta(t, `SELECT value FROM meta WHERE key = $1`, key)
 }
 
 // Seq returns the sequence number of the latest committed change.
@@ -408,80 +283,12 @@ func (t *readTx) Seq() (uint64, error) {
 // Changes calls fn, in ascending (Seq, ID) order, once for every memory
 // changed after since. A transaction's writes share one Seq.
 func (t *readTx) Changes(since uint64, fn func(driver.Change) error) error {
-	if since > math.MaxInt64 {
-		return nil
-	}
-	afterSeq, afterID := int64(since), int64(math.MaxInt64)
-	for {
-		page, err := collect(t, qChanges, []any{afterSeq, afterID, pageSize}, scanChange)
-		if err != nil {
-			return t.fail(fmt.Sprintf("read changes since %d", since), err)
-		}
-		for _, c := range page {
-			if err := fn(c); err != nil {
-				return err
-			}
-		}
-		if len(page) < pageSize {
-			return nil
-		}
-		last := page[len(page)-1]
-		afterSeq, afterID = int64(last.Seq), last.ID
-	}
-}
-
-func scanChange(r pgx.Rows) (driver.Change, error) {
-	var (
-		c                   driver.Change
-		seq                 int64
-		pool, status, model string
-		dim                 int
-		vec                 []byte
-	)
-	if err := r.Scan(&seq, &c.ID, &c.Deleted, &c.Namespace, &pool, &status, &model, &dim, &vec); err != nil {
-		return c, err
-	}
-	c.Seq, c.Pool, c.Status = uint64(seq), driver.Pool(pool), driver.Status(status)
-	c.Embedding.Model = model
-	var err error
-	if c.Embedding.Vector, err = decodeVector(vec, dim); err != nil {
-		return c, fmt.Errorf("memory %d: %w", c.ID, err)
-	}
-	return c, nil
+	return sqlrow.Changes(t, qChanges, since, pageSize, fn)
 }
 
 // Audit calls fn for every audit entry in ascending Seq order.
 func (t *readTx) Audit(fn func(driver.AuditEntry) error) error {
-	var after int64
-	for {
-		page, err := collect(t, `SELECT seq, time, action, memory_id, detail, prev_hash, hash FROM audit
-			WHERE seq > $1 ORDER BY seq LIMIT $2`, []any{after, pageSize}, func(r pgx.Rows) (driver.AuditEntry, error) {
-			var e driver.AuditEntry
-			var seq int64
-			var tm *string
-			if err := r.Scan(&seq, &tm, &e.Action, &e.MemoryID, &e.Detail, &e.PrevHash, &e.Hash); err != nil {
-				return e, err
-			}
-			e.Seq = uint64(seq)
-			var err error
-			if e.Time, err = decodeTime("time", tm); err != nil {
-				return e, fmt.Errorf("audit entry %d: %w", seq, err)
-			}
-			return e, nil
-		})
-		if err != nil {
-			return t.fail("read audit log", err)
-		}
-		for _, e := range page {
-			if err := fn(e); err != nil {
-				return err
-			}
-		}
-		if len(page) < pageSize {
-			return nil
-		}
-		after = int64(page[len(page)-1].Seq)
-	}
+	return sqlrow.Audit(t, `SELECT `+sqlrow.AuditCols+` FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2`, pageSize, fn)
 }
 
 // storeRow is the store table's one row, which every write transaction
@@ -569,34 +376,15 @@ type stmt struct {
 func (t *writeTx) Insert(m *driver.Memory) error { return t.insert(m, false) }
 
 // InsertAt stores m as version 1 of memory m.ID (see driver.Importer).
-func (t *writeTx) InsertAt(m *driver.Memory) error {
-	if m != nil && m.ID <= 0 {
-		return driver.Invalidf("insert at: id %d is not positive", m.ID)
-	}
-	return t.insert(m, true)
-}
+func (t *writeTx) InsertAt(m *driver.Memory) error { return t.insert(m, true) }
 
 func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
-	if m == nil {
-		return driver.Invalidf("insert: nil memory")
+	if err := driver.CheckInsert(t, m, keepID); err != nil {
+		return err
 	}
-	if m.Version != 1 {
-		return driver.Invalidf("insert: a new memory has version 1, not %d", m.Version)
-	}
-	if keepID {
-		if _, err := t.Get(m.ID, 0); err == nil {
-			return fmt.Errorf("insert at: memory %d exists: %w", m.ID, driver.ErrConflict)
-		} else if !errors.Is(err, driver.ErrNotFound) {
-			return err
-		}
-	}
-	args, err := memoryArgs(m)
+	row, err := sqlrow.InsertArgs(m, false)
 	if err != nil {
-		return fmt.Errorf("insert memory: %w", err)
-	}
-	accessed, err := encodeTime("last_accessed_at", m.LastAccessedAt)
-	if err != nil {
-		return fmt.Errorf("insert memory: %w", err)
+		return err
 	}
 	terms, n := analyze(m.Content)
 	seq := t.nextSeq()
@@ -609,10 +397,10 @@ func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
 		id = t.st.lastID
 	}
 	t.mu.Unlock()
-	args[0] = id
+	row[0] = id
 	err = t.batch(
-		stmt{qInsert, append(args[:nMemoryCols:nMemoryCols], accessed, m.AccessCount, seq, n, terms)},
-		stmt{qInsertVersion, args},
+		stmt{qInsert, append(row[:len(row):len(row)], seq, n, terms)},
+		stmt{qInsertVersion, row[:sqlrow.NMemoryCols]},
 	)
 	if err != nil {
 		return t.fail(fmt.Sprintf("insert memory %d", id), err)
@@ -660,11 +448,10 @@ func (t *writeTx) Put(m *driver.Memory) error {
 	if err != nil {
 		return err
 	}
-	if m.Version != cur+1 {
-		return fmt.Errorf("put memory %d: it is at version %d, so the next version is %d, not %d (someone else wrote it in between?): %w",
-			m.ID, cur, cur+1, m.Version, driver.ErrConflict)
+	if err := driver.CheckPut(m, cur); err != nil {
+		return err
 	}
-	args, err := memoryArgs(m)
+	args, err := sqlrow.MemoryArgs(m, false)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -697,7 +484,7 @@ func (t *writeTx) Delete(id int64) error {
 		}
 	}
 	seq := t.nextSeq()
-	now, _ := encodeTime("deleted_at", time.Now())
+	now, _ := sqlrow.NullTime("deleted_at", time.Now())
 	err = t.batch(
 		stmt{`DELETE FROM edges WHERE from_id = $1 OR to_id = $1`, []any{id}},
 		stmt{`DELETE FROM memory_versions WHERE id = $1`, []any{id}},
@@ -719,7 +506,7 @@ func (t *writeTx) Delete(id int64) error {
 // Touch records an access to ids at at: each occurrence of an id counts one
 // access, and the latest access time is kept. Unknown ids are ignored.
 func (t *writeTx) Touch(ids []int64, at time.Time) error {
-	ts, err := encodeTime("access time", at)
+	ts, err := sqlrow.NullTime("access time", at)
 	if err != nil {
 		return fmt.Errorf("touch: %w", err)
 	}
@@ -755,7 +542,7 @@ func (t *writeTx) Link(e driver.Edge) error {
 			return err
 		}
 	}
-	created, err := encodeTime("created_at", e.CreatedAt)
+	created, err := sqlrow.NullTime("created_at", e.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -786,11 +573,8 @@ func (t *writeTx) Unlink(from, to int64, typ driver.EdgeType) error {
 // SetMeta stores a store-level setting. Keys starting with "postgres." are
 // reserved for the backend.
 func (t *writeTx) SetMeta(key, value string) error {
-	if key == "" {
-		return driver.Invalidf("set meta: empty key")
-	}
-	if strings.HasPrefix(key, reservedPrefix) {
-		return driver.Invalidf("set meta: key %q is reserved for the postgres backend (keys starting with %q)", key, reservedPrefix)
+	if err := driver.CheckMetaKey(Name, reservedPrefix, key); err != nil {
+		return err
 	}
 	t.nextSeq()
 	_, err := t.exec(`INSERT INTO meta (key, value) VALUES ($1, $2)
@@ -804,18 +588,15 @@ func (t *writeTx) SetMeta(key, value string) error {
 // AppendAudit appends e to the audit log and sets e.Seq. Audit sequence
 // numbers are dense: the store lock serialises appends.
 func (t *writeTx) AppendAudit(e *driver.AuditEntry) error {
-	if e == nil {
-		return driver.Invalidf("append audit: nil entry")
-	}
-	tm, err := encodeTime("time", e.Time)
+	args, err := sqlrow.AuditArgs(e, false)
 	if err != nil {
-		return fmt.Errorf("append audit: %w", err)
+		return err
 	}
 	t.nextSeq()
 	var seq int64
 	err = t.queryRow(`INSERT INTO audit (seq, time, action, memory_id, detail, prev_hash, hash)
 		SELECT coalesce(max(seq), 0) + 1, $1, $2, $3, $4, $5, $6 FROM audit RETURNING seq`,
-		[]any{tm, e.Action, e.MemoryID, e.Detail, e.PrevHash, e.Hash}, &seq)
+		args, &seq)
 	if err != nil {
 		return t.fail("append audit", err)
 	}

@@ -9,6 +9,7 @@ import (
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/memos-go/memos/backends/internal/sqlrow"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -17,17 +18,8 @@ import (
 // through (wrapped with op), also when the driver reports them as an
 // interrupted statement.
 func dbError(ctx context.Context, op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if ctx != nil && ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", op, ctx.Err())
-	}
-	if errors.Is(err, sql.ErrTxDone) {
-		return fmt.Errorf("%s: the transaction has ended (a ReadTx or Tx must not be used after its View or Update returns): %w", op, driver.ErrClosed)
+	if ok, err := sqlrow.CommonError(ctx, op, err, errors.Is(err, sql.ErrTxDone)); ok {
+		return err
 	}
 	if errors.Is(err, sql.ErrConnDone) {
 		return fmt.Errorf("%s: %w", op, driver.ErrClosed)

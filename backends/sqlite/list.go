@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memos-go/memos/backends/internal/ranked"
+	"github.com/memos-go/memos/backends/internal/sqlrow"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -86,7 +87,7 @@ func listQuery(o driver.ListOrder, n int, r ranked.ListRange) string {
 func listArgs(namespaces []string, statuses []driver.Status, r ranked.ListRange, k *driver.ListKey, limit int) ([]any, error) {
 	var key []any
 	if k != nil {
-		created, err := encodeTime("created_at", k.CreatedAt)
+		created, err := sqlrow.EncodeTime("created_at", k.CreatedAt)
 		if err != nil {
 			return nil, err
 		}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/backends/internal/ranked"
-	"github.com/memos-go/memos/backends/internal/upgradetest"
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/upgradetest"
 )
 
 // TestListUsesIndexes checks that a page of List seeks in each group's part

@@ -406,13 +406,10 @@ func (d *DB) leave() { d.guard.Leave() }
 // Views run at once, also while a write is in progress; they see only
 // committed writes.
 func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
-	if err := d.enter("view"); err != nil {
-		return err
-	}
-	defer d.leave()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("sqlite: view: %w", err)
-	}
+	return d.guard.Run(ctx, "view", func() error { return d.view(ctx, fn) })
+}
+
+func (d *DB) view(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 	stx, err := d.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "begin read transaction", err))
@@ -430,13 +427,10 @@ func (d *DB) View(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 // Config.BusyTimeout when the other is in another process), so fn should be
 // short. Update must not be called from inside fn.
 func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
-	if err := d.enter("update"); err != nil {
-		return err
-	}
-	defer d.leave()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("sqlite: update: %w", err)
-	}
+	return d.guard.Run(ctx, "update", func() error { return d.update(ctx, fn) })
+}
+
+func (d *DB) update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	stx, err := d.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "begin write transaction", err))

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/backends/internal/ranked"
+	"github.com/memos-go/memos/backends/internal/sqlrow"
 	"github.com/memos-go/memos/core/driver"
 )
 
@@ -22,21 +21,12 @@ import (
 // use the transaction freely (also to write, in Update).
 const pageSize = 256
 
-// prefixed returns memoryCols with every column qualified by alias.
-func prefixed(alias string) string {
-	cols := strings.Split(memoryCols, ",")
-	for i, c := range cols {
-		cols[i] = alias + "." + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
-}
-
 // versionCols returns memoryCols for the version row aliased v of the
 // memory aliased m, with the content and embedding a row leaves out (NULL:
 // the same as the next version's, see schemaV2) taken from the first later
 // version that has them, or from the current row.
 func versionCols() string {
-	cols := strings.Split(prefixed("v"), ", ")
+	cols := strings.Split(sqlrow.Prefixed("v"), ", ")
 	later := func(col string) string {
 		return `coalesce((SELECT n.` + col + ` FROM memory_versions AS n
 			WHERE n.id = v.id AND n.version > v.version AND n.` + col + ` IS NOT NULL
@@ -75,7 +65,7 @@ var (
 		SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ?1
 		ORDER BY 2`
 	qVersion = `SELECT version FROM memories WHERE id = ?`
-	qEdges   = `SELECT from_id, to_id, type, weight, created_at, source FROM edges
+	qEdges   = `SELECT ` + sqlrow.EdgeCols + ` FROM edges
 		WHERE from_id = ?1 OR to_id = ?1 ORDER BY from_id, to_id, type`
 	qMeta    = `SELECT value FROM meta WHERE key = ?`
 	qChanges = `SELECT seq, id, 0, namespace, pool, status, embedding_model, embedding_dim, embedding
@@ -93,7 +83,7 @@ var (
 	// not in timeLayout, through memories_updated_other (normally none).
 	qUpdatedOther = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories
 		WHERE namespace = ? AND ` + otherTime
-	qAudit = `SELECT seq, time, action, memory_id, detail, prev_hash, hash FROM audit
+	qAudit = `SELECT ` + sqlrow.AuditCols + ` FROM audit
 		WHERE seq > ? ORDER BY seq LIMIT ?`
 
 	// qSession reads a session's members through memories_session.
@@ -111,7 +101,7 @@ var (
 // writer's connection.
 var (
 	qInsert = `INSERT INTO memories (` + memoryCols + `, last_accessed_at, access_count, seq)
-		VALUES (` + placeholders(nMemoryCols+3) + `)`
+		VALUES (` + placeholders(sqlrow.NMemoryCols+3) + `)`
 	// qKeepVersion copies the current version of memory ?1 into
 	// memory_versions before Put replaces it, without the content when it
 	// equals the new version's (?2) and without the embedding when its
@@ -123,7 +113,7 @@ var (
 	).Replace(memoryCols) + ` FROM memories WHERE id = ?1`
 	// Every column but id (the first), then seq.
 	qPut = `UPDATE memories SET (` + strings.TrimPrefix(memoryCols, "id, ") + `, seq) =
-		(` + placeholders(nMemoryCols-1+1) + `) WHERE id = ?`
+		(` + placeholders(sqlrow.NMemoryCols-1+1) + `) WHERE id = ?`
 	qBumpSeq     = `UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = '` + keySeq + `' RETURNING value`
 	qDelEdgesOf  = `DELETE FROM edges WHERE from_id = ?1 OR to_id = ?1`
 	qDelVersions = `DELETE FROM memory_versions WHERE id = ?`
@@ -144,8 +134,6 @@ var (
 	writeQueries = []string{qInsert, qKeepVersion, qPut, qBumpSeq, qDelEdgesOf, qDelVersions,
 		qDelMemory, qTombstone, qTouch, qLink, qUnlink, qSetMeta, qAppendAudit}
 )
-
-var nMemoryCols = len(strings.Split(memoryCols, ","))
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
@@ -217,87 +205,34 @@ func (t *readTx) exec(q string, args ...any) (sql.Result, error) {
 
 func (t *readTx) fail(op string, err error) error { return dbError(t.ctx, op, err) }
 
+// Each implements sqlrow.Querier.
+func (t *readTx) Each(q string, args []any, row func(sqlrow.Scanner) error) error {
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return sqlrow.EachRow(rows, row)
+}
+
+// Fail implements sqlrow.Querier.
+func (t *readTx) Fail(op string, err error) error { return t.fail(op, err) }
+
 // Get returns version v of memory id, or its current version when v is 0.
 func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
-	if v < 0 {
-		return nil, driver.Invalidf("get memory %d: version %d is negative", id, v)
-	}
-	s, err := t.stmt(qGet)
-	if err != nil {
-		return nil, t.fail(fmt.Sprintf("get memory %d", id), err)
-	}
-	var row *sql.Row
-	if v == 0 {
-		row = s.QueryRowContext(t.ctx, id)
-	} else {
-		if s, err = t.stmt(qGetVersion); err != nil {
-			return nil, t.fail(fmt.Sprintf("get memory %d", id), err)
-		}
-		row = s.QueryRowContext(t.ctx, id, v)
-	}
-	m, err := scanMemory(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		if v == 0 {
-			return nil, fmt.Errorf("memory %d: %w", id, driver.ErrNotFound)
-		}
-		return nil, fmt.Errorf("memory %d version %d: %w", id, v, driver.ErrNotFound)
-	}
-	if err != nil {
-		return nil, t.fail(fmt.Sprintf("get memory %d", id), err)
-	}
-	return m, nil
+	return sqlrow.Get(t, qGet, qGetVersion, id, v)
 }
 
 // GetMany returns the current version of every memory of ids that exists
 // (driver.MultiGetter), in one statement: a search loads its candidates
 // with it instead of one Get each.
 func (t *readTx) GetMany(ids []int64) (map[int64]*driver.Memory, error) {
-	out := make(map[int64]*driver.Memory, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	op := fmt.Sprintf("get %d memories", len(ids))
-	rows, err := t.query(qGetMany, jsonIDs(ids, func(id int64) int64 { return id }))
-	if err != nil {
-		return nil, t.fail(op, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		m, err := scanMemory(rows)
-		if err != nil {
-			return nil, t.fail(op, err)
-		}
-		out[m.ID] = m
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.fail(op, err)
-	}
-	return out, nil
+	return sqlrow.GetMany(t, qGetMany, jsonIDs(ids, func(id int64) int64 { return id }), len(ids))
 }
 
 // History returns every version of id, oldest first.
 func (t *readTx) History(id int64) ([]*driver.Memory, error) {
-	op := fmt.Sprintf("history of memory %d", id)
-	rows, err := t.query(qHistory, id)
-	if err != nil {
-		return nil, t.fail(op, err)
-	}
-	defer rows.Close()
-	var out []*driver.Memory
-	for rows.Next() {
-		m, err := scanMemory(rows)
-		if err != nil {
-			return nil, t.fail(op, err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.fail(op, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("memory %d: %w", id, driver.ErrNotFound)
-	}
-	return out, nil
+	return sqlrow.History(t, qHistory, id)
 }
 
 // filterSQL renders f as conditions on the memories table aliased m. Lists
@@ -305,67 +240,22 @@ func (t *readTx) History(id int64) ([]*driver.Memory, error) {
 // SQLite compares them directly, which measured clearly cheaper per row than
 // IN over json_each.
 func filterSQL(f driver.Filter) (string, []any) {
-	var b strings.Builder
-	var args []any
-	add := func(col string, vals []string, set bool) {
-		switch {
-		case !set:
-		case len(vals) == 0:
-			b.WriteString(" AND 0") // an empty, non-nil list matches nothing
-		default:
-			fmt.Fprintf(&b, " AND m.%s IN (%s)", col, placeholders(len(vals)))
-			for _, v := range vals {
-				args = append(args, v)
-			}
+	return sqlrow.Filter(f, "0", func(_ string, vals []string, _ int) (string, []any) {
+		args := make([]any, len(vals))
+		for i, v := range vals {
+			args[i] = v
 		}
-	}
-	add("namespace", f.Namespaces, f.Namespaces != nil)
-	add("pool", strs(f.Pools), f.Pools != nil)
-	add("status", strs(f.Statuses), f.Statuses != nil)
-	add("type", strs(f.Types), f.Types != nil)
-	return b.String(), args
-}
-
-func strs[T ~string](s []T) []string {
-	out := make([]string, len(s))
-	for i, v := range s {
-		out[i] = string(v)
-	}
-	return out
+		return " IN (" + placeholders(len(vals)) + ")", args
+	})
 }
 
 // Scan calls fn with the current version of every memory matching opts, in
 // ascending id order.
 func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) error {
-	if opts.Limit < 0 {
-		return driver.Invalidf("scan: limit %d is negative", opts.Limit)
-	}
 	q, fargs := scanQuery(opts.Filter)
-	after, left := opts.AfterID, opts.Limit
-	for {
-		n := pageSize
-		if opts.Limit > 0 {
-			n = min(n, left)
-		}
-		page, err := t.scanPage(q, append(append([]any{after}, fargs...), n))
-		if err != nil {
-			return t.fail("scan memories", err)
-		}
-		for _, m := range page {
-			if err := fn(m); err != nil {
-				return err
-			}
-		}
-		if len(page) < n {
-			return nil
-		}
-		after = page[len(page)-1].ID
-		if opts.Limit > 0 {
-			if left -= len(page); left == 0 {
-				return nil
-			}
-		}
-	}
+	return sqlrow.Scan(t, opts, pageSize, func(after int64, n int) (string, []any) {
+		return q, append(append([]any{after}, fargs...), n)
+	}, fn)
 }
 
 // scanQuery returns the query of a page of Scan and the filter's
@@ -379,92 +269,20 @@ func scanQuery(f driver.Filter) (string, []any) {
 }
 
 func (t *readTx) scanPage(q string, args []any) ([]*driver.Memory, error) {
-	rows, err := t.query(q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var page []*driver.Memory
-	for rows.Next() {
-		m, err := scanMemory(rows)
-		if err != nil {
-			return nil, err
-		}
-		page = append(page, m)
-	}
-	return page, rows.Err()
+	return sqlrow.Collect(t, q, args, sqlrow.ScanMemory)
 }
 
 // Edges returns the edges that start or end at id, ordered by (From, To, Type).
-func (t *readTx) Edges(id int64) ([]driver.Edge, error) {
-	op := fmt.Sprintf("edges of memory %d", id)
-	rows, err := t.query(qEdges, id)
-	if err != nil {
-		return nil, t.fail(op, err)
-	}
-	defer rows.Close()
-	var out []driver.Edge
-	for rows.Next() {
-		var e driver.Edge
-		var typ string
-		var created sql.NullString
-		if err := rows.Scan(&e.From, &e.To, &typ, &e.Weight, &created, &e.Source); err != nil {
-			return nil, t.fail(op, err)
-		}
-		e.Type = driver.EdgeType(typ)
-		if e.CreatedAt, err = decodeTime("created_at", created); err != nil {
-			return nil, fmt.Errorf("%s: edge %d→%d: %w", op, e.From, e.To, err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.fail(op, err)
-	}
-	return out, nil
-}
+func (t *readTx) Edges(id int64) ([]driver.Edge, error) { return sqlrow.Edges(t, qEdges, id) }
 
 // Session returns the members of session in namespace (see
 // driver.SessionReader), from the index memories_session.
 func (t *readTx) Session(namespace, session string) ([]driver.SessionMember, error) {
-	op := fmt.Sprintf("members of session %q", session)
-	rows, err := t.query(qSession, namespace, session)
-	if err != nil {
-		return nil, t.fail(op, err)
-	}
-	defer rows.Close()
-	var out []driver.SessionMember
-	for rows.Next() {
-		var m driver.SessionMember
-		var from, created sql.NullString
-		if err := rows.Scan(&m.ID, &from, &created); err != nil {
-			return nil, t.fail(op, err)
-		}
-		if m.ValidFrom, err = decodeTime("valid_from", from); err != nil {
-			return nil, fmt.Errorf("%s: memory %d: %w", op, m.ID, err)
-		}
-		if m.CreatedAt, err = decodeTime("created_at", created); err != nil {
-			return nil, fmt.Errorf("%s: memory %d: %w", op, m.ID, err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.fail(op, err)
-	}
-	return out, nil
+	return sqlrow.Session(t, qSession, namespace, session)
 }
 
 // Meta returns a store-level setting, or ErrNotFound.
-func (t *readTx) Meta(key string) (string, error) {
-	var v string
-	err := t.scanRow(qMeta, []any{key}, &v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("meta key %q: %w", key, driver.ErrNotFound)
-	}
-	if err != nil {
-		return "", t.fail(fmt.Sprintf("read meta key %q", key), err)
-	}
-	return v, nil
-}
+func (t *readTx) Meta(key string) (string, error) { return sqlrow.Meta(t, qMeta, key) }
 
 // Seq returns the sequence number of the latest committed change.
 func (t *readTx) Seq() (uint64, error) {
@@ -482,98 +300,12 @@ func (t *readTx) Seq() (uint64, error) {
 // Changes calls fn, in ascending (Seq, ID) order, once for every memory
 // changed after since. A transaction's writes share one Seq.
 func (t *readTx) Changes(since uint64, fn func(driver.Change) error) error {
-	// (since, MaxInt64) excludes every change at since itself.
-	afterSeq, afterID := int64(since), int64(math.MaxInt64)
-	if since > 1<<63-1 {
-		return nil
-	}
-	for {
-		page, err := t.changesPage(afterSeq, afterID)
-		if err != nil {
-			return t.fail(fmt.Sprintf("read changes since %d", since), err)
-		}
-		for _, c := range page {
-			if err := fn(c); err != nil {
-				return err
-			}
-		}
-		if len(page) < pageSize {
-			return nil
-		}
-		last := page[len(page)-1]
-		afterSeq, afterID = int64(last.Seq), last.ID
-	}
-}
-
-func (t *readTx) changesPage(afterSeq, afterID int64) ([]driver.Change, error) {
-	rows, err := t.query(qChanges, afterSeq, afterID, pageSize)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var page []driver.Change
-	for rows.Next() {
-		var (
-			c                   driver.Change
-			seq                 int64
-			pool, status, model string
-			dim                 int
-			vec                 []byte
-		)
-		if err := rows.Scan(&seq, &c.ID, &c.Deleted, &c.Namespace, &pool, &status, &model, &dim, &vec); err != nil {
-			return nil, err
-		}
-		c.Seq, c.Pool, c.Status = uint64(seq), driver.Pool(pool), driver.Status(status)
-		c.Embedding.Model = model
-		if c.Embedding.Vector, err = decodeVector(vec, dim); err != nil {
-			return nil, fmt.Errorf("memory %d: %w", c.ID, err)
-		}
-		page = append(page, c)
-	}
-	return page, rows.Err()
+	return sqlrow.Changes(t, qChanges, since, pageSize, fn)
 }
 
 // Audit calls fn for every audit entry in ascending Seq order.
 func (t *readTx) Audit(fn func(driver.AuditEntry) error) error {
-	var after int64
-	for {
-		page, err := t.auditPage(after)
-		if err != nil {
-			return t.fail("read audit log", err)
-		}
-		for _, e := range page {
-			if err := fn(e); err != nil {
-				return err
-			}
-		}
-		if len(page) < pageSize {
-			return nil
-		}
-		after = int64(page[len(page)-1].Seq)
-	}
-}
-
-func (t *readTx) auditPage(after int64) ([]driver.AuditEntry, error) {
-	rows, err := t.query(qAudit, after, pageSize)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var page []driver.AuditEntry
-	for rows.Next() {
-		var e driver.AuditEntry
-		var seq int64
-		var tm sql.NullString
-		if err := rows.Scan(&seq, &tm, &e.Action, &e.MemoryID, &e.Detail, &e.PrevHash, &e.Hash); err != nil {
-			return nil, err
-		}
-		e.Seq = uint64(seq)
-		if e.Time, err = decodeTime("time", tm); err != nil {
-			return nil, fmt.Errorf("audit entry %d: %w", seq, err)
-		}
-		page = append(page, e)
-	}
-	return page, rows.Err()
+	return sqlrow.Audit(t, qAudit, pageSize, fn)
 }
 
 // writeTx implements driver.Tx. All its writes in one Update share one Seq,
@@ -609,36 +341,17 @@ func (t *writeTx) nextSeq() (int64, error) {
 func (t *writeTx) Insert(m *driver.Memory) error { return t.insert(m, false) }
 
 // InsertAt stores m as version 1 of memory m.ID (see driver.Importer).
-func (t *writeTx) InsertAt(m *driver.Memory) error {
-	if m != nil && m.ID <= 0 {
-		return driver.Invalidf("insert at: id %d is not positive", m.ID)
-	}
-	return t.insert(m, true)
-}
+func (t *writeTx) InsertAt(m *driver.Memory) error { return t.insert(m, true) }
 
 // insert writes version 1 of m, with m.ID when keepID is set and under a
 // new AUTOINCREMENT id otherwise.
 func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
-	if m == nil {
-		return driver.Invalidf("insert: nil memory")
+	if err := driver.CheckInsert(t, m, keepID); err != nil {
+		return err
 	}
-	if m.Version != 1 {
-		return driver.Invalidf("insert: a new memory has version 1, not %d", m.Version)
-	}
-	if keepID {
-		if _, err := t.Get(m.ID, 0); err == nil {
-			return fmt.Errorf("insert at: memory %d exists: %w", m.ID, driver.ErrConflict)
-		} else if !errors.Is(err, driver.ErrNotFound) {
-			return err
-		}
-	}
-	args, err := memoryArgs(m)
+	args, err := sqlrow.InsertArgs(m, true)
 	if err != nil {
-		return fmt.Errorf("insert memory: %w", err)
-	}
-	accessed, err := nullTime("last_accessed_at", m.LastAccessedAt)
-	if err != nil {
-		return fmt.Errorf("insert memory: %w", err)
+		return err
 	}
 	seq, err := t.nextSeq()
 	if err != nil {
@@ -647,7 +360,7 @@ func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
 	if !keepID {
 		args[0] = nil // AUTOINCREMENT assigns the id
 	}
-	res, err := t.exec(qInsert, append(args, accessed, m.AccessCount, seq)...)
+	res, err := t.exec(qInsert, append(args, seq)...)
 	if err != nil {
 		return t.fail("insert memory", err)
 	}
@@ -686,11 +399,10 @@ func (t *writeTx) Put(m *driver.Memory) error {
 		}
 		return t.fail(op, err)
 	}
-	if m.Version != cur+1 {
-		return fmt.Errorf("put memory %d: it is at version %d, so the next version is %d, not %d (someone else wrote it in between?): %w",
-			m.ID, cur, cur+1, m.Version, driver.ErrConflict)
+	if err := driver.CheckPut(m, cur); err != nil {
+		return err
 	}
-	args, err := memoryArgs(m)
+	args, err := sqlrow.MemoryArgs(m, true)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -698,7 +410,7 @@ func (t *writeTx) Put(m *driver.Memory) error {
 	if err != nil {
 		return t.fail(op, err)
 	}
-	content, vec := args[5], args[len(args)-1]
+	content, vec := args[sqlrow.Content], args[sqlrow.Embedding]
 	if _, err := t.exec(qKeepVersion, m.ID, content, vec); err != nil {
 		return t.fail(op, err)
 	}
@@ -730,7 +442,7 @@ func (t *writeTx) Delete(id int64) error {
 			return t.fail(op, err)
 		}
 	}
-	now, _ := encodeTime("deleted_at", time.Now())
+	now, _ := sqlrow.EncodeTime("deleted_at", time.Now())
 	if _, err := t.exec(qTombstone, id, seq, now); err != nil {
 		return t.fail(op, err)
 	}
@@ -746,7 +458,7 @@ func (t *writeTx) Delete(id int64) error {
 // Touch records an access to ids at t: each occurrence of an id counts one
 // access, and the latest access time is kept. Unknown ids are ignored.
 func (t *writeTx) Touch(ids []int64, at time.Time) error {
-	ts, err := nullTime("access time", at)
+	ts, err := sqlrow.NullTime("access time", at)
 	if err != nil {
 		return fmt.Errorf("touch: %w", err)
 	}
@@ -773,7 +485,7 @@ func (t *writeTx) Link(e driver.Edge) error {
 			return t.fail(op, err)
 		}
 	}
-	created, err := encodeTime("created_at", e.CreatedAt)
+	created, err := sqlrow.EncodeTime("created_at", e.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -807,11 +519,8 @@ func (t *writeTx) Unlink(from, to int64, typ driver.EdgeType) error {
 // SetMeta stores a store-level setting. Keys starting with "sqlite." are
 // reserved for the backend.
 func (t *writeTx) SetMeta(key, value string) error {
-	if key == "" {
-		return driver.Invalidf("set meta: empty key")
-	}
-	if strings.HasPrefix(key, reservedPrefix) {
-		return driver.Invalidf("set meta: key %q is reserved for the sqlite backend (keys starting with %q)", key, reservedPrefix)
+	if err := driver.CheckMetaKey(Name, reservedPrefix, key); err != nil {
+		return err
 	}
 	op := fmt.Sprintf("set meta key %q", key)
 	if _, err := t.nextSeq(); err != nil {
@@ -825,17 +534,14 @@ func (t *writeTx) SetMeta(key, value string) error {
 
 // AppendAudit appends e to the audit log and sets e.Seq.
 func (t *writeTx) AppendAudit(e *driver.AuditEntry) error {
-	if e == nil {
-		return driver.Invalidf("append audit: nil entry")
-	}
-	tm, err := encodeTime("time", e.Time)
+	args, err := sqlrow.AuditArgs(e, true)
 	if err != nil {
-		return fmt.Errorf("append audit: %w", err)
+		return err
 	}
 	if _, err := t.nextSeq(); err != nil {
 		return t.fail("append audit", err)
 	}
-	res, err := t.exec(qAppendAudit, tm, e.Action, e.MemoryID, e.Detail, e.PrevHash, e.Hash)
+	res, err := t.exec(qAppendAudit, args...)
 	if err != nil {
 		return t.fail("append audit", err)
 	}
@@ -851,30 +557,12 @@ func (t *writeTx) AppendAudit(e *driver.AuditEntry) error {
 // namespaces whose UpdatedAt is after t (see driver.UpdateReader), read
 // through the index memories_updated a page at a time.
 func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver.Memory) error) error {
-	after, err := encodeTime("time", at)
-	if err != nil {
-		if at.Year() > 9999 {
-			return nil // nothing is written after the year 9999
-		}
-		after = "" // every time is after one before the year 0
-	}
-	for i, ns := range namespaces {
-		if slices.Contains(namespaces[:i], ns) {
-			continue
-		}
-		err := ranked.UpdatedPages(pageSize, after, func(from string, fromID int64) ([]*driver.Memory, error) {
-			return t.scanPage(qUpdated, []any{ns, from, fromID, pageSize})
-		}, func(u time.Time) (string, error) { return encodeTime("updated_at", u) }, func(err error) error {
-			return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
-		}, fn)
-		if err != nil {
-			return err
-		}
+	return sqlrow.UpdatedAfter(t, qUpdated, pageSize, true, namespaces, at, func(ns, op string) error {
 		// Times in other formats do not sort with timeLayout's: each is
 		// compared as a time.
 		page, err := t.scanPage(qUpdatedOther, []any{ns})
 		if err != nil {
-			return t.fail(fmt.Sprintf("memories of namespace %q changed after %s", ns, at.Format(time.RFC3339Nano)), err)
+			return t.fail(op, err)
 		}
 		for _, m := range page {
 			if m.UpdatedAt.After(at) {
@@ -883,8 +571,8 @@ func (t *readTx) UpdatedAfter(namespaces []string, at time.Time, fn func(*driver
 				}
 			}
 		}
-	}
-	return nil
+		return nil
+	}, fn)
 }
 
 // Ranked calls fn with the current version of every memory that matches
@@ -955,7 +643,7 @@ func (t *readTx) scanRanked(q string, args []any) ([]ranked.Row, error) {
 	var page []ranked.Row
 	for rows.Next() {
 		var accessed sql.NullString
-		m, err := scanMemory(ranked.WithKey(rows, &accessed))
+		m, err := sqlrow.ScanMemory(ranked.WithKey(rows, &accessed))
 		if err != nil {
 			return nil, err
 		}

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memos-go/memos/backends/internal/upgradetest"
+	"github.com/memos-go/memos/backends/internal/sqlrow"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/upgradetest"
 )
 
 // A store written by memos with schema version 1 (two copies of the
@@ -80,7 +81,7 @@ func testUpgradeCompacts(t *testing.T, shared bool) {
 		t.Fatal(err)
 	}
 	const n = 2000 // enough rows that the pages every table and index takes at least do not decide the ratio
-	vec := encodeVector(make([]float32, 256))
+	vec := sqlrow.EncodeVector(make([]float32, 256))
 	for i := range n {
 		if _, err := tx.Exec(`INSERT INTO memories (content, embedding) VALUES (?, ?)`,
 			fmt.Sprintf("imported memory number %d about %s", i, strings.Repeat("words ", i%50)), vec); err != nil {

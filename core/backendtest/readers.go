@@ -125,6 +125,13 @@ func testIndexedReaders(t *testing.T, f *fixture) {
 	f.reopen(t)
 	check("after reopening")
 
+	checkReadersStop(t, f, namespaces, rr, ur)
+}
+
+// checkReadersStop checks that a Ranked (rr) and an UpdatedAfter (ur) read
+// stops when fn says so, with fn's error, and that Ranked refuses a filter
+// that leaves a field open.
+func checkReadersStop(t *testing.T, f *fixture, namespaces []string, rr, ur bool) {
 	if rr {
 		// A read stops when fn says so, with fn's error.
 		stop := errors.New("stop")

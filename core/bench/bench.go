@@ -395,6 +395,15 @@ func (r *runner) ks(d *dataset.Dataset) []int {
 	return ks
 }
 
+// measure is what run gathers for one vector index.
+type measure struct {
+	run     *Result
+	sc      *scorer
+	samples map[core.Mode][]time.Duration
+	packs   []time.Duration
+	opens   []time.Duration
+}
+
 // run measures one backend with one embedder on one data set: one Result
 // per vector index.
 func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, backend, embName string, emb core.Embedder) ([]*Result, error) {
@@ -406,13 +415,6 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 	scope := "process"
 	if resetPeakRSS() {
 		scope = "run"
-	}
-	type measure struct {
-		run     *Result
-		sc      *scorer
-		samples map[core.Mode][]time.Duration
-		packs   []time.Duration
-		opens   []time.Duration
 	}
 	measures := make([]*measure, len(r.cfg.VectorIndexes))
 	for i, ix := range r.cfg.VectorIndexes {
@@ -442,45 +444,7 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 		}
 		cp := &p.corpora[ci]
 		for i, m := range measures {
-			run := m.run
-			if i > 0 {
-				st.index = run.VectorIndex
-				took, err := st.build(ctx)
-				if err != nil {
-					return nil, fmt.Errorf("corpus %s: build the %s index: %w", c.Name, st.index, err)
-				}
-				run.IndexBuild += took
-			}
-			size, alloc, err := st.diskUsage(ctx, cdir)
-			if err != nil {
-				return nil, fmt.Errorf("corpus %s: disk usage: %w", c.Name, err)
-			}
-			run.DiskBytes += size
-			run.DiskAllocated += alloc
-			before := r.rerankCounts()
-			sample, err := st.open(ctx, c, cp)
-			if err != nil {
-				return nil, fmt.Errorf("corpus %s: reopen with the %s index: %w", c.Name, st.index, err)
-			}
-			run.Open.Samples = append(run.Open.Samples, sample)
-			run.OpenRSS += sample.RSS
-			m.opens = append(m.opens, sample.Open+sample.FirstQuery)
-			err = st.query(ctx, c, cp, keys, m.samples, &m.packs, m.sc, prog)
-			if r.reranker != nil {
-				after := r.rerankCounts()
-				if run.Rerank == nil {
-					run.Rerank = &Rerank{}
-				}
-				run.Rerank.Calls += after.Calls - before.Calls
-				run.Rerank.Failed += after.Failed - before.Failed
-			}
-			if cerr := st.eng.Close(); err == nil && cerr != nil {
-				err = fmt.Errorf("close: %w", cerr)
-			}
-			// Let the closed engine go, so that the next index's open RSS
-			// does not count this one's memory freed as its own.
-			st.eng, st.handles = nil, nil
-			if err != nil {
+			if err := r.measureIndex(ctx, st, i > 0, m, c, cp, keys, cdir, prog); err != nil {
 				return nil, fmt.Errorf("corpus %s: %w", c.Name, err)
 			}
 		}
@@ -499,25 +463,75 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 	peak := peakRSS()
 	out := make([]*Result, len(measures))
 	for i, m := range measures {
-		run := m.run
-		run.Ingest = ing
-		run.Open.Median = median(m.opens)
-		if run.Docs > 0 {
-			run.DiskPer100k = float64(run.DiskAllocated) * 1e5 / float64(run.Docs)
-			run.OpenRSSPer100k = float64(run.OpenRSS) * 1e5 / float64(run.Docs)
-		}
-		for _, mode := range Modes {
-			run.Latency[mode] = summarize(m.samples[mode])
-		}
-		if len(m.packs) > 0 {
-			run.Pack = summarize(m.packs)
-		}
-		run.Quality = m.sc.result()
-		run.PeakRSS = peak
-		run.Elapsed = time.Since(start)
-		out[i] = run
+		out[i] = m.result(ing, peak, time.Since(start))
 	}
 	return out, nil
+}
+
+// measureIndex measures the corpus c, ingested into st, with m's vector
+// index: it builds the index (unless it is the one st was ingested with),
+// measures the store's disk usage, reopens it and runs the queries.
+func (r *runner) measureIndex(ctx context.Context, st *store, build bool, m *measure, c *dataset.Corpus, cp *corpusPlan, keys map[int64]string, cdir string, prog *progress) error {
+	run := m.run
+	if build {
+		st.index = run.VectorIndex
+		took, err := st.build(ctx)
+		if err != nil {
+			return fmt.Errorf("build the %s index: %w", st.index, err)
+		}
+		run.IndexBuild += took
+	}
+	size, alloc, err := st.diskUsage(ctx, cdir)
+	if err != nil {
+		return fmt.Errorf("disk usage: %w", err)
+	}
+	run.DiskBytes += size
+	run.DiskAllocated += alloc
+	before := r.rerankCounts()
+	sample, err := st.open(ctx, c, cp)
+	if err != nil {
+		return fmt.Errorf("reopen with the %s index: %w", st.index, err)
+	}
+	run.Open.Samples = append(run.Open.Samples, sample)
+	run.OpenRSS += sample.RSS
+	m.opens = append(m.opens, sample.Open+sample.FirstQuery)
+	err = st.query(ctx, c, cp, keys, m.samples, &m.packs, m.sc, prog)
+	if r.reranker != nil {
+		after := r.rerankCounts()
+		if run.Rerank == nil {
+			run.Rerank = &Rerank{}
+		}
+		run.Rerank.Calls += after.Calls - before.Calls
+		run.Rerank.Failed += after.Failed - before.Failed
+	}
+	if cerr := st.eng.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close: %w", cerr)
+	}
+	// Let the closed engine go, so that the next index's open RSS does not
+	// count this one's memory freed as its own.
+	st.eng, st.handles = nil, nil
+	return err
+}
+
+// result completes m's Result with what the run measured across corpora.
+func (m *measure) result(ing Ingest, peak int64, elapsed time.Duration) *Result {
+	run := m.run
+	run.Ingest = ing
+	run.Open.Median = median(m.opens)
+	if run.Docs > 0 {
+		run.DiskPer100k = float64(run.DiskAllocated) * 1e5 / float64(run.Docs)
+		run.OpenRSSPer100k = float64(run.OpenRSS) * 1e5 / float64(run.Docs)
+	}
+	for _, mode := range Modes {
+		run.Latency[mode] = summarize(m.samples[mode])
+	}
+	if len(m.packs) > 0 {
+		run.Pack = summarize(m.packs)
+	}
+	run.Quality = m.sc.result()
+	run.PeakRSS = peak
+	run.Elapsed = elapsed
+	return run
 }
 
 // storeName is the store's file or directory name inside its temporary

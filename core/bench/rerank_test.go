@@ -9,8 +9,8 @@ import (
 
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench"
-	"github.com/memos-go/memos/core/rerank"
-	"github.com/memos-go/memos/core/rerank/reranktest"
+	"github.com/memos-go/memos/core/provider/rerank"
+	"github.com/memos-go/memos/core/provider/rerank/reranktest"
 	"github.com/memos-go/memos/embedders/hash"
 )
 

@@ -121,115 +121,150 @@ func LoadExact(r io.Reader) (*Exact, error) {
 	crc := crc32.NewIEEE()
 	br := bufio.NewReaderSize(r, 1<<20)
 	tr := io.TeeReader(br, crc)
-	fail := func(what string, err error) (*Exact, error) {
-		return nil, fmt.Errorf("vector load: %w: snapshot %s: %v", driver.ErrInvalid, what, err)
-	}
-	get := func(v any) error { return binary.Read(tr, binary.LittleEndian, v) }
-	magic := make([]byte, len(exactMagic))
-	if _, err := io.ReadFull(tr, magic); err != nil || (string(magic) != exactMagic && string(magic) != exactMagicV2) {
-		return fail("header", fmt.Errorf("not an exact-index snapshot (magic %q)", magic))
-	}
-	prec := Float32
-	if string(magic) == exactMagicV2 {
-		var b uint8
-		if err := get(&b); err != nil {
-			return fail("header", err)
-		}
-		if prec = Precision(b); !prec.Valid() || prec == Float32 {
-			return fail("header", fmt.Errorf("unknown vector precision %d", b))
-		}
-	}
-	var dim uint32
-	var n uint64
-	if err := errors.Join(get(&dim), get(&n)); err != nil {
-		return fail("header", err)
-	}
-	if dim < 1 || dim > 1<<16 || n > math.MaxInt32 {
-		return fail("header", fmt.Errorf("implausible dimension %d or count %d", dim, n))
-	}
-	// The arrays are allocated whole below; when the input says how much it
-	// holds (the engine passes an *io.LimitedReader), a count it cannot
-	// hold is refused before a damaged header makes Load allocate it.
-	if holds >= 0 {
-		per := int64(8 + 4 + 4) // id, namespace, pool
-		if prec == Float32 {
-			per += 4 * int64(dim)
-		} else {
-			per += int64(dim) + 4 // codes, scale
-		}
-		if int64(n)*per > holds {
-			return fail("header", fmt.Errorf("%d vectors of %d dimensions do not fit the %d bytes the snapshot holds", n, dim, holds))
-		}
-	}
-	getNames := func() ([]string, error) {
-		var k uint32
-		if err := get(&k); err != nil {
-			return nil, err
-		}
-		if k > uint32(n)+1 {
-			return nil, fmt.Errorf("implausible name count %d", k)
-		}
-		names := make([]string, k)
-		for i := range names {
-			var l uint16
-			if err := get(&l); err != nil {
-				return nil, err
-			}
-			b := make([]byte, l)
-			if _, err := io.ReadFull(tr, b); err != nil {
-				return nil, err
-			}
-			names[i] = string(b)
-		}
-		return names, nil
-	}
-	x := NewExactPrecision(int(dim), prec)
-	x.ids = make([]int64, n)
-	if err := getSlice(tr, x.ids); err != nil {
-		return fail("ids", err)
-	}
-	nsNames, err := getNames()
+	prec, dim, n, err := readExactHeader(tr, holds)
 	if err != nil {
-		return fail("namespaces", err)
+		return nil, err
 	}
-	poolNames, err := getNames()
+	x := NewExactPrecision(dim, prec)
+	nsNames, poolNames, err := x.readEntries(tr, n)
 	if err != nil {
-		return fail("pools", err)
-	}
-	x.nsOf, x.pool = make([]uint32, n), make([]uint32, n)
-	if err := errors.Join(getSlice(tr, x.nsOf), getSlice(tr, x.pool)); err != nil {
-		return fail("entries", err)
-	}
-	var f, scales []float32
-	var codes []int8
-	if prec == Float32 {
-		f = make([]float32, int(n)*int(dim))
-		if err := getSlice(tr, f); err != nil {
-			return fail("vectors", err)
-		}
-	} else {
-		codes, scales = make([]int8, int(n)*int(dim)), make([]float32, n)
-		if err := errors.Join(getSlice(tr, codes), getSlice(tr, scales)); err != nil {
-			return fail("vectors", err)
-		}
-	}
-	if x.rows, err = RowsOf(int(dim), prec, int(n), f, codes, scales); err != nil {
-		return fail("vectors", err)
+		return nil, err
 	}
 	sum := crc.Sum32()
 	var want uint32
 	if err := binary.Read(br, binary.LittleEndian, &want); err != nil {
-		return fail("checksum", err)
+		return nil, snapshotErr("checksum", err)
 	}
 	if sum != want {
-		return fail("checksum", fmt.Errorf("CRC-32 %08x, recorded %08x", sum, want))
+		return nil, snapshotErr("checksum", fmt.Errorf("CRC-32 %08x, recorded %08x", sum, want))
 	}
-	// Rebuild the id map and the interners' reference counts.
+	if err := x.rebuild(nsNames, poolNames); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// snapshotErr is LoadExact's error for a snapshot whose part what cannot
+// be read.
+func snapshotErr(what string, err error) error {
+	return fmt.Errorf("vector load: %w: snapshot %s: %v", driver.ErrInvalid, what, err)
+}
+
+// getLE reads v from r, little-endian.
+func getLE(r io.Reader, v any) error { return binary.Read(r, binary.LittleEndian, v) }
+
+// readExactHeader reads a snapshot's header: the precision, the dimension
+// and the number of vectors. When the input says how much it holds (holds
+// ≥ 0: the engine passes an *io.LimitedReader), a count it cannot hold is
+// refused here, before a damaged header makes LoadExact allocate it: the
+// arrays are allocated whole.
+func readExactHeader(tr io.Reader, holds int64) (prec Precision, dim, n int, err error) {
+	magic := make([]byte, len(exactMagic))
+	if _, err := io.ReadFull(tr, magic); err != nil || (string(magic) != exactMagic && string(magic) != exactMagicV2) {
+		return 0, 0, 0, snapshotErr("header", fmt.Errorf("not an exact-index snapshot (magic %q)", magic))
+	}
+	prec = Float32
+	if string(magic) == exactMagicV2 {
+		var b uint8
+		if err := getLE(tr, &b); err != nil {
+			return 0, 0, 0, snapshotErr("header", err)
+		}
+		if prec = Precision(b); !prec.Valid() || prec == Float32 {
+			return 0, 0, 0, snapshotErr("header", fmt.Errorf("unknown vector precision %d", b))
+		}
+	}
+	var d uint32
+	var count uint64
+	if err := errors.Join(getLE(tr, &d), getLE(tr, &count)); err != nil {
+		return 0, 0, 0, snapshotErr("header", err)
+	}
+	if d < 1 || d > 1<<16 || count > math.MaxInt32 {
+		return 0, 0, 0, snapshotErr("header", fmt.Errorf("implausible dimension %d or count %d", d, count))
+	}
+	if holds >= 0 {
+		per := int64(8 + 4 + 4) // id, namespace, pool
+		if prec == Float32 {
+			per += 4 * int64(d)
+		} else {
+			per += int64(d) + 4 // codes, scale
+		}
+		if int64(count)*per > holds {
+			return 0, 0, 0, snapshotErr("header", fmt.Errorf("%d vectors of %d dimensions do not fit the %d bytes the snapshot holds", count, d, holds))
+		}
+	}
+	return prec, int(d), int(count), nil
+}
+
+// readNames reads an interner's names (at most n+1 of them).
+func readNames(tr io.Reader, n int) ([]string, error) {
+	var k uint32
+	if err := getLE(tr, &k); err != nil {
+		return nil, err
+	}
+	if k > uint32(n)+1 {
+		return nil, fmt.Errorf("implausible name count %d", k)
+	}
+	names := make([]string, k)
+	for i := range names {
+		var l uint16
+		if err := getLE(tr, &l); err != nil {
+			return nil, err
+		}
+		b := make([]byte, l)
+		if _, err := io.ReadFull(tr, b); err != nil {
+			return nil, err
+		}
+		names[i] = string(b)
+	}
+	return names, nil
+}
+
+// readEntries reads the n entries of a snapshot into x, which is empty:
+// their ids, the namespace and pool names, each entry's namespace and pool
+// and the vectors.
+func (x *Exact) readEntries(tr io.Reader, n int) (nsNames, poolNames []string, err error) {
+	x.ids = make([]int64, n)
+	if err := getSlice(tr, x.ids); err != nil {
+		return nil, nil, snapshotErr("ids", err)
+	}
+	if nsNames, err = readNames(tr, n); err != nil {
+		return nil, nil, snapshotErr("namespaces", err)
+	}
+	if poolNames, err = readNames(tr, n); err != nil {
+		return nil, nil, snapshotErr("pools", err)
+	}
+	x.nsOf, x.pool = make([]uint32, n), make([]uint32, n)
+	if err := errors.Join(getSlice(tr, x.nsOf), getSlice(tr, x.pool)); err != nil {
+		return nil, nil, snapshotErr("entries", err)
+	}
+	dim, prec := x.dim, x.rows.Precision()
+	var f, scales []float32
+	var codes []int8
+	if prec == Float32 {
+		f = make([]float32, n*dim)
+		if err := getSlice(tr, f); err != nil {
+			return nil, nil, snapshotErr("vectors", err)
+		}
+	} else {
+		codes, scales = make([]int8, n*dim), make([]float32, n)
+		if err := errors.Join(getSlice(tr, codes), getSlice(tr, scales)); err != nil {
+			return nil, nil, snapshotErr("vectors", err)
+		}
+	}
+	if x.rows, err = RowsOf(dim, prec, n, f, codes, scales); err != nil {
+		return nil, nil, snapshotErr("vectors", err)
+	}
+	return nsNames, poolNames, nil
+}
+
+// rebuild makes the id map and the interners' reference counts of the
+// entries LoadExact read.
+func (x *Exact) rebuild(nsNames, poolNames []string) error {
 	x.ns = interner{names: nsNames, refs: make([]int, len(nsNames)), idx: map[string]uint32{}}
 	x.pools = interner{names: poolNames, refs: make([]int, len(poolNames)), idx: map[string]uint32{}}
 	for s, id := range x.ids {
 		if _, dup := x.slots[id]; dup || int(x.nsOf[s]) >= len(nsNames) || int(x.pool[s]) >= len(poolNames) {
-			return fail("entries", fmt.Errorf("entry %d (id %d) is inconsistent", s, id))
+			return snapshotErr("entries", fmt.Errorf("entry %d (id %d) is inconsistent", s, id))
 		}
 		x.slots[id] = int32(s)
 		x.ns.refs[x.nsOf[s]]++
@@ -244,7 +279,7 @@ func LoadExact(r io.Reader) (*Exact, error) {
 			in.idx[name] = uint32(i)
 		}
 	}
-	return x, nil
+	return nil
 }
 
 // getSlice fills dst from little-endian values: on a little-endian machine

@@ -6,23 +6,21 @@
 // model's dimension, unless Config.Dim gives it. Vectors are normalised to
 // unit length on arrival, so the model info always says Normalized; empty
 // strings are sent as a single space. Ollama is a local server, so failed
-// requests are not retried: a server that is down gives driver.ErrUnavailable
+// requests are not retried (core/retryhttp with no retries): a server that is down gives driver.ErrUnavailable
 // with a hint to start it, an unknown model driver.ErrInvalid with a hint to
 // pull it.
 package ollama
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/retryhttp"
 	"github.com/memos-go/memos/embedders/internal/batched"
 )
 
@@ -69,10 +67,10 @@ func init() {
 
 // Embedder calls Ollama's /api/embed. It is safe for concurrent use.
 type Embedder struct {
-	cfg    Config
-	url    string
-	client *http.Client
-	info   driver.ModelInfo
+	cfg  Config
+	url  string
+	http *retryhttp.Client
+	info driver.ModelInfo
 }
 
 var _ driver.Embedder = (*Embedder)(nil)
@@ -99,10 +97,16 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%w: ollama: base_url %q is not an http(s) URL such as %s", driver.ErrInvalid, cfg.BaseURL, DefaultBaseURL)
 	}
-	e := &Embedder{cfg: cfg, url: strings.TrimRight(cfg.BaseURL, "/") + "/api/embed", client: cfg.HTTPClient}
-	if e.client == nil {
-		e.client = http.DefaultClient
-	}
+	e := &Embedder{cfg: cfg, url: strings.TrimRight(cfg.BaseURL, "/") + "/api/embed", http: &retryhttp.Client{
+		Name: "ollama", Timeout: cfg.Timeout, MaxRetries: -1, HTTP: cfg.HTTPClient, MaxBody: 1 << 30,
+		DownHint: "is Ollama running? start it with `ollama serve`",
+		StatusHint: func(status int, msg string) string {
+			if status == http.StatusNotFound && strings.Contains(msg, "not found") {
+				msg += fmt.Sprintf(" (pull it with `ollama pull %s`)", cfg.Model)
+			}
+			return msg
+		},
+	}}
 	info, err := batched.Info(ctx, "ollama", cfg.Model, cfg.Dim, cfg.Batch, "dim", e.request)
 	if err != nil {
 		return nil, err
@@ -141,49 +145,9 @@ func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, er
 		}
 		in[i] = s
 	}
-	body, err := json.Marshal(request{Model: e.cfg.Model, Input: in, KeepAlive: e.cfg.KeepAlive, Truncate: e.cfg.Truncate})
-	if err != nil {
-		return nil, fmt.Errorf("ollama: %w", err)
-	}
-	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, e.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("%w: ollama: %v", driver.ErrInvalid, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := e.client.Do(req)
-	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			return nil, fmt.Errorf("ollama: %w", ctx.Err())
-		case rctx.Err() != nil:
-			return nil, fmt.Errorf("%w: ollama: POST %s: no answer within %v (timeout)", driver.ErrUnavailable, e.url, e.cfg.Timeout)
-		}
-		return nil, fmt.Errorf("%w: ollama: POST %s: %v (is Ollama running? start it with `ollama serve`)", driver.ErrUnavailable, e.url, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("ollama: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("%w: ollama: reading the answer of POST %s: %v", driver.ErrUnavailable, e.url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg := errorText(data)
-		sentinel := driver.ErrInvalid
-		if resp.StatusCode >= 500 {
-			sentinel = driver.ErrUnavailable
-		}
-		if resp.StatusCode == http.StatusNotFound && strings.Contains(msg, "not found") {
-			msg += fmt.Sprintf(" (pull it with `ollama pull %s`)", e.cfg.Model)
-		}
-		return nil, fmt.Errorf("%w: ollama: POST %s: %s: %s", sentinel, e.url, resp.Status, msg)
-	}
 	var r response
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("ollama: POST %s: the answer is not an embed response: %v", e.url, err)
+	if err := e.http.PostJSON(ctx, e.url, request{Model: e.cfg.Model, Input: in, KeepAlive: e.cfg.KeepAlive, Truncate: e.cfg.Truncate}, &r); err != nil {
+		return nil, err
 	}
 	if len(r.Embeddings) != len(texts) {
 		return nil, fmt.Errorf("ollama: POST %s: %d embeddings for %d texts", e.url, len(r.Embeddings), len(texts))
@@ -194,23 +158,4 @@ func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, er
 		}
 	}
 	return r.Embeddings, nil
-}
-
-// errorText extracts Ollama's {"error": "..."} message, or an excerpt of
-// any other body.
-func errorText(data []byte) string {
-	var b struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(data, &b) == nil && b.Error != "" {
-		return b.Error
-	}
-	s := strings.TrimSpace(string(data))
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	if s == "" {
-		s = "(empty body)"
-	}
-	return s
 }

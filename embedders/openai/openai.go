@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/httpapi"
+	"github.com/memos-go/memos/core/retryhttp"
 	"github.com/memos-go/memos/embedders/internal/batched"
 )
 
@@ -89,7 +89,7 @@ func init() {
 type Embedder struct {
 	cfg  Config
 	url  string
-	http *httpapi.Client
+	http *retryhttp.Client
 	info driver.ModelInfo
 }
 
@@ -131,12 +131,12 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 	key := os.Getenv(cfg.APIKeyEnv)
 	retries := cfg.MaxRetries
 	if retries == 0 {
-		retries = -1 // httpapi reads 0 as its default
+		retries = -1 // retryhttp reads 0 as its default
 	}
 	e := &Embedder{
 		cfg: cfg,
 		url: strings.TrimRight(cfg.BaseURL, "/") + "/embeddings",
-		http: &httpapi.Client{Name: "openai", Header: http.Header{}, Timeout: cfg.Timeout, MaxRetries: retries,
+		http: &retryhttp.Client{Name: "openai", Header: http.Header{}, Timeout: cfg.Timeout, MaxRetries: retries,
 			Backoff: cfg.Backoff, KeyHint: "check the key in $" + cfg.APIKeyEnv, HTTP: cfg.HTTPClient},
 	}
 	if key != "" {
@@ -181,7 +181,7 @@ type response struct {
 	Model string `json:"model"`
 }
 
-// request embeds one batch, retrying as configured (core/httpapi), and
+// request embeds one batch, retrying as configured (core/retryhttp), and
 // returns the vectors in input order, normalised.
 func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, error) {
 	in := make([]string, len(texts))

@@ -351,26 +351,52 @@ func load(ctx context.Context, path string, maxWords int) ([]string, []float32, 
 		r = zr
 	}
 	lr := bufio.NewReaderSize(r, 64<<10)
+	first, dim, err := firstLine(lr, path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	parts, readErr := parseParallel(dim, func(submit func([]byte)) error {
+		return readChunks(ctx, lr, first, maxWords, submit)
+	})
+	if readErr != nil {
+		if ctx.Err() != nil {
+			return nil, nil, 0, fmt.Errorf("wordvec: loading %s: %w", path, readErr)
+		}
+		return nil, nil, 0, fmt.Errorf("wordvec: reading %s: %w", path, readErr)
+	}
+	return joinParts(path, parts, dim)
+}
+
+// firstLine returns the first line of vectors, past a word2vec/fastText
+// header ("count dim"), and the dimension it shows.
+func firstLine(lr *bufio.Reader, path string) ([]byte, int, error) {
 	first, err := lr.ReadBytes('\n')
 	if err != nil && err != io.EOF {
-		return nil, nil, 0, fmt.Errorf("wordvec: reading %s: %w", path, err)
+		return nil, 0, fmt.Errorf("wordvec: reading %s: %w", path, err)
 	}
-	// A word2vec/fastText header ("count dim") is skipped.
 	if f := bytes.Fields(first); len(f) == 2 && isInt(f[0]) && isInt(f[1]) {
 		if first, err = lr.ReadBytes('\n'); err != nil && err != io.EOF {
-			return nil, nil, 0, fmt.Errorf("wordvec: reading %s: %w", path, err)
+			return nil, 0, fmt.Errorf("wordvec: reading %s: %w", path, err)
 		}
 	}
 	dim := len(bytes.Fields(first)) - 1
 	if dim < 1 {
-		return nil, nil, 0, fmt.Errorf("%w: wordvec: %s: the first line is not \"word v1 v2 ...\"", driver.ErrInvalid, path)
+		return nil, 0, fmt.Errorf("%w: wordvec: %s: the first line is not \"word v1 v2 ...\"", driver.ErrInvalid, path)
 	}
+	return first, dim, nil
+}
 
-	type part struct {
-		words []string
-		vecs  []float32
-		err   error
-	}
+// part is the words and vectors parsed from one chunk.
+type part struct {
+	words []string
+	vecs  []float32
+	err   error
+}
+
+// parseParallel runs read, which passes chunks of whole lines to submit,
+// while one goroutine a CPU parses them; it returns the parts in the order
+// of the chunks and read's error.
+func parseParallel(dim int, read func(submit func([]byte)) error) ([]*part, error) {
 	var (
 		mu    sync.Mutex
 		parts []*part
@@ -384,61 +410,67 @@ func load(ctx context.Context, path string, maxWords int) ([]string, []float32, 
 			}
 		})
 	}
-	submit := func(data []byte) {
-		p := new(part)
-		mu.Lock()
-		parts = append(parts, p)
-		mu.Unlock()
-		jobs <- func() { p.words, p.vecs, p.err = parse(data, dim) }
-	}
-	readErr := func() error {
+	err := func() error {
 		defer close(jobs)
-		carry := first
-		lines := 0
-		for {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			buf := make([]byte, len(carry)+chunkSize)
-			copy(buf, carry)
-			n, err := io.ReadFull(lr, buf[len(carry):])
-			buf = buf[:len(carry)+n]
-			eof := err == io.EOF || err == io.ErrUnexpectedEOF
-			if err != nil && !eof {
-				return err
-			}
-			chunk := buf
-			carry = nil
-			if !eof {
-				last := bytes.LastIndexByte(buf, '\n')
-				if last < 0 { // a line longer than a chunk: keep reading
-					carry = buf
-					continue
-				}
-				chunk, carry = buf[:last+1], buf[last+1:]
-			}
-			if maxWords > 0 {
-				if lines+bytes.Count(chunk, []byte{'\n'}) >= maxWords {
-					chunk = cutLines(chunk, maxWords-lines)
-					eof = true
-				}
-				lines += bytes.Count(chunk, []byte{'\n'})
-			}
-			if len(chunk) > 0 {
-				submit(chunk)
-			}
-			if eof {
-				return nil
-			}
-		}
+		return read(func(data []byte) {
+			p := new(part)
+			mu.Lock()
+			parts = append(parts, p)
+			mu.Unlock()
+			jobs <- func() { p.words, p.vecs, p.err = parse(data, dim) }
+		})
 	}()
 	wg.Wait()
-	if readErr != nil {
-		if ctx.Err() != nil {
-			return nil, nil, 0, fmt.Errorf("wordvec: loading %s: %w", path, readErr)
+	return parts, err
+}
+
+// readChunks reads lr in chunks of about chunkSize that end at line
+// boundaries, the first starting with first, and submits them, up to
+// maxWords lines in all when it is positive.
+func readChunks(ctx context.Context, lr io.Reader, first []byte, maxWords int, submit func([]byte)) error {
+	carry := first
+	lines := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		return nil, nil, 0, fmt.Errorf("wordvec: reading %s: %w", path, readErr)
+		buf := make([]byte, len(carry)+chunkSize)
+		copy(buf, carry)
+		n, err := io.ReadFull(lr, buf[len(carry):])
+		buf = buf[:len(carry)+n]
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return err
+		}
+		chunk := buf
+		carry = nil
+		if !eof {
+			last := bytes.LastIndexByte(buf, '\n')
+			if last < 0 { // a line longer than a chunk: keep reading
+				carry = buf
+				continue
+			}
+			chunk, carry = buf[:last+1], buf[last+1:]
+		}
+		if maxWords > 0 {
+			if lines+bytes.Count(chunk, []byte{'\n'}) >= maxWords {
+				chunk = cutLines(chunk, maxWords-lines)
+				eof = true
+			}
+			lines += bytes.Count(chunk, []byte{'\n'})
+		}
+		if len(chunk) > 0 {
+			submit(chunk)
+		}
+		if eof {
+			return nil
+		}
 	}
+}
+
+// joinParts concatenates the parts' words and vectors, or returns the
+// first part's parse error.
+func joinParts(path string, parts []*part, dim int) ([]string, []float32, int, error) {
 	n := 0
 	for _, p := range parts {
 		if p.err != nil {

@@ -27,7 +27,7 @@ import (
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench/dataset"
-	"github.com/memos-go/memos/core/extract"
+	"github.com/memos-go/memos/core/provider/extract"
 	"github.com/memos-go/memos/examples/internal/evaldata"
 )
 

@@ -23,7 +23,7 @@ import (
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench/dataset"
-	"github.com/memos-go/memos/core/summarize"
+	"github.com/memos-go/memos/core/provider/summarize"
 	"github.com/memos-go/memos/examples/internal/evaldata"
 )
 

@@ -43,31 +43,12 @@ func main() {
 }
 
 func run(ctx context.Context, backend string, n int, edit float64, data, keep string) error {
-	var turns []core.Input
-	for _, load := range []func() (*dataset.Dataset, error){
-		func() (*dataset.Dataset, error) {
-			return dataset.LoadLoCoMo(filepath.Join(data, "locomo", "locomo-dev.json"), dataset.Options{})
-		},
-		func() (*dataset.Dataset, error) {
-			return dataset.LoadLongMemEval(filepath.Join(data, "longmemeval", "longmemeval-s-dev100.json.gz"), dataset.Options{})
-		},
-	} {
-		d, err := load()
-		if err != nil {
-			return err
-		}
-		for _, c := range d.Corpora {
-			for _, doc := range c.Docs {
-				// A few turns are only an image: no text to store.
-				if strings.IndexFunc(doc.Input.Content, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
-					turns = append(turns, doc.Input)
-				}
-			}
-		}
+	turns, err := loadTurns(data)
+	if err != nil {
+		return err
 	}
 	dir := keep
 	if dir == "" {
-		var err error
 		if dir, err = os.MkdirTemp("", "footprint"); err != nil {
 			return err
 		}
@@ -75,19 +56,7 @@ func run(ctx context.Context, backend string, n int, edit float64, data, keep st
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	var b core.Backend
-	var err error
-	var store string
-	switch backend {
-	case "sqlite":
-		store = filepath.Join(dir, "memory.db")
-		b, err = sqlite.Open(ctx, sqlite.Config{Path: store})
-	case "bolt":
-		store = filepath.Join(dir, "memory.bolt")
-		b, err = bolt.Open(ctx, bolt.Config{Path: store})
-	default:
-		return fmt.Errorf("unknown backend %q", backend)
-	}
+	b, store, err := openBackend(ctx, backend, dir)
 	if err != nil {
 		return err
 	}
@@ -100,45 +69,15 @@ func run(ctx context.Context, backend string, n int, edit float64, data, keep st
 	if err != nil {
 		return err
 	}
-	var content int64
 	start := time.Now()
-	const batch = 500
-	ids := make([]int64, 0, n)
-	for i := 0; i < n; i += batch {
-		ins := make([]core.Input, 0, batch)
-		for j := i; j < min(n, i+batch); j++ {
-			in := turns[j%len(turns)]
-			in.Session = fmt.Sprintf("%s#%d", in.Session, j/len(turns)) // copies are other conversations
-			content += int64(len(in.Content))
-			ins = append(ins, in)
-		}
-		ms, err := e.RememberBatch(ctx, ins)
-		if err != nil {
-			return err
-		}
-		for _, m := range ms {
-			ids = append(ids, m.ID)
-		}
+	ids, content, err := ingest(ctx, e, turns, n)
+	if err != nil {
+		return err
 	}
-	ingest := time.Since(start)
+	ingestTook := time.Since(start)
 	edits := int(edit * float64(n))
-	for i := range edits {
-		id := ids[(i*7919)%len(ids)]
-		var p core.Patch
-		if i%2 == 0 {
-			md := map[string]any{"reviewed": true}
-			p.Metadata = &md
-		} else {
-			m, err := e.Get(ctx, id)
-			if err != nil {
-				return err
-			}
-			c := m.Content + " (edited)"
-			p.Content = &c
-		}
-		if _, err := e.Update(ctx, id, p); err != nil {
-			return err
-		}
+	if err := editSome(ctx, e, ids, edits); err != nil {
+		return err
 	}
 	if err := e.Close(); err != nil {
 		return err
@@ -157,7 +96,7 @@ func run(ctx context.Context, backend string, n int, edit float64, data, keep st
 	}
 	vec := int64(n) * int64(info.Dim) * 4
 	fmt.Printf("backend %s, %d memories (%d distinct turns), %d edited, ingest %.1f s (%.0f/s)\n",
-		backend, n, len(turns), edits, ingest.Seconds(), float64(n)/ingest.Seconds())
+		backend, n, len(turns), edits, ingestTook.Seconds(), float64(n)/ingestTook.Seconds())
 	fmt.Printf("content %.1f MiB (%.0f B/memory), embeddings %.1f MiB (%d B/memory)\n",
 		mib(content), float64(content)/float64(n), mib(vec), vec/int64(n))
 	fmt.Printf("store %.1f MiB (%.0f B/memory, %.2f× content+embedding)\n",
@@ -179,6 +118,101 @@ func run(ctx context.Context, backend string, n int, edit float64, data, keep st
 		mib(snapBytes), float64(snapBytes)/float64(n), float64(snapBytes)/float64(vec))
 	fmt.Printf("store + snapshot %.1f MiB (%.2f× content+embedding)\n",
 		mib(storeBytes+snapBytes), float64(storeBytes+snapBytes)/float64(content+vec))
+	return nil
+}
+
+// loadTurns reads the turns of LoCoMo dev and LongMemEval-S dev100 under
+// data, without the turns that have no text.
+func loadTurns(data string) ([]core.Input, error) {
+	var turns []core.Input
+	for _, load := range []func() (*dataset.Dataset, error){
+		func() (*dataset.Dataset, error) {
+			return dataset.LoadLoCoMo(filepath.Join(data, "locomo", "locomo-dev.json"), dataset.Options{})
+		},
+		func() (*dataset.Dataset, error) {
+			return dataset.LoadLongMemEval(filepath.Join(data, "longmemeval", "longmemeval-s-dev100.json.gz"), dataset.Options{})
+		},
+	} {
+		d, err := load()
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range d.Corpora {
+			for _, doc := range c.Docs {
+				// A few turns are only an image: no text to store.
+				if strings.IndexFunc(doc.Input.Content, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+					turns = append(turns, doc.Input)
+				}
+			}
+		}
+	}
+	return turns, nil
+}
+
+// openBackend opens a new store of backend in dir and returns its path.
+func openBackend(ctx context.Context, backend, dir string) (core.Backend, string, error) {
+	var b core.Backend
+	var err error
+	var store string
+	switch backend {
+	case "sqlite":
+		store = filepath.Join(dir, "memory.db")
+		b, err = sqlite.Open(ctx, sqlite.Config{Path: store})
+	case "bolt":
+		store = filepath.Join(dir, "memory.bolt")
+		b, err = bolt.Open(ctx, bolt.Config{Path: store})
+	default:
+		return nil, "", fmt.Errorf("unknown backend %q", backend)
+	}
+	return b, store, err
+}
+
+// ingest remembers n memories, the turns over and over (each copy another
+// conversation), and returns their ids and the bytes of content.
+func ingest(ctx context.Context, e *core.Engine, turns []core.Input, n int) ([]int64, int64, error) {
+	var content int64
+	const batch = 500
+	ids := make([]int64, 0, n)
+	for i := 0; i < n; i += batch {
+		ins := make([]core.Input, 0, batch)
+		for j := i; j < min(n, i+batch); j++ {
+			in := turns[j%len(turns)]
+			in.Session = fmt.Sprintf("%s#%d", in.Session, j/len(turns)) // copies are other conversations
+			content += int64(len(in.Content))
+			ins = append(ins, in)
+		}
+		ms, err := e.RememberBatch(ctx, ins)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, m := range ms {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids, content, nil
+}
+
+// editSome edits edits of the memories ids, spread over them: every other
+// one its metadata, the others their content.
+func editSome(ctx context.Context, e *core.Engine, ids []int64, edits int) error {
+	for i := range edits {
+		id := ids[(i*7919)%len(ids)]
+		var p core.Patch
+		if i%2 == 0 {
+			md := map[string]any{"reviewed": true}
+			p.Metadata = &md
+		} else {
+			m, err := e.Get(ctx, id)
+			if err != nil {
+				return err
+			}
+			c := m.Content + " (edited)"
+			p.Content = &c
+		}
+		if _, err := e.Update(ctx, id, p); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -221,42 +221,13 @@ type options struct {
 }
 
 func run(ctx context.Context, data, set, embName string, maxCorpora int, only, base string, cfgs []string, opts options) error {
-	var corpora []corpus
-	var err error
-	switch set {
-	case "locomo":
-		corpora, err = load(set, filepath.Join(data, "locomo", "locomo-dev.json"))
-	case "longmemeval":
-		corpora, err = load(set, filepath.Join(data, "longmemeval", "longmemeval-s-dev100.json.gz"))
-	default:
-		return fmt.Errorf("unknown set %q", set)
-	}
+	corpora, err := loadCorpora(data, set, maxCorpora, opts.corpora)
 	if err != nil {
 		return err
-	}
-	if maxCorpora > 0 && len(corpora) > maxCorpora {
-		corpora = corpora[:maxCorpora]
-	}
-	if opts.corpora != "" {
-		var sel []corpus
-		for _, f := range strings.Split(opts.corpora, ",") {
-			var i int
-			if _, err := fmt.Sscan(f, &i); err != nil || i < 0 || i >= len(corpora) {
-				return fmt.Errorf("-corpora %q: %q is not an index below %d", opts.corpora, f, len(corpora))
-			}
-			sel = append(sel, corpora[i])
-		}
-		corpora = sel
 	}
 	emb, err := evaldata.Embedder(ctx, data, embName)
 	if err != nil {
 		return err
-	}
-	type variant struct {
-		name string
-		mode core.Mode
-		exp  bool
-		cfg  core.SearchConfig
 	}
 	decode := decodeConfig
 	bc, err := decode(base)
@@ -285,19 +256,11 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 	}
 	defer os.RemoveAll(dir)
 
-	type acc struct {
-		r5, r10, r20, s5 float64
-		n, nt, ns        int
-		hits             float64 // mean result size at limit 20
-	}
 	accs := make([]acc, len(variants))
 	// byCat holds the same sums per category, for -category.
 	byCat := make([]map[string]*acc, len(variants))
 	for i := range byCat {
 		byCat[i] = map[string]*acc{}
-	}
-	wantCat := func(c string) bool {
-		return opts.category == "all" || slices.Contains(strings.Split(opts.category, ","), c)
 	}
 	start := time.Now()
 	for ci, c := range corpora {
@@ -307,55 +270,7 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 			return err
 		}
 		for vi, v := range variants {
-			eng, err := openEngine(ctx, path, emb, v.cfg)
-			if err != nil {
-				return err
-			}
-			keyOf := map[string]string{}
-			for _, d := range c.docs {
-				keyOf[d.in.Source] = d.key
-			}
-			for qi, q := range c.questions {
-				req := core.SearchRequest{Query: q.text, Mode: v.mode, Limit: 20, NoExpand: !v.exp}
-				if !opts.noRef {
-					req.ReferenceTime = q.ref
-				}
-				res, err := eng.Search(ctx, req)
-				if err != nil {
-					eng.Close()
-					return fmt.Errorf("%s: %q: %w", c.name, q.text, err)
-				}
-				var keys, sess []string
-				for _, h := range res.Hits {
-					keys = append(keys, keyOf[h.Memory.Source])
-					sess = append(sess, h.Memory.Session)
-				}
-				if opts.misses {
-					missed[qi] = append(missed[qi], missRun{v.name, keys, res.Hits})
-				}
-				as := []*acc{&accs[vi]}
-				if opts.category != "" && wantCat(q.category) {
-					if byCat[vi][q.category] == nil {
-						byCat[vi][q.category] = &acc{}
-					}
-					as = append(as, byCat[vi][q.category])
-				}
-				for _, a := range as {
-					if len(q.turns) > 0 {
-						a.r5 += recall(q.turns, keys, 5)
-						a.r10 += recall(q.turns, keys, 10)
-						a.r20 += recall(q.turns, keys, 20)
-						a.nt++
-					}
-					if len(q.sessions) > 0 {
-						a.s5 += recall(q.sessions, sess, 5)
-						a.ns++
-					}
-					a.hits += float64(len(res.Hits))
-					a.n++
-				}
-			}
-			if err := eng.Close(); err != nil {
+			if err := evalVariant(ctx, path, emb, v, c, opts, &accs[vi], byCat[vi], missed); err != nil {
 				return err
 			}
 		}
@@ -386,6 +301,115 @@ func run(ctx context.Context, data, set, embName string, maxCorpora int, only, b
 		}
 	}
 	return nil
+}
+
+// variant is one way of searching that run compares.
+type variant struct {
+	name string
+	mode core.Mode
+	exp  bool
+	cfg  core.SearchConfig
+}
+
+// evalVariant asks the questions of c of the store at path with v, adding
+// the scores to total and, for -category, to byCat, and each result to
+// missed for -misses.
+func evalVariant(ctx context.Context, path string, emb core.Embedder, v variant, c corpus, opts options, total *acc, byCat map[string]*acc, missed map[int][]missRun) error {
+	eng, err := openEngine(ctx, path, emb, v.cfg)
+	if err != nil {
+		return err
+	}
+	keyOf := map[string]string{}
+	for _, d := range c.docs {
+		keyOf[d.in.Source] = d.key
+	}
+	for qi, q := range c.questions {
+		req := core.SearchRequest{Query: q.text, Mode: v.mode, Limit: 20, NoExpand: !v.exp}
+		if !opts.noRef {
+			req.ReferenceTime = q.ref
+		}
+		res, err := eng.Search(ctx, req)
+		if err != nil {
+			eng.Close()
+			return fmt.Errorf("%s: %q: %w", c.name, q.text, err)
+		}
+		var keys, sess []string
+		for _, h := range res.Hits {
+			keys = append(keys, keyOf[h.Memory.Source])
+			sess = append(sess, h.Memory.Session)
+		}
+		if opts.misses {
+			missed[qi] = append(missed[qi], missRun{v.name, keys, res.Hits})
+		}
+		as := []*acc{total}
+		if opts.category != "" && (opts.category == "all" || slices.Contains(strings.Split(opts.category, ","), q.category)) {
+			if byCat[q.category] == nil {
+				byCat[q.category] = &acc{}
+			}
+			as = append(as, byCat[q.category])
+		}
+		for _, a := range as {
+			a.add(q, keys, sess, len(res.Hits))
+		}
+	}
+	return eng.Close()
+}
+
+// loadCorpora loads the corpora of set from data: the first maxCorpora
+// (0: all), or those whose indexes pick lists ("0,3").
+func loadCorpora(data, set string, maxCorpora int, pick string) ([]corpus, error) {
+	var corpora []corpus
+	var err error
+	switch set {
+	case "locomo":
+		corpora, err = load(set, filepath.Join(data, "locomo", "locomo-dev.json"))
+	case "longmemeval":
+		corpora, err = load(set, filepath.Join(data, "longmemeval", "longmemeval-s-dev100.json.gz"))
+	default:
+		return nil, fmt.Errorf("unknown set %q", set)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if maxCorpora > 0 && len(corpora) > maxCorpora {
+		corpora = corpora[:maxCorpora]
+	}
+	if pick != "" {
+		var sel []corpus
+		for _, f := range strings.Split(pick, ",") {
+			var i int
+			if _, err := fmt.Sscan(f, &i); err != nil || i < 0 || i >= len(corpora) {
+				return nil, fmt.Errorf("-corpora %q: %q is not an index below %d", pick, f, len(corpora))
+			}
+			sel = append(sel, corpora[i])
+		}
+		corpora = sel
+	}
+	return corpora, nil
+}
+
+// acc sums a variant's scores over questions.
+type acc struct {
+	r5, r10, r20, s5 float64
+	n, nt, ns        int
+	hits             float64 // mean result size at limit 20
+}
+
+// add scores the answer to q: the keys and sessions of its hits, in order,
+// and how many hits there were.
+func (a *acc) add(q question, keys, sess []string, hits int) {
+	if len(q.turns) > 0 {
+		a.r5 += recall(q.turns, keys, 5)
+		a.r10 += recall(q.turns, keys, 10)
+		a.r20 += recall(q.turns, keys, 20)
+		a.nt++
+	}
+	if len(q.sessions) > 0 {
+		a.s5 += recall(q.sessions, sess, 5)
+		a.ns++
+	}
+	a.hits += float64(hits)
+	a.n++
 }
 
 // recall is the share of want found among the first k of got.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/core"
-	"github.com/memos-go/memos/core/rerank/reranktest"
+	"github.com/memos-go/memos/core/provider/rerank/reranktest"
 	"github.com/memos-go/memos/examples/internal/evaldata"
 )
 

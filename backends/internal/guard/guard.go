@@ -5,6 +5,7 @@
 package guard
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -53,4 +54,17 @@ func (g *Guard) Close() error {
 	g.mu.Unlock()
 	g.active.Wait()
 	return nil
+}
+
+// Run is the envelope of a store's View and Update: it enters op, fails
+// with ctx's error when ctx is done already, runs fn and leaves.
+func (g *Guard) Run(ctx context.Context, op string, fn func() error) error {
+	if err := g.Enter(op); err != nil {
+		return err
+	}
+	defer g.Leave()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %s: %w", g.Backend, op, err)
+	}
+	return fn()
 }

@@ -102,13 +102,8 @@ FILE.png draws latency against size and recall per retriever.`,
 				cfg.Progress = a.stderr
 			}
 			rep, err := bench.Run(cmd.Context(), cfg)
-			if ee := (*bench.EmbedderError)(nil); errors.As(err, &ee) {
-				return fmt.Errorf("%w (the bench reads embedder %s's settings from embedder.%s.* in the config file or MEMOS_EMBEDDER__%s__* variables)",
-					err, ee.Name, ee.Name, strings.ToUpper(ee.Name))
-			}
-			if re := (*bench.RerankerError)(nil); errors.As(err, &re) {
-				return fmt.Errorf("%w (the bench reads reranker %s's settings from reranker.%s.* in the config file or MEMOS_RERANKER__%s__* variables; --reranker none measures without it)",
-					err, re.Name, re.Name, strings.ToUpper(re.Name))
+			if hinted := settingsHint(err); hinted != nil {
+				return hinted
 			}
 			if rep == nil {
 				return err
@@ -116,30 +111,10 @@ FILE.png draws latency against size and recall per retriever.`,
 			rep.Notes = append(notes, rep.Notes...)
 			// A failed run does not lose the finished ones: they are
 			// written and printed, then the failure is returned.
-			runErr := err
-			if outFile != "" {
-				if err := writeFileWith(outFile, rep.WriteJSON); err != nil {
-					return fmt.Errorf("--out: %w", err)
-				}
-			}
-			if a.json {
-				if err := rep.WriteJSON(a.stdout); err != nil {
-					return err
-				}
-			} else if err := rep.WriteTable(a.stdout); err != nil {
+			if err := a.writeBenchReport(rep, outFile, plotOut); err != nil {
 				return err
 			}
-			if plotOut != "" {
-				if err := rep.SavePlot(plotOut); err != nil {
-					return fmt.Errorf("--plot: %w", err)
-				}
-			}
-			for _, f := range []struct{ what, path string }{{"report", outFile}, {"chart", plotOut}} {
-				if f.path != "" {
-					fmt.Fprintf(a.stderr, "memos bench: wrote the %s to %s\n", f.what, f.path)
-				}
-			}
-			return runErr
+			return err
 		}),
 	}
 	flags := cmd.Flags()
@@ -159,6 +134,49 @@ FILE.png draws latency against size and recall per retriever.`,
 	flags.StringVar(&dir, "dir", "", "where the temporary stores go (default: the system's temporary directory)")
 	flags.String("reranker", "", "the reranker every search uses, or none (default: reranker.name of the configuration)")
 	return cmd
+}
+
+// settingsHint returns err with where the settings of the embedder or
+// reranker that failed are read from, or nil when err is not such a
+// failure.
+func settingsHint(err error) error {
+	if ee := (*bench.EmbedderError)(nil); errors.As(err, &ee) {
+		return fmt.Errorf("%w (the bench reads embedder %s's settings from embedder.%s.* in the config file or MEMOS_EMBEDDER__%s__* variables)",
+			err, ee.Name, ee.Name, strings.ToUpper(ee.Name))
+	}
+	if re := (*bench.RerankerError)(nil); errors.As(err, &re) {
+		return fmt.Errorf("%w (the bench reads reranker %s's settings from reranker.%s.* in the config file or MEMOS_RERANKER__%s__* variables; --reranker none measures without it)",
+			err, re.Name, re.Name, strings.ToUpper(re.Name))
+	}
+	return nil
+}
+
+// writeBenchReport writes rep to outFile (JSON) and plotOut (charts), when
+// given, and prints it as JSON or as a table.
+func (a *app) writeBenchReport(rep *bench.Report, outFile, plotOut string) error {
+	if outFile != "" {
+		if err := writeFileWith(outFile, rep.WriteJSON); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	if a.json {
+		if err := rep.WriteJSON(a.stdout); err != nil {
+			return err
+		}
+	} else if err := rep.WriteTable(a.stdout); err != nil {
+		return err
+	}
+	if plotOut != "" {
+		if err := rep.SavePlot(plotOut); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	for _, f := range []struct{ what, path string }{{"report", outFile}, {"chart", plotOut}} {
+		if f.path != "" {
+			fmt.Fprintf(a.stderr, "memos bench: wrote the %s to %s\n", f.what, f.path)
+		}
+	}
+	return nil
 }
 
 // benchSettings fills the backends' and embedders' settings, the ranking

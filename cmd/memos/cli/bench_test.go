@@ -10,7 +10,7 @@ import (
 
 	_ "github.com/memos-go/memos/backends/postgres" // compiled in, as in cmd/memos
 	"github.com/memos-go/memos/core/bench"
-	"github.com/memos-go/memos/core/rerank/reranktest"
+	"github.com/memos-go/memos/core/provider/rerank/reranktest"
 )
 
 // TestBenchOutAndJSON checks that bench's report file is --out and that the

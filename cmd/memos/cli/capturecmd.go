@@ -10,7 +10,7 @@ import (
 
 	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
-	"github.com/memos-go/memos/core/port"
+	"github.com/memos-go/memos/core/transfer"
 )
 
 func (a *app) captureCmd() *cobra.Command {
@@ -45,7 +45,7 @@ can be captured as it goes.`,
 				defer f.Close()
 				in = f
 			}
-			turns, err := port.ReadTurns(in)
+			turns, err := transfer.ReadTurns(in)
 			if err != nil {
 				return fmt.Errorf("capture: %w", err)
 			}

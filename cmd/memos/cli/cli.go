@@ -45,9 +45,9 @@ import (
 
 	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
-	_ "github.com/memos-go/memos/core/extract"   // the built-in extractors: rules (the default), llm
-	_ "github.com/memos-go/memos/core/rerank"    // the http reranker (text-embeddings-inference, Cohere, Jina)
-	_ "github.com/memos-go/memos/core/summarize" // the built-in summarizers: extractive (the default), llm
+	_ "github.com/memos-go/memos/core/provider/extract"   // the built-in extractors: rules (the default), llm
+	_ "github.com/memos-go/memos/core/provider/rerank"    // the http reranker (text-embeddings-inference, Cohere, Jina)
+	_ "github.com/memos-go/memos/core/provider/summarize" // the built-in summarizers: extractive (the default), llm
 )
 
 // Main runs the memos command line with args (without the program name) and

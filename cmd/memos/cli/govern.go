@@ -374,7 +374,13 @@ entry about a memory version binding that version's SHA-256.`,
 	fs.StringVar(&since, "since", "", "only entries at or after this time")
 	fs.StringVar(&until, "until", "", "only entries before this time")
 
-	verify := &cobra.Command{
+	cmd.AddCommand(a.auditVerifyCmd(), a.auditExportCmd())
+	return cmd
+}
+
+// auditVerifyCmd is memos audit verify.
+func (a *app) auditVerifyCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "verify [FILE]",
 		Short: "Check the chain and every stored version against it (or an exported FILE, with no store)",
 		Long: `Verify recomputes every entry's hash and link, checks the head the store
@@ -409,7 +415,11 @@ needing no store.`,
 			})
 		}),
 	}
-	export := &cobra.Command{
+}
+
+// auditExportCmd is memos audit export.
+func (a *app) auditExportCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "export FILE",
 		Short: "Verify the log and write it to FILE, checkable later with memos audit verify FILE",
 		Args:  nargs(1, 1, "one file"),
@@ -437,8 +447,6 @@ needing no store.`,
 			})
 		}),
 	}
-	cmd.AddCommand(verify, export)
-	return cmd
 }
 
 func printAuditReport(w io.Writer, r *core.AuditReport) {

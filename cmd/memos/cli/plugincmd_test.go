@@ -17,7 +17,7 @@ import (
 
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/embedtest"
-	"github.com/memos-go/memos/core/rerank/reranktest"
+	"github.com/memos-go/memos/core/provider/rerank/reranktest"
 	"github.com/memos-go/memos/plugins"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
-	"github.com/memos-go/memos/core/port"
+	"github.com/memos-go/memos/core/transfer"
 )
 
 func (a *app) exportCmd() *cobra.Command {
@@ -43,7 +43,7 @@ and counted). The format is versioned and documented in the README;
 				if err != nil {
 					return err
 				}
-				rep, err := port.Export(ctx, eng, w, core.ExportOptions{Namespaces: only})
+				rep, err := transfer.Export(ctx, eng, w, core.ExportOptions{Namespaces: only})
 				if err = done(err); err != nil {
 					return err
 				}
@@ -183,7 +183,7 @@ func (a *app) readImport(ctx context.Context, eng *core.Engine, kind, path strin
 			return nil, nil, fmt.Errorf("import memu: %w: MemU's embeddings are %s vectors, this store holds %s; import without --keep-embeddings to embed again",
 				core.ErrDimensionMismatch, model, info.ID)
 		}
-		res, err := port.ReadMemU(ctx, path, port.MemUOptions{KeepEmbeddings: keep, Model: model, Dim: info.Dim})
+		res, err := transfer.ReadMemU(ctx, path, transfer.MemUOptions{KeepEmbeddings: keep, Model: model, Dim: info.Dim})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -194,7 +194,7 @@ func (a *app) readImport(ctx context.Context, eng *core.Engine, kind, path strin
 		return nil, nil, fmt.Errorf("import jsonl: %w", err)
 	}
 	defer f.Close()
-	_, req, err := port.ReadJSONL(f)
+	_, req, err := transfer.ReadJSONL(f)
 	if err != nil {
 		return nil, nil, fmt.Errorf("import jsonl: %s: %w", path, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/core"
-	"github.com/memos-go/memos/core/rerank/reranktest"
+	"github.com/memos-go/memos/core/provider/rerank/reranktest"
 )
 
 func TestExplainCommand(t *testing.T) {

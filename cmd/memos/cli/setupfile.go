@@ -366,11 +366,29 @@ func writeDiff(w io.Writer, nameA, nameB string, a, b []byte) {
 	if len(ma) == 0 && len(mb) == 0 {
 		return
 	}
-	// The edit script of the middle: longest common subsequence when small.
-	type op struct {
-		kind byte
-		line string
+	ops := editScript(ma, mb)
+	all := make([]op, 0, len(la)+len(mb))
+	for _, l := range la[:pre] {
+		all = append(all, op{' ', l})
 	}
+	all = append(all, ops...)
+	for _, l := range la[len(la)-suf:] {
+		all = append(all, op{' ', l})
+	}
+	fmt.Fprintf(w, "--- %s\n+++ %s\n", nameA, nameB)
+	writeHunks(w, all)
+}
+
+// op is a line of an edit script: kept (' '), removed ('-') or added ('+').
+type op struct {
+	kind byte
+	line string
+}
+
+// editScript returns the edits that turn a into b: a longest common
+// subsequence when the lists are small, else all of a removed and all of b
+// added.
+func editScript(ma, mb []string) []op {
 	var ops []op
 	if len(ma)*len(mb) <= 4_000_000 {
 		n, m := len(ma), len(mb)
@@ -409,15 +427,12 @@ func writeDiff(w io.Writer, nameA, nameB string, a, b []byte) {
 			ops = append(ops, op{'+', l})
 		}
 	}
-	all := make([]op, 0, len(la)+len(mb))
-	for _, l := range la[:pre] {
-		all = append(all, op{' ', l})
-	}
-	all = append(all, ops...)
-	for _, l := range la[len(la)-suf:] {
-		all = append(all, op{' ', l})
-	}
-	fmt.Fprintf(w, "--- %s\n+++ %s\n", nameA, nameB)
+	return ops
+}
+
+// writeHunks writes the changes of all, with three lines of context, as
+// unified-diff hunks.
+func writeHunks(w io.Writer, all []op) {
 	const ctx = 3
 	// Hunks: runs of changes with up to 2*ctx unchanged lines between them.
 	for k := 0; k < len(all); {

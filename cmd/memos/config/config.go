@@ -489,65 +489,10 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	cfg.Values = append(cfg.Values,
 		ld.value("home", cfg.Home), ld.value("namespace", cfg.Namespace), ld.value("backend", cfg.Backend))
 
-	// Backends: the chosen one and every configured section.
-	backendNames := ld.sectionNames("backends", cfg.Backend)
-	for _, name := range backendNames {
-		prefix := "backends." + name
-		d, err := core.LookupBackend(name)
-		if err != nil {
-			key := "backend"
-			if name != cfg.Backend || ld.merged.Exists(prefix) {
-				key = prefix
-			}
-			return &Error{Where: ld.whereAny(key), Msg: key + ": " + err.Error(), Err: err}
-		}
-		if err := ld.resolvePath(prefix, envs); err != nil {
-			return err
-		}
-		v, vals, err := ld.decode(prefix, d.NewConfig)
-		if err != nil {
-			return err
-		}
-		if name == cfg.Backend {
-			cfg.BackendConfig = v
-		}
-		cfg.Values = append(cfg.Values, vals...)
-	}
-
-	if cfg.EmbedderConfig, err = ld.module("embedder", cfg.Embedder, cfg, func(name string) (func() any, error) {
-		d, err := core.LookupEmbedder(name)
-		return d.NewConfig, err
-	}); err != nil {
+	if err := ld.buildBackends(cfg, envs); err != nil {
 		return err
 	}
-	if cfg.Extractor, err = ld.str("extractor.name"); err != nil {
-		return err
-	}
-	if cfg.ExtractorConfig, err = ld.module("extractor", cfg.Extractor, cfg, func(name string) (func() any, error) {
-		d, err := core.LookupExtractor(name)
-		return d.NewConfig, err
-	}); err != nil {
-		return err
-	}
-	if cfg.Summarizer, err = ld.str("summarizer.name"); err != nil {
-		return err
-	}
-	if cfg.SummarizerConfig, err = ld.module("summarizer", cfg.Summarizer, cfg, func(name string) (func() any, error) {
-		d, err := core.LookupSummarizer(name)
-		return d.NewConfig, err
-	}); err != nil {
-		return err
-	}
-	// No reranker unless one is named; "none" says so explicitly.
-	if v := ld.merged.Get("reranker.name"); v != nil && v != "" && v != "none" {
-		if cfg.Reranker, err = ld.str("reranker.name"); err != nil {
-			return err
-		}
-	}
-	if cfg.RerankerConfig, err = ld.module("reranker", cfg.Reranker, cfg, func(name string) (func() any, error) {
-		d, err := core.LookupReranker(name)
-		return d.NewConfig, err
-	}); err != nil {
+	if err := ld.buildModules(cfg); err != nil {
 		return err
 	}
 
@@ -585,6 +530,78 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	if t := envs[TokenEnv]; t != "" {
 		cfg.Server.Tokens = append(cfg.Server.Tokens, server.Token{Name: TokenEnv, Token: t})
 		cfg.Values = append(cfg.Values, Value{Key: "server.tokens", Value: "********", Source: SourceEnv, Origin: TokenEnv})
+	}
+	return nil
+}
+
+// buildBackends decodes the backends' sections: the chosen backend's and
+// every other configured one.
+func (ld *loader) buildBackends(cfg *Config, envs map[string]string) error {
+	backendNames := ld.sectionNames("backends", cfg.Backend)
+	for _, name := range backendNames {
+		prefix := "backends." + name
+		d, err := core.LookupBackend(name)
+		if err != nil {
+			key := "backend"
+			if name != cfg.Backend || ld.merged.Exists(prefix) {
+				key = prefix
+			}
+			return &Error{Where: ld.whereAny(key), Msg: key + ": " + err.Error(), Err: err}
+		}
+		if err := ld.resolvePath(prefix, envs); err != nil {
+			return err
+		}
+		v, vals, err := ld.decode(prefix, d.NewConfig)
+		if err != nil {
+			return err
+		}
+		if name == cfg.Backend {
+			cfg.BackendConfig = v
+		}
+		cfg.Values = append(cfg.Values, vals...)
+	}
+	return nil
+}
+
+// buildModules decodes the sections of the embedder, the extractor, the
+// summarizer and the reranker (see module).
+func (ld *loader) buildModules(cfg *Config) error {
+	var err error
+	if cfg.EmbedderConfig, err = ld.module("embedder", cfg.Embedder, cfg, func(name string) (func() any, error) {
+		d, err := core.LookupEmbedder(name)
+		return d.NewConfig, err
+	}); err != nil {
+		return err
+	}
+	if cfg.Extractor, err = ld.str("extractor.name"); err != nil {
+		return err
+	}
+	if cfg.ExtractorConfig, err = ld.module("extractor", cfg.Extractor, cfg, func(name string) (func() any, error) {
+		d, err := core.LookupExtractor(name)
+		return d.NewConfig, err
+	}); err != nil {
+		return err
+	}
+	if cfg.Summarizer, err = ld.str("summarizer.name"); err != nil {
+		return err
+	}
+	if cfg.SummarizerConfig, err = ld.module("summarizer", cfg.Summarizer, cfg, func(name string) (func() any, error) {
+		d, err := core.LookupSummarizer(name)
+		return d.NewConfig, err
+	}); err != nil {
+		return err
+	}
+	// No reranker unless one is named; "none" says so explicitly.
+	if v := ld.merged.Get("reranker.name"); v != nil && v != "" && v != "none" {
+		if cfg.Reranker, err = ld.str("reranker.name"); err != nil {
+			return err
+		}
+	}
+	if cfg.RerankerConfig, err = ld.module("reranker", cfg.Reranker, cfg, func(name string) (func() any, error) {
+		d, err := core.LookupReranker(name)
+		return d.NewConfig, err
+	}); err != nil {
+		return err
 	}
 	return nil
 }

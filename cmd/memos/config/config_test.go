@@ -11,8 +11,8 @@ import (
 
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/driver"
-	_ "github.com/memos-go/memos/core/extract"
-	_ "github.com/memos-go/memos/core/summarize"
+	_ "github.com/memos-go/memos/core/provider/extract"
+	_ "github.com/memos-go/memos/core/provider/summarize"
 	_ "github.com/memos-go/memos/core/vector"
 )
 

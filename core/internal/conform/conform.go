@@ -1,5 +1,5 @@
 // Package conform is the machinery the provider conformance kits share
-// (core/embedtest for embedders, core/rerank/reranktest for rerankers): a
+// (core/embedtest for embedders, core/provider/rerank/reranktest for rerankers): a
 // case is a named check of a value under test, and every case runs with a
 // guard against providers that ignore their context and a recover for ones
 // that panic, either under `go test` (Run) or from a program such as

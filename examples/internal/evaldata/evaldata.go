@@ -16,9 +16,9 @@ import (
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench"
 	"github.com/memos-go/memos/core/bench/dataset"
-	_ "github.com/memos-go/memos/core/extract"
-	_ "github.com/memos-go/memos/core/rerank" // the http reranker
-	_ "github.com/memos-go/memos/core/summarize"
+	_ "github.com/memos-go/memos/core/provider/extract"
+	_ "github.com/memos-go/memos/core/provider/rerank" // the http reranker
+	_ "github.com/memos-go/memos/core/provider/summarize"
 	"github.com/memos-go/memos/embedders/hash"
 	_ "github.com/memos-go/memos/embedders/ollama"
 	_ "github.com/memos-go/memos/embedders/openai"

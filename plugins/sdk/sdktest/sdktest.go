@@ -1,7 +1,7 @@
 // Package sdktest lets a plugin author check an embedder or a reranker in
 // `go test` without building a binary: it is served on a loopback gRPC
 // server through the same shims a plugin process uses, and the conformance
-// cases of core/embedtest (or core/rerank/reranktest) run against the host
+// cases of core/embedtest (or core/provider/rerank/reranktest) run against the host
 // side.
 //
 //	func TestPlugin(t *testing.T)   { sdktest.Run(t, myEmbedder{}) }
@@ -21,7 +21,7 @@ import (
 
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
-	"github.com/memos-go/memos/core/rerank/reranktest"
+	"github.com/memos-go/memos/core/provider/rerank/reranktest"
 	"github.com/memos-go/memos/plugins/internal/pb"
 	"github.com/memos-go/memos/plugins/internal/shim"
 )

@@ -9,7 +9,7 @@
 // A backend's upgrade test opens a fixture written by an older memos (the
 // store Build wrote, with that release's code) and compares Answers and
 // Revert with what that release answered (recorded next to the fixture).
-// The fixtures are made by cmd/genfixture in this directory, run in a
+// The fixtures are made by genfixture in this directory, run in a
 // checkout of the older release.
 package upgradetest
 
@@ -186,19 +186,14 @@ func vecs(ms []*driver.Memory) []*withVector {
 	return out
 }
 
-// Answers returns, as JSON, everything a reader of the store can learn:
-// through b, every memory at every version, its history and edges, the
-// change log, the store settings the engine keeps and the audit log; and
-// through e (whose clock must not be used by anything else meanwhile),
-// as-of and valid-at searches at every minute of the fixture's writes. e
-// must be opened with access tracking off.
-func Answers(ctx context.Context, b driver.Backend, e *core.Engine, maxID int64) ([]byte, error) {
-	type version struct {
+// The parts of Answers' JSON.
+type (
+	version struct {
 		V      int         `json:"v"`
 		Memory *withVector `json:"memory,omitempty"`
 		Err    string      `json:"err,omitempty"`
 	}
-	type record struct {
+	record struct {
 		ID       int64         `json:"id"`
 		Current  *withVector   `json:"current,omitempty"`
 		Err      string        `json:"err,omitempty"`
@@ -207,23 +202,23 @@ func Answers(ctx context.Context, b driver.Backend, e *core.Engine, maxID int64)
 		Versions []version     `json:"versions,omitempty"`
 		Edges    []driver.Edge `json:"edges,omitempty"`
 	}
-	type hit struct {
+	hit struct {
 		ID      int64  `json:"id"`
 		Version int    `json:"version"`
 		Content string `json:"content"`
 	}
-	type change struct {
+	change struct {
 		driver.Change
 		Vector []float32 `json:"vector,omitempty"`
 	}
-	type search struct {
+	search struct {
 		Query string    `json:"query"`
 		Mode  core.Mode `json:"mode"`
 		AsOf  time.Time `json:"as_of,omitzero"`
 		Valid time.Time `json:"valid_at,omitzero"`
 		Hits  []hit     `json:"hits"`
 	}
-	var out struct {
+	answers struct {
 		Seq      uint64              `json:"seq"`
 		Records  []record            `json:"records"`
 		Changes  []change            `json:"changes"`
@@ -232,69 +227,106 @@ func Answers(ctx context.Context, b driver.Backend, e *core.Engine, maxID int64)
 		Scan     []int64             `json:"scan"`
 		Searches []search            `json:"searches"`
 	}
-	errText := func(err error) string {
-		switch {
-		case err == nil:
-			return ""
-		case errors.Is(err, driver.ErrNotFound):
-			return "not found"
-		default:
-			return err.Error()
-		}
-	}
+)
+
+// Answers returns, as JSON, everything a reader of the store can learn:
+// through b, every memory at every version, its history and edges, the
+// change log, the store settings the engine keeps and the audit log; and
+// through e (whose clock must not be used by anything else meanwhile),
+// as-of and valid-at searches at every minute of the fixture's writes. e
+// must be opened with access tracking off.
+func Answers(ctx context.Context, b driver.Backend, e *core.Engine, maxID int64) ([]byte, error) {
+	var out answers
 	err := b.View(ctx, func(tx driver.ReadTx) error {
 		var err error
 		if out.Seq, err = tx.Seq(); err != nil {
 			return err
 		}
-		for id := int64(1); id <= maxID; id++ {
-			r := record{ID: id}
-			cur, err := tx.Get(id, 0)
-			r.Current, r.Err = vec(cur), errText(err)
-			hist, err := tx.History(id)
-			r.History, r.HistErr = vecs(hist), errText(err)
-			for v := 1; v <= len(hist)+1; v++ {
-				m, err := tx.Get(id, v)
-				r.Versions = append(r.Versions, version{V: v, Memory: vec(m), Err: errText(err)})
-			}
-			if cur != nil {
-				if r.Edges, err = tx.Edges(id); err != nil {
-					return err
-				}
-			}
-			out.Records = append(out.Records, r)
-		}
-		if err := tx.Changes(0, func(c driver.Change) error {
-			out.Changes = append(out.Changes, change{c, c.Embedding.Vector})
-			return nil
-		}); err != nil {
+		if out.Records, err = records(tx, maxID); err != nil {
 			return err
 		}
-		out.Meta = map[string]string{}
-		for _, k := range []string{"embedder.model", "embedder.dim", "audit.head", "store.id"} {
-			v, err := tx.Meta(k)
-			if err != nil && !errors.Is(err, driver.ErrNotFound) {
-				return err
-			}
-			out.Meta[k] = v
-		}
-		if ar, ok := tx.(driver.AuditReader); ok {
-			if err := ar.Audit(func(a driver.AuditEntry) error {
-				out.Audit = append(out.Audit, a)
-				return nil
-			}); err != nil {
-				return err
-			}
-		}
-		return tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
-			out.Scan = append(out.Scan, m.ID)
-			return nil
-		})
+		return out.readLogs(tx)
 	})
 	if err != nil {
 		return nil, err
 	}
-	// The fixture's writes took about 45 clock minutes; ask about each.
+	if out.Searches, err = searches(ctx, e); err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(out, "", "\t")
+}
+
+// errText is an error as the fixtures record it.
+func errText(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, driver.ErrNotFound):
+		return "not found"
+	default:
+		return err.Error()
+	}
+}
+
+// records reads memories 1 to maxID: each at every version, its history
+// and its edges.
+func records(tx driver.ReadTx, maxID int64) ([]record, error) {
+	var out []record
+	for id := int64(1); id <= maxID; id++ {
+		r := record{ID: id}
+		cur, err := tx.Get(id, 0)
+		r.Current, r.Err = vec(cur), errText(err)
+		hist, err := tx.History(id)
+		r.History, r.HistErr = vecs(hist), errText(err)
+		for v := 1; v <= len(hist)+1; v++ {
+			m, err := tx.Get(id, v)
+			r.Versions = append(r.Versions, version{V: v, Memory: vec(m), Err: errText(err)})
+		}
+		if cur != nil {
+			if r.Edges, err = tx.Edges(id); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// readLogs reads the change log, the settings the engine keeps, the audit
+// log and the ids a scan returns.
+func (out *answers) readLogs(tx driver.ReadTx) error {
+	if err := tx.Changes(0, func(c driver.Change) error {
+		out.Changes = append(out.Changes, change{c, c.Embedding.Vector})
+		return nil
+	}); err != nil {
+		return err
+	}
+	out.Meta = map[string]string{}
+	for _, k := range []string{"embedder.model", "embedder.dim", "audit.head", "store.id"} {
+		v, err := tx.Meta(k)
+		if err != nil && !errors.Is(err, driver.ErrNotFound) {
+			return err
+		}
+		out.Meta[k] = v
+	}
+	if ar, ok := tx.(driver.AuditReader); ok {
+		if err := ar.Audit(func(a driver.AuditEntry) error {
+			out.Audit = append(out.Audit, a)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error {
+		out.Scan = append(out.Scan, m.ID)
+		return nil
+	})
+}
+
+// searches runs the as-of and valid-at searches through e. The fixture's
+// writes took about 45 clock minutes; it asks about each.
+func searches(ctx context.Context, e *core.Engine) ([]search, error) {
+	var out []search
 	for i := -1; i <= 50; i++ {
 		at := Start.Add(time.Duration(i)*time.Minute + 30*time.Second)
 		for _, s := range []search{
@@ -313,10 +345,10 @@ func Answers(ctx context.Context, b driver.Backend, e *core.Engine, maxID int64)
 			// Which versions a search sees as of a time is the store's
 			// answer; their order is the ranking's, which releases tune.
 			slices.SortFunc(s.Hits, func(a, b hit) int { return cmp.Compare(a.ID, b.ID) })
-			out.Searches = append(out.Searches, s)
+			out = append(out, s)
 		}
 	}
-	return json.MarshalIndent(out, "", "\t")
+	return out, nil
 }
 
 // Revert reverts memories of the fixture to old versions through e and

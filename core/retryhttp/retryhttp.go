@@ -1,10 +1,10 @@
-// Package httpapi is the HTTP client memos' model providers share (chat
-// models for extraction and summaries; usable by any provider that posts
-// JSON): one POST with a per-attempt timeout, retries with exponential
+// Package retryhttp is the HTTP client memos' model providers share (chat
+// models for extraction and summaries, rerankers, the openai and ollama
+// embedders; usable by any provider that posts JSON): one POST with a per-attempt timeout, retries with exponential
 // backoff and jitter for 429 and 5xx answers and network errors, honouring
 // the server's Retry-After, and errors that wrap driver.ErrUnavailable
 // (worth retrying later) or driver.ErrInvalid (the request was refused).
-package httpapi
+package retryhttp
 
 import (
 	"bytes"
@@ -40,6 +40,14 @@ type Client struct {
 	Backoff    time.Duration
 	// KeyHint is added to a 401's error, e.g. "check the key in $OPENAI_API_KEY".
 	KeyHint string
+	// DownHint is added to the error when the server cannot be reached, e.g.
+	// "is Ollama running? start it with `ollama serve`".
+	DownHint string
+	// StatusHint, if set, may add to the message of an answer that is not
+	// 200 OK (status is the HTTP status code, msg the server's message).
+	StatusHint func(status int, msg string) string
+	// MaxBody bounds the answer read (default 64 MiB).
+	MaxBody int64
 	// HTTP is the transport (default http.DefaultClient).
 	HTTP *http.Client
 }
@@ -64,7 +72,7 @@ func (c *Client) PostJSON(ctx context.Context, url string, in, out any) error {
 			return nil
 		}
 		if !retry || attempt >= retries {
-			if retry {
+			if retry && retries > 0 {
 				return fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
 			}
 			return err
@@ -128,10 +136,17 @@ func (c *Client) attempt(ctx context.Context, url string, body []byte) (data []b
 		if rctx.Err() != nil {
 			return nil, true, -1, fmt.Errorf("%w: %s: POST %s: no answer within %v (timeout)", driver.ErrUnavailable, c.Name, url, timeout)
 		}
+		if c.DownHint != "" {
+			return nil, true, -1, fmt.Errorf("%w: %s: POST %s: %v (%s)", driver.ErrUnavailable, c.Name, url, err, c.DownHint)
+		}
 		return nil, true, -1, fmt.Errorf("%w: %s: POST %s: %v", driver.ErrUnavailable, c.Name, url, err)
 	}
 	defer resp.Body.Close()
-	data, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	limit := c.MaxBody
+	if limit <= 0 {
+		limit = 64 << 20
+	}
+	data, err = io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, false, 0, fmt.Errorf("%s: %w", c.Name, ctx.Err())
@@ -147,6 +162,9 @@ func (c *Client) attempt(ctx context.Context, url string, body []byte) (data []b
 		msg := ErrorText(data)
 		if resp.StatusCode == http.StatusUnauthorized && c.KeyHint != "" {
 			msg += "; " + c.KeyHint
+		}
+		if c.StatusHint != nil {
+			msg = c.StatusHint(resp.StatusCode, msg)
 		}
 		return nil, retry, RetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 			fmt.Errorf("%w: %s: POST %s: %s: %s", sentinel, c.Name, url, resp.Status, msg)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/httpapi"
+	"github.com/memos-go/memos/core/retryhttp"
 )
 
 // Name is the name the reranker registers under.
@@ -51,7 +51,7 @@ type Config struct {
 // Reranker asks one reranking server. It is safe for concurrent use.
 type Reranker struct {
 	api, url, model string
-	http            *httpapi.Client
+	http            *retryhttp.Client
 }
 
 var _ driver.Reranker = (*Reranker)(nil)
@@ -65,7 +65,7 @@ func Open(ctx context.Context, cfg Config) (*Reranker, error) {
 		return nil, driver.Invalidf("%s reranker: timeout %v is negative", Name, cfg.Timeout)
 	}
 	r := &Reranker{api: cfg.API, model: cfg.Model}
-	hc := &httpapi.Client{Name: cfg.API + " rerank", Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries, Header: http.Header{}}
+	hc := &retryhttp.Client{Name: cfg.API + " rerank", Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries, Header: http.Header{}}
 	if hc.Timeout == 0 {
 		hc.Timeout = 10 * time.Second
 	}

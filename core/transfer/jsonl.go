@@ -1,11 +1,11 @@
-// Package port moves memories in and out of a memos store: the JSONL export
+// Package transfer moves memories in and out of a memos store: the JSONL export
 // format (a versioned, documented backup that any store can restore) and
 // readers for other memory systems' stores (MemU's memory.db).
 //
 // Every reader turns its input into a core.ImportRequest and checks all of
 // it before anything is written, so a bad file is an error naming its line
 // or row and imports nothing; Engine.Import then writes it idempotently.
-package port
+package transfer
 
 import (
 	"bufio"

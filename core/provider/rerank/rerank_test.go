@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/rerank"
-	"github.com/memos-go/memos/core/rerank/reranktest"
+	"github.com/memos-go/memos/core/provider/rerank"
+	"github.com/memos-go/memos/core/provider/rerank/reranktest"
 )
 
 // score is what the fake servers use as a cross-encoder: the share of the

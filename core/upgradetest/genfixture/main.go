@@ -6,8 +6,8 @@
 // fixtures should pin, with this directory copied in:
 //
 //	git archive <release> | tar -x -C /tmp/old
-//	cp -r backends/internal/upgradetest /tmp/old/backends/internal/
-//	(cd /tmp/old && go run ./backends/internal/upgradetest/genfixture -out "$PWD/backends/internal/upgradetest/testdata" -tag v1)
+//	cp -r core/upgradetest /tmp/old/core/
+//	(cd /tmp/old && go run ./core/upgradetest/genfixture -out "$PWD/core/upgradetest/testdata" -tag v1)
 package main
 
 import (
@@ -24,9 +24,9 @@ import (
 	"path/filepath"
 
 	"github.com/memos-go/memos/backends/bolt"
-	"github.com/memos-go/memos/backends/internal/upgradetest"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/upgradetest"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-package port
+package transfer
 
 import (
 	"bufio"

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/httpapi"
+	"github.com/memos-go/memos/core/retryhttp"
 )
 
 // Config selects a chat model. The zero value asks OpenAI's gpt-4o-mini
@@ -42,7 +42,7 @@ type Config struct {
 // Client asks one chat model. It is safe for concurrent use.
 type Client struct {
 	api, url, model string
-	http            *httpapi.Client
+	http            *retryhttp.Client
 }
 
 // New checks cfg and returns a client. It does not contact the server.
@@ -51,7 +51,7 @@ func New(name string, cfg Config) (*Client, error) {
 		cfg.API = "openai"
 	}
 	c := &Client{api: cfg.API, model: cfg.Model}
-	hc := &httpapi.Client{Name: name, Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries, Header: http.Header{}}
+	hc := &retryhttp.Client{Name: name, Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries, Header: http.Header{}}
 	if hc.Timeout == 0 {
 		hc.Timeout = 120 * time.Second
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/llm"
+	"github.com/memos-go/memos/core/provider/llm"
 )
 
 // LLMName is the LLM summarizer's registered name.

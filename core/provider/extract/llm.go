@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/llm"
+	"github.com/memos-go/memos/core/provider/llm"
 )
 
 // LLMName is the LLM extractor's registered name.

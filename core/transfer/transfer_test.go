@@ -1,4 +1,4 @@
-package port_test
+package transfer_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"github.com/memos-go/memos/backends/bolt"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
-	"github.com/memos-go/memos/core/port"
+	"github.com/memos-go/memos/core/transfer"
 	"github.com/memos-go/memos/embedders/hash"
 )
 
@@ -100,7 +100,7 @@ func fill(t *testing.T, eng *core.Engine) {
 func export(t *testing.T, eng *core.Engine, opts core.ExportOptions) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := port.Export(context.Background(), eng, &buf, opts); err != nil {
+	if _, err := transfer.Export(context.Background(), eng, &buf, opts); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -144,7 +144,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			if _, err := dst.Remember(ctx, core.Input{Content: "already here"}); err != nil {
 				t.Fatal(err)
 			}
-			_, req, err := port.ReadJSONL(strings.NewReader(first))
+			_, req, err := transfer.ReadJSONL(strings.NewReader(first))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,7 +248,7 @@ func TestBadExportImportsNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, err := port.ReadJSONL(strings.NewReader(c.file))
+			_, _, err := transfer.ReadJSONL(strings.NewReader(c.file))
 			if err == nil || !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want an invalid-input error containing %q", err, c.want)
 			}
@@ -256,14 +256,14 @@ func TestBadExportImportsNothing(t *testing.T) {
 	}
 	// A file that reads well but holds an invalid memory stores nothing.
 	bad := join(good[0], strings.Replace(good[1], `"significance":6`, `"significance":60`, 1), join(good[2:]...))
-	_, req, err := port.ReadJSONL(strings.NewReader(bad))
+	_, req, err := transfer.ReadJSONL(strings.NewReader(bad))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dst := open(t, "sqlite")
 	before := storeSeq(t, dst)
 	// The error names the line and the memory's id in the file.
-	var first port.Line
+	var first transfer.Line
 	if err := json.Unmarshal([]byte(good[1]), &first); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestImportMemU(t *testing.T) {
 		[]any{5, "No time at all", nil, nil, "[]", nil, nil, nil, nil, nil},
 	)
 	eng := open(t, "sqlite")
-	res, err := port.ReadMemU(ctx, path, port.MemUOptions{})
+	res, err := transfer.ReadMemU(ctx, path, transfer.MemUOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestImportMemU(t *testing.T) {
 		t.Fatalf("embedding %s/%d, want the store's model", alice.Embedding.Model, alice.Embedding.Dim())
 	}
 	// A second import of the same file adds nothing.
-	res2, err := port.ReadMemU(ctx, path, port.MemUOptions{})
+	res2, err := transfer.ReadMemU(ctx, path, transfer.MemUOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestImportMemUVariants(t *testing.T) {
 	// Only some columns; the id comes from the rowid.
 	path := memuDB(t, `CREATE TABLE memories (content TEXT, created_at TEXT)`,
 		[]any{"Carol runs the Berlin office", "2023-01-02"})
-	res, err := port.ReadMemU(ctx, path, port.MemUOptions{})
+	res, err := transfer.ReadMemU(ctx, path, transfer.MemUOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,17 +394,17 @@ func TestImportMemUVariants(t *testing.T) {
 
 	// Not a MemU store: a clear error.
 	other := memuDB(t, `CREATE TABLE notes (body TEXT)`)
-	if _, err := port.ReadMemU(ctx, other, port.MemUOptions{}); !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "not a MemU store") {
+	if _, err := transfer.ReadMemU(ctx, other, transfer.MemUOptions{}); !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "not a MemU store") {
 		t.Fatalf("a database without a memories table: %v", err)
 	}
 	// A bad timestamp names the row.
 	bad := memuDB(t, memuSchema, []any{7, "x", "fact", 5, nil, nil, nil, "yesterday", nil, nil})
-	if _, err := port.ReadMemU(ctx, bad, port.MemUOptions{}); !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "row id 7") {
+	if _, err := transfer.ReadMemU(ctx, bad, transfer.MemUOptions{}); !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), "row id 7") {
 		t.Fatalf("bad created_at: %v", err)
 	}
 	// Kept embeddings must have the store's dimension.
 	withVec := memuDB(t, memuSchema, []any{1, "x", "fact", 5, nil, nil, nil, "2024-01-01", nil, blob(1, 2, 3)})
-	if _, err := port.ReadMemU(ctx, withVec, port.MemUOptions{KeepEmbeddings: true, Model: "m", Dim: 256}); !errors.Is(err, core.ErrDimensionMismatch) {
+	if _, err := transfer.ReadMemU(ctx, withVec, transfer.MemUOptions{KeepEmbeddings: true, Model: "m", Dim: 256}); !errors.Is(err, core.ErrDimensionMismatch) {
 		t.Fatalf("a 3-dimension MemU vector for a 256-dimension store: %v", err)
 	}
 }
@@ -421,7 +421,7 @@ func TestImportMemULooseTypes(t *testing.T) {
 		[]any{4.0, "Frank keeps bees", "fact", 6.4, nil, nil, nil, "2024-01-03", nil, nil},
 		[]any{nil, "Gina has no id", "fact", 5, nil, nil, nil, "2024-01-04", nil, nil},
 	)
-	res, err := port.ReadMemU(ctx, path, port.MemUOptions{})
+	res, err := transfer.ReadMemU(ctx, path, transfer.MemUOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +452,7 @@ func TestImportMemUKeepEmbeddings(t *testing.T) {
 	v := make([]float32, dim)
 	v[3] = 2 // not unit length: the engine normalises it
 	path := memuDB(t, memuSchema, []any{1, "kept vector", "fact", 5, nil, nil, nil, "2024-01-01", nil, blob(v...)})
-	res, err := port.ReadMemU(ctx, path, port.MemUOptions{KeepEmbeddings: true, Model: eng.Model().ID, Dim: dim})
+	res, err := transfer.ReadMemU(ctx, path, transfer.MemUOptions{KeepEmbeddings: true, Model: eng.Model().ID, Dim: dim})
 	if err != nil {
 		t.Fatal(err)
 	}

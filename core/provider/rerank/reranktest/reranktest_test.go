@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/core/driver"
-	"github.com/memos-go/memos/core/rerank/reranktest"
+	"github.com/memos-go/memos/core/provider/rerank/reranktest"
 )
 
 // toy scores a text by the share of the query's words it contains. Its
