@@ -83,7 +83,7 @@ type DB struct {
 	prune     pruneCache // see prune.go
 	// pruneCounts counts keyword searches by how they were answered
 	// (pruneOutcome), for tests.
-	pruneCounts [4]atomic.Int64
+	pruneCounts [3]atomic.Int64
 
 	// scrub is set while erasure may be pending: a delete committed (here,
 	// or in another process before Open) and the checkpoint that clears its
