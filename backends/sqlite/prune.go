@@ -59,6 +59,13 @@ import (
 //     postings add candidates, and steps 2-4 run again on the candidates
 //     not yet decided; when every phrase is rare every matching row is a
 //     candidate and the result is exact whatever the scores.
+//  5. An instance costs a fraction of a content read and its tokenizing,
+//     so a common phrase with at most pruneEagerShare times as many rows as
+//     there are candidates joins the rare ones before any content is read.
+//     Once every phrase's postings are read, a candidate whose phrases are
+//     all terms has its score computed from its frequencies and length,
+//     without its content (the filter is checked on the memories_scope
+//     index).
 //
 // So a search reads the postings of the phrases it needs and, of the rows,
 // only the lengths of the likely ones and the contents of those that may
@@ -278,6 +285,11 @@ const (
 	maxPruneBatch   = 512
 )
 
+// pruneEagerShare: a common phrase whose documents are at most
+// pruneEagerShare times the candidates has its postings read before any
+// content (an instance costs a fraction of a content read and tokenizing).
+const pruneEagerShare = 4
+
 // pruneScanShare bounds the postings a search reads: the phrases that give
 // the candidates have at most pruneScanShare times keyword_prune_rows
 // documents in all, or FTS5 answers.
@@ -316,6 +328,16 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 		content: tx.StmtContext(ctx, content),
 		fargs:   fargs,
 	}
+	if where != "" {
+		pass, temporary, err := d.searchStmt(ctx, fmt.Sprintf(qPass, where))
+		if err != nil {
+			return nil, pruneExact, err
+		}
+		if temporary {
+			defer pass.Close()
+		}
+		rk.pass = tx.StmtContext(ctx, pass)
+	}
 	rare, common := plan.Rare, plan.Common
 	for looked := 0; ; {
 		for ; looked < len(rare); looked++ {
@@ -323,6 +345,15 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 				return nil, pruneExact, err
 			}
 		}
+		// A common phrase with few postings next to the candidates is
+		// cheaper to read than the contents its bound would make us read:
+		// read it now (see pruneEagerShare).
+		if len(common) > 0 && phrases[common[0]].df <= pruneEagerShare*int64(len(rk.docs)) && scanned+phrases[common[0]].df <= maxScan {
+			scanned += phrases[common[0]].df
+			rare, common = append(slices.Clip(rare), common[0]), common[1:]
+			continue
+		}
+		rk.known = len(common) == 0
 		var commonMax float64
 		for _, j := range common {
 			commonMax += text.MaxTerm(idf[j])
@@ -358,8 +389,13 @@ type pruneRanker struct {
 	sc      *scorer
 	freq    []int
 	content *sql.Stmt // qCandidates with the filter
+	pass    *sql.Stmt // qPass with the filter; nil without one
 	fargs   []any
-	top     []driver.Hit // the best scored rows that pass the filter, at most limit
+	// known is set once every phrase's postings are read: a candidate
+	// whose every phrase is a term (frequencies known) and whose length is
+	// known is then scored without reading its content.
+	known bool
+	top   []driver.Hit // the best scored rows that pass the filter, at most limit
 }
 
 // postings adds phrase i, p, to the candidates' phrases, and the rows that
@@ -487,7 +523,15 @@ func (r *pruneRanker) lengths(docs []*prunedDoc, commonMax float64) error {
 // FTS5 does (see scorer) and keeps the best limit in r.top. ok is false
 // when a content cannot be scored here.
 func (r *pruneRanker) score(docs []*prunedDoc) (ok bool, err error) {
+	if r.known {
+		var read []*prunedDoc
+		if docs, read, err = r.scoreKnown(docs); err != nil {
+			return false, err
+		}
+		docs = read
+	}
 	if len(docs) == 0 {
+		r.sortTop()
 		return true, nil
 	}
 	rows, err := r.content.QueryContext(r.ctx, append([]any{jsonIDs(docs, func(d *prunedDoc) int64 { return d.id })}, r.fargs...)...)
@@ -512,6 +556,60 @@ func (r *pruneRanker) score(docs []*prunedDoc) (ok bool, err error) {
 	if err := rows.Err(); err != nil {
 		return false, err
 	}
+	r.sortTop()
+	return true, nil
+}
+
+// scoreKnown adds to r.top those of docs whose score is known from the
+// postings and lengths (every phrase of the query read, each of the row's
+// phrases a term, its length read) and that pass the filter, with FTS5's
+// bm25 computed from those figures; it returns the others.
+func (r *pruneRanker) scoreKnown(docs []*prunedDoc) (_, read []*prunedDoc, err error) {
+	var known []*prunedDoc
+	for _, doc := range docs {
+		if doc.dl >= 0 && !slices.Contains(doc.freq, 0) {
+			known = append(known, doc)
+		} else {
+			read = append(read, doc)
+		}
+	}
+	if len(known) == 0 {
+		return nil, read, nil
+	}
+	passed := map[int64]bool{}
+	if r.pass != nil {
+		rows, err := r.pass.QueryContext(r.ctx, append([]any{jsonIDs(known, func(d *prunedDoc) int64 { return d.id })}, r.fargs...)...)
+		if err != nil {
+			return nil, nil, err
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, nil, err
+			}
+			passed[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, doc := range known {
+		if r.pass != nil && !passed[doc.id] {
+			continue
+		}
+		clear(r.freq)
+		for k, p := range doc.phrases {
+			r.freq[p] += doc.freq[k]
+		}
+		r.top = append(r.top, driver.Hit{ID: doc.id, Score: r.corpus.Score(r.freq, r.idf, doc.dl)})
+	}
+	return nil, read, nil
+}
+
+// sortTop orders r.top, best first, and keeps its best limit.
+func (r *pruneRanker) sortTop() {
 	slices.SortFunc(r.top, func(a, b driver.Hit) int {
 		switch {
 		case a.Score > b.Score:
@@ -524,7 +622,6 @@ func (r *pruneRanker) score(docs []*prunedDoc) (ok bool, err error) {
 	if len(r.top) > r.limit {
 		r.top = r.top[:r.limit]
 	}
-	return true, nil
 }
 
 // phraseDFs sets the document frequency of each phrase: from the cache
