@@ -34,9 +34,9 @@ var pruneTexts = []string{
 // for natural-language questions and random ORs of words and phrases,
 // unfiltered and filtered, with a small row budget so that most searches
 // take two phases: every score it returns is bit-identical to FTS5's bm25
-// for that row; when the bound proves the result, it is exactly FTS5's
-// (ids, order, scores); with keyword_prune_rows -1 every result is
-// FTS5's. It logs how close the unproved results are.
+// for that row; every result is exactly FTS5's (ids, order, scores),
+// whether the two phases or FTS5 answered; with keyword_prune_rows -1
+// every result is FTS5's.
 func TestPrunedSearch(t *testing.T) {
 	ctx := context.Background()
 	n := 4000
