@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -17,35 +18,63 @@ import (
 	"github.com/memos-go/memos/core/text"
 )
 
-// Keyword top-k without scoring every match.
+// Keyword top-k without scoring every match, reading only what may rank.
 //
 // A natural-language question becomes an OR of its content words, and FTS5
 // computes bm25 for every row that matches any of them: at 100k memories a
 // question with a few common words matches tens of thousands of rows. An
 // OR of plain terms and phrases (no prefix, NOT, AND or NEAR) whose
-// matches exceed keyword_prune_rows is instead evaluated in two phases:
+// matches exceed keyword_prune_rows is instead answered from the index's
+// postings, MaxScore-style:
 //
 //  1. The phrases are ordered by document frequency (df, from the
 //     fts5vocab table memories_fts_vocab; a phrase of several tokens is
 //     counted by FTS5), rarest first. The rarest ones, as many as keep the
-//     sum of their df within keyword_prune_rows, give the candidates: the
-//     rows that match any of them (FTS5 iterates their doclists without
-//     scoring).
-//  2. Each candidate's content is tokenized here, and its bm25 over ALL the
-//     query's phrases is computed with FTS5's formula and FTS5's figures:
-//     the row and token counts of the index (its averages record), each
-//     phrase's idf computed by SQLite's own ln() from the df, the row's
-//     token count. The scores are bit-identical to FTS5's bm25().
+//     sum of their df within keyword_prune_rows, are the rare phrases
+//     (text.PlanPrune); their rows are the candidates. A rare term's
+//     postings come from the fts5vocab instance table memories_fts_instance
+//     (one row per instance: the candidate's frequency of the term); a rare
+//     phrase of several tokens gives the rows FTS5 matches (frequency at
+//     least one, not known).
+//  2. Each candidate's score is bounded from what is known: for each rare
+//     phrase it has, text.Corpus.Term of its frequency (or MaxTerm when not
+//     known), and for each common phrase MaxTerm, the limit of a phrase's
+//     bm25 term as its frequency grows. Term shrinks as the row grows, so
+//     the bound holds with the length 0 until the row's length is read.
+//  3. The candidates are taken best bound first, in batches: their lengths
+//     are read from FTS5's docsize table (a few bytes a row), which
+//     tightens their bounds; those whose bound still reaches the limit-th
+//     best score so far have their content read (with the filter) and are
+//     scored exactly by tokenizing it here, with FTS5's formula and FTS5's
+//     figures: the row and token counts of the index (its averages
+//     record), each phrase's idf computed by SQLite's own ln() from the df,
+//     the row's token count. Those scores are bit-identical to FTS5's
+//     bm25(). The batches stop at the first candidate whose bound is below
+//     the limit-th score: no later one can rank (a tie would need an equal
+//     score).
+//  4. A row that is not a candidate contains only common phrases, so its
+//     score is below the sum of their MaxTerms. When the limit-th score is
+//     above that, the result is provably FTS5's (same rows, order and
+//     scores). Otherwise the rarest common phrase becomes rare, its
+//     postings add candidates, and steps 2-4 run again on the candidates
+//     not yet decided; when every phrase is rare every matching row is a
+//     candidate and the result is exact whatever the scores.
+//  5. An instance costs a fraction of a content read and its tokenizing,
+//     so a common phrase with at most pruneEagerShare times as many rows as
+//     there are candidates joins the rare ones before any content is read.
+//     Once every phrase's postings are read, a candidate whose phrases are
+//     all terms has its score computed from its frequencies and length,
+//     without its content (the filter is checked on the memories_scope
+//     index).
 //
-// A row that is not a candidate contains none of the rare phrases, so its
-// score is below the sum, over the common phrases, of idf·(k1+1) (the
-// limit of a phrase's bm25 term as its frequency grows). When the limit-th
-// best candidate that passes the filter scores above that bound, the result
-// is provably the one FTS5 returns (same rows, order and scores). Otherwise
-// it is the best limit of the candidates: an approximation, whose effect
-// on recall is measured (README, Keyword search). When fewer than limit
-// candidates pass the filter, FTS5 answers. keyword_prune_rows -1 turns the
-// two phases off.
+// So a search reads the postings of the phrases it needs and, of the rows,
+// only the lengths of the likely ones and the contents of those that may
+// rank. Nothing is stored beside FTS5's index: the bounds are computed per
+// search from the index itself (document frequencies, instances, docsize),
+// so inserts, updates and deletes cannot leave them stale. When the
+// postings the search would read exceed pruneScanShare times
+// keyword_prune_rows, or a content cannot be tokenized here (invalid
+// UTF-8), FTS5 answers. keyword_prune_rows -1 turns the two phases off.
 //
 // Document frequencies are cached until the index changes: the cache is
 // keyed by FTS5's structure and averages records, which every write to
@@ -67,10 +96,16 @@ const (
 	qPhraseDF  = `SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?`
 	// qIDF computes FTS5's idf, log((N - n + 0.5) / (n + 0.5)), with the
 	// same C log() FTS5 calls, for a JSON array of document frequencies.
-	qIDF        = `SELECT ln((? - value + 0.5) / (value + 0.5)) FROM json_each(?) ORDER BY key`
-	qCandidates = `SELECT m.id, m.content FROM memories_fts
-		CROSS JOIN memories AS m ON m.id = memories_fts.rowid
-		WHERE memories_fts MATCH ?`
+	qIDF = `SELECT ln((? - value + 0.5) / (value + 0.5)) FROM json_each(?) ORDER BY key`
+	// The postings of a term (one row per instance, a row's together) and
+	// of a phrase of several tokens (one row per row that has it).
+	qTermPostings   = `SELECT doc FROM memories_fts_instance WHERE term = ?`
+	qPhrasePostings = `SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?`
+	// The number of tokens of rows (a JSON array of ids): FTS5's docsize
+	// record, one varint per column.
+	qDocSizes = `SELECT id, sz FROM memories_fts_docsize WHERE id IN (SELECT value FROM json_each(?))`
+	// The contents of rows (a JSON array of ids) that pass a filter (%s).
+	qCandidates = `SELECT m.id, m.content FROM memories AS m WHERE m.id IN (SELECT value FROM json_each(?))%s`
 )
 
 // prunePhrase is one phrase of a query evaluated in two phases.
@@ -136,7 +171,6 @@ const (
 	pruneNotTried pruneOutcome = iota // the query does not have the shape
 	pruneExact                        // FTS5 answered (few matches, or no rare phrase)
 	pruneProved                       // two phases, result proved equal to FTS5's
-	pruneApprox                       // two phases, best of the candidates
 )
 
 // searchPruned answers a keyword search in two phases (see above), and
@@ -213,190 +247,381 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 	if i != len(phrases) {
 		return nil, pruneExact, fmt.Errorf("idf: %d values for %d phrases", i, len(phrases))
 	}
-	// Phase 1: the candidates; phase 2: their exact scores.
-	kids := make([]query.Node, len(plan.Rare))
-	for i, j := range plan.Rare {
-		kids[i] = phrases[j].node
+	return d.rankPruned(ctx, tx, phrases, plan, corpus, where, fargs, limit)
+}
+
+// A prunedDoc is a candidate of the two-phase search: a row that contains
+// one of the phrases that give the candidates.
+type prunedDoc struct {
+	id int64
+	dl int // its number of tokens; -1 until read
+	// The phrases (by index) it contains, with their instances; freq 0
+	// when it is not known (a phrase of several tokens: the index's
+	// postings say that the row has it, not how often).
+	phrases []int
+	freq    []int
+	upper   float64 // a bound on its score, see bound
+	done    bool    // scored, or bounded below the result
+}
+
+// bound returns a number no smaller than d's score, given its phrases
+// and the sum common of MaxTerm over the phrases not looked up.
+func (d *prunedDoc) bound(c text.Corpus, idf []float64, common float64) float64 {
+	b := common
+	dl := max(d.dl, 0) // Term shrinks as dl grows: 0 bounds any length
+	for i, p := range d.phrases {
+		if f := d.freq[i]; f > 0 {
+			b += c.Term(f, idf[p], dl)
+		} else {
+			b += text.MaxTerm(idf[p])
+		}
 	}
-	var expr string
-	if len(kids) == 1 {
-		expr = kids[0].String()
-	} else {
-		expr = (&query.Or{Children: kids}).String()
-	}
-	crows, err := tx.QueryContext(ctx, qCandidates, expr)
-	if err != nil {
-		return nil, pruneExact, err
-	}
-	sc := d.newScorer(phrases)
+	return text.RoundUp(b)
+}
+
+// Batches of candidates whose lengths and contents are read at once.
+const (
+	firstPruneBatch = 32
+	maxPruneBatch   = 512
+)
+
+// pruneEagerShare: a common phrase whose documents are at most
+// pruneEagerShare times the candidates has its postings read before any
+// content (an instance costs a fraction of a content read and tokenizing).
+const pruneEagerShare = 4
+
+// pruneScanShare bounds the postings a search reads: the phrases that give
+// the candidates have at most pruneScanShare times keyword_prune_rows
+// documents in all, or FTS5 answers.
+const pruneScanShare = 8
+
+// rankPruned is the second part of searchPruned: it finds the candidates
+// from the postings of plan's rare phrases and ranks them, reading the
+// lengths and contents of only those that may rank (see the top of the
+// file); while the result is not proved it moves the rarest common phrase
+// to the rare ones.
+func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase, plan text.PrunePlan, corpus text.Corpus, where string, fargs []any, limit int) ([]driver.Hit, pruneOutcome, error) {
 	idf := make([]float64, len(phrases))
 	for i, p := range phrases {
 		idf[i] = p.idf
 	}
-	// One goroutine reads the candidates' content while this one scores
-	// them: reading (the store's pages) and tokenizing take about as long.
-	batches := make(chan *rowBatch, 4)
-	readErr := make(chan error, 1)
-	stop := make(chan struct{})
-	go func() {
-		defer close(batches)
-		readErr <- readCandidates(crows, batches, stop)
-	}()
-	freq := make([]int, len(phrases))
-	var size int64 // the candidates' number, at most
+	var scanned int64
 	for _, j := range plan.Rare {
-		size += dfs[j]
+		scanned += phrases[j].df
 	}
-	ranked := make([]driver.Hit, 0, size)
-	complete := true
-	d.prune.mu.RLock()
-	for b := range batches {
-		if !complete {
-			continue // draining after stop
-		}
-		start := 0
-		for i, id := range b.ids {
-			dl, ok := sc.count(b.text[start:b.ends[i]], freq)
-			if !ok {
-				complete = false
-				close(stop)
-				break
-			}
-			start = b.ends[i]
-			ranked = append(ranked, driver.Hit{ID: id, Score: corpus.Score(freq, idf, dl)})
-		}
+	maxScan := int64(d.pruneRows) * pruneScanShare
+	if scanned > maxScan {
+		return nil, pruneExact, nil
 	}
-	d.prune.mu.RUnlock()
-	err = <-readErr
-	crows.Close()
+	content, temporary, err := d.searchStmt(ctx, fmt.Sprintf(qCandidates, where))
 	if err != nil {
 		return nil, pruneExact, err
 	}
-	if !complete {
-		return nil, pruneExact, nil // FTS5 answers
+	if temporary {
+		defer content.Close()
 	}
-	sc.keepStems(d)
-	slices.SortFunc(ranked, func(a, b driver.Hit) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	rk := &pruneRanker{
+		d: d, ctx: ctx, tx: tx, corpus: corpus, idf: idf, limit: limit,
+		docs:    map[int64]*prunedDoc{},
+		sc:      d.newScorer(phrases),
+		freq:    make([]int, len(phrases)),
+		content: tx.StmtContext(ctx, content),
+		fargs:   fargs,
+	}
 	if where != "" {
-		if ranked, err = d.passing(ctx, tx, ranked, where, fargs, limit); err != nil {
+		pass, temporary, err := d.searchStmt(ctx, fmt.Sprintf(qPass, where))
+		if err != nil {
 			return nil, pruneExact, err
 		}
-	}
-	if len(ranked) < limit {
-		// Fewer candidates pass than were asked for: rows that are not
-		// candidates would fill the rest. FTS5 answers.
-		return nil, pruneExact, nil
-	}
-	ranked = ranked[:limit]
-	outcome = pruneApprox
-	if ranked[limit-1].Score > plan.Bound(idf) {
-		outcome = pruneProved
-	}
-	return ranked, outcome, nil
-}
-
-// A rowBatch is candidates read by readCandidates: ids[i]'s content is
-// text[ends[i-1]:ends[i]].
-type rowBatch struct {
-	ids  []int64
-	ends []int
-	text []byte
-}
-
-const rowBatchSize = 64
-
-// readCandidates sends the rows (id, content) of rows to out in batches,
-// until they end or stop is closed.
-func readCandidates(rows *sql.Rows, out chan<- *rowBatch, stop <-chan struct{}) error {
-	b := &rowBatch{}
-	send := func() bool {
-		select {
-		case out <- b:
-			b = &rowBatch{text: make([]byte, 0, cap(b.text))}
-			return true
-		case <-stop:
-			return false
+		if temporary {
+			defer pass.Close()
 		}
+		rk.pass = tx.StmtContext(ctx, pass)
 	}
+	rare, common := plan.Rare, plan.Common
+	for looked := 0; ; {
+		for ; looked < len(rare); looked++ {
+			if err := rk.postings(phrases[rare[looked]], rare[looked]); err != nil {
+				return nil, pruneExact, err
+			}
+		}
+		// A common phrase with few postings next to the candidates is
+		// cheaper to read than the contents its bound would make us read:
+		// read it now (see pruneEagerShare).
+		if len(common) > 0 && phrases[common[0]].df <= pruneEagerShare*int64(len(rk.docs)) && scanned+phrases[common[0]].df <= maxScan {
+			scanned += phrases[common[0]].df
+			rare, common = append(slices.Clip(rare), common[0]), common[1:]
+			continue
+		}
+		rk.known = len(common) == 0
+		var commonMax float64
+		for _, j := range common {
+			commonMax += text.MaxTerm(idf[j])
+		}
+		ok, err := rk.rank(commonMax)
+		if err != nil || !ok {
+			return nil, pruneExact, err // !ok: FTS5 answers
+		}
+		// A row that is not a candidate has only common phrases.
+		if len(common) == 0 || len(rk.top) == limit && rk.top[limit-1].Score > text.RoundUp(commonMax) {
+			break
+		}
+		// Not proved: the rarest common phrase gives candidates too (the
+		// plan's common phrases are rarest first).
+		if scanned += phrases[common[0]].df; scanned > maxScan {
+			return nil, pruneExact, nil
+		}
+		rare, common = append(slices.Clip(rare), common[0]), common[1:]
+	}
+	rk.sc.keepStems(d)
+	return rk.top, pruneProved, nil
+}
+
+// A pruneRanker holds the state of rankPruned.
+type pruneRanker struct {
+	d       *DB
+	ctx     context.Context
+	tx      *sql.Tx
+	corpus  text.Corpus
+	idf     []float64
+	limit   int
+	docs    map[int64]*prunedDoc
+	sc      *scorer
+	freq    []int
+	content *sql.Stmt // qCandidates with the filter
+	pass    *sql.Stmt // qPass with the filter; nil without one
+	fargs   []any
+	// known is set once every phrase's postings are read: a candidate
+	// whose every phrase is a term (frequencies known) and whose length is
+	// known is then scored without reading its content.
+	known bool
+	top   []driver.Hit // the best scored rows that pass the filter, at most limit
+}
+
+// postings adds phrase i, p, to the candidates' phrases, and the rows that
+// contain it to the candidates: for a term, with its instances in each row
+// (from the fts5vocab instance table); for a phrase of several tokens, the
+// rows FTS5 matches.
+func (r *pruneRanker) postings(p *prunePhrase, i int) error {
+	var rows *sql.Rows
+	var err error
+	if len(p.stems) == 1 {
+		rows, err = r.tx.QueryContext(r.ctx, qTermPostings, p.stems[0])
+	} else {
+		rows, err = r.tx.QueryContext(r.ctx, qPhrasePostings, p.node.String())
+	}
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var last *prunedDoc
 	for rows.Next() {
 		var id int64
-		var content sql.RawBytes
-		if err := rows.Scan(&id, &content); err != nil {
+		if err := rows.Scan(&id); err != nil {
 			return err
 		}
-		b.ids = append(b.ids, id)
-		b.text = append(b.text, content...)
-		b.ends = append(b.ends, len(b.text))
-		if len(b.ids) == rowBatchSize && !send() {
-			return nil
+		doc := last
+		if doc == nil || doc.id != id {
+			if doc = r.docs[id]; doc == nil {
+				doc = &prunedDoc{id: id, dl: -1}
+				r.docs[id] = doc
+			}
+			if n := len(doc.phrases); n == 0 || doc.phrases[n-1] != i {
+				doc.phrases = append(doc.phrases, i)
+				doc.freq = append(doc.freq, 0)
+			}
+			last = doc
+		}
+		if len(p.stems) == 1 {
+			doc.freq[len(doc.freq)-1]++ // one row per instance
+		}
+	}
+	return rows.Err()
+}
+
+// rank scores the candidates that may rank, best bound first, until the
+// bound of the next one is below the limit-th best score, given the sum
+// commonMax of MaxTerm over the phrases whose postings were not read. ok is
+// false when a content cannot be scored here.
+func (r *pruneRanker) rank(commonMax float64) (ok bool, err error) {
+	pending := make([]*prunedDoc, 0, len(r.docs))
+	for _, doc := range r.docs {
+		if !doc.done {
+			doc.upper = doc.bound(r.corpus, r.idf, commonMax)
+			pending = append(pending, doc)
+		}
+	}
+	slices.SortFunc(pending, func(a, b *prunedDoc) int {
+		switch {
+		case a.upper > b.upper:
+			return -1
+		case a.upper < b.upper:
+			return 1
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	batch := firstPruneBatch
+	for len(pending) > 0 {
+		// Rows whose bound is below the limit-th score cannot rank (a
+		// tie would need an equal score); the bounds are in order.
+		if len(r.top) == r.limit && pending[0].upper < r.top[r.limit-1].Score {
+			for _, doc := range pending {
+				doc.done = true
+			}
+			break
+		}
+		n := min(batch, len(pending))
+		chunk := pending[:n]
+		pending = pending[n:]
+		batch = min(2*batch, maxPruneBatch)
+		if err := r.lengths(chunk, commonMax); err != nil {
+			return false, err
+		}
+		var read []*prunedDoc
+		for _, doc := range chunk {
+			doc.done = true
+			if len(r.top) < r.limit || doc.upper >= r.top[r.limit-1].Score {
+				read = append(read, doc)
+			}
+		}
+		if ok, err := r.score(read); !ok || err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// lengths reads the number of tokens of the candidates in docs from FTS5's
+// docsize table and tightens their bounds.
+func (r *pruneRanker) lengths(docs []*prunedDoc, commonMax float64) error {
+	rows, err := r.tx.QueryContext(r.ctx, qDocSizes, jsonIDs(docs, func(d *prunedDoc) int64 { return d.id }))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var sz []byte
+		if err := rows.Scan(&id, &sz); err != nil {
+			return err
+		}
+		n, size := sqliteVarint(sz)
+		if doc := r.docs[id]; doc != nil && size > 0 {
+			doc.dl = int(n)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if len(b.ids) > 0 {
-		send()
+	for _, doc := range docs {
+		doc.upper = doc.bound(r.corpus, r.idf, commonMax)
 	}
 	return nil
 }
 
-// passing returns, in order, the hits of ranked that pass the filter
-// clause where, at least limit of them when there are that many: it checks
-// the best unfilteredRows(limit) first and the rest only when too few of
-// those pass.
-func (d *DB) passing(ctx context.Context, tx *sql.Tx, ranked []driver.Hit, where string, fargs []any, limit int) ([]driver.Hit, error) {
-	pass, temporary, err := d.searchStmt(ctx, fmt.Sprintf(qPass, where))
+// score reads the contents of docs that pass the filter, scores them as
+// FTS5 does (see scorer) and keeps the best limit in r.top. ok is false
+// when a content cannot be scored here.
+func (r *pruneRanker) score(docs []*prunedDoc) (ok bool, err error) {
+	if r.known {
+		var read []*prunedDoc
+		if docs, read, err = r.scoreKnown(docs); err != nil {
+			return false, err
+		}
+		docs = read
+	}
+	if len(docs) == 0 {
+		r.sortTop()
+		return true, nil
+	}
+	rows, err := r.content.QueryContext(r.ctx, append([]any{jsonIDs(docs, func(d *prunedDoc) int64 { return d.id })}, r.fargs...)...)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	if temporary {
-		defer pass.Close()
-	}
-	st := tx.StmtContext(ctx, pass)
-	out := make([]driver.Hit, 0, limit)
-	for rest := ranked; len(rest) > 0 && len(out) < limit; {
-		n := unfilteredRows(limit)
-		if len(out) > 0 || n > len(rest) {
-			n = len(rest) // the second round checks the rest at once
+	defer rows.Close()
+	r.d.prune.mu.RLock()
+	defer r.d.prune.mu.RUnlock()
+	for rows.Next() {
+		var id int64
+		var content sql.RawBytes
+		if err := rows.Scan(&id, &content); err != nil {
+			return false, err
 		}
-		chunk := rest[:n]
-		rest = rest[n:]
-		rows, err := st.QueryContext(ctx, append([]any{jsonIDs(chunk, hitID)}, fargs...)...)
+		dl, ok := r.sc.count(content, r.freq)
+		if !ok {
+			return false, nil
+		}
+		r.top = append(r.top, driver.Hit{ID: id, Score: r.corpus.Score(r.freq, r.idf, dl)})
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	r.sortTop()
+	return true, nil
+}
+
+// scoreKnown adds to r.top those of docs whose score is known from the
+// postings and lengths (every phrase of the query read, each of the row's
+// phrases a term, its length read) and that pass the filter, with FTS5's
+// bm25 computed from those figures; it returns the others.
+func (r *pruneRanker) scoreKnown(docs []*prunedDoc) (_, read []*prunedDoc, err error) {
+	var known []*prunedDoc
+	for _, doc := range docs {
+		if doc.dl >= 0 && !slices.Contains(doc.freq, 0) {
+			known = append(known, doc)
+		} else {
+			read = append(read, doc)
+		}
+	}
+	if len(known) == 0 {
+		return nil, read, nil
+	}
+	passed := map[int64]bool{}
+	if r.pass != nil {
+		rows, err := r.pass.QueryContext(r.ctx, append([]any{jsonIDs(known, func(d *prunedDoc) int64 { return d.id })}, r.fargs...)...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		passed := make(map[int64]bool, len(chunk))
 		for rows.Next() {
 			var id int64
 			if err := rows.Scan(&id); err != nil {
 				rows.Close()
-				return nil, err
+				return nil, nil, err
 			}
 			passed[id] = true
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-		for _, h := range chunk {
-			if passed[h.ID] {
-				out = append(out, h)
-			}
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	for _, doc := range known {
+		if r.pass != nil && !passed[doc.id] {
+			continue
+		}
+		clear(r.freq)
+		for k, p := range doc.phrases {
+			r.freq[p] += doc.freq[k]
+		}
+		r.top = append(r.top, driver.Hit{ID: doc.id, Score: r.corpus.Score(r.freq, r.idf, doc.dl)})
+	}
+	return nil, read, nil
+}
+
+// sortTop orders r.top, best first, and keeps its best limit.
+func (r *pruneRanker) sortTop() {
+	slices.SortFunc(r.top, func(a, b driver.Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	if len(r.top) > r.limit {
+		r.top = r.top[:r.limit]
+	}
 }
 
 // phraseDFs sets the document frequency of each phrase: from the cache

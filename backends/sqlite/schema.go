@@ -215,6 +215,9 @@ var openIndexes = []string{
 	// Keyword search reads the document frequency of a query's terms
 	// (prune.go). A virtual table over the FTS5 index: it stores nothing.
 	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab (memories_fts, row)`,
+	// The two-phase keyword search reads the postings of rare terms (each
+	// instance of a term in a row) from this one, also storing nothing.
+	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_instance USING fts5vocab (memories_fts, instance)`,
 }
 
 // canonicalTime is true for an updated_at in timeLayout (UTC, nine

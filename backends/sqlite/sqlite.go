@@ -49,10 +49,11 @@ type Config struct {
 	// ReadConns is the number of connections serving read transactions and
 	// keyword searches at once (default GOMAXPROCS, at least 4).
 	ReadConns int `koanf:"read_conns"`
-	// KeywordPruneRows bounds the rows a natural-language keyword search
-	// (an OR of terms) scores: when its terms match more rows than this, the
-	// rarest terms, within this many rows, give the candidates and bm25 is
-	// computed for those only (see prune.go). Default
+	// KeywordPruneRows: when the terms of a natural-language keyword search
+	// (an OR of terms) match more rows than this, the rarest terms, within
+	// this many rows, give the candidates, read from the index's postings,
+	// and only those that may rank are read and scored; more terms join
+	// until the result is proved to be FTS5's (see prune.go). Default
 	// DefaultKeywordPruneRows; -1 scores every match, as FTS5 does.
 	KeywordPruneRows int `koanf:"keyword_prune_rows"`
 }
@@ -83,7 +84,7 @@ type DB struct {
 	prune     pruneCache // see prune.go
 	// pruneCounts counts keyword searches by how they were answered
 	// (pruneOutcome), for tests.
-	pruneCounts [4]atomic.Int64
+	pruneCounts [3]atomic.Int64
 
 	// scrub is set while erasure may be pending: a delete committed (here,
 	// or in another process before Open) and the checkpoint that clears its

@@ -2,7 +2,9 @@ package backendtest
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,11 +23,12 @@ type PruneStore struct {
 
 // RunNaturalPrune compares a backend's two-phase keyword search with
 // scoring every match on the 100k store BenchmarkNatural keeps: every one
-// of questions (the dev questions), top 30, unfiltered, once with
-// keyword_prune_rows -1 and once with the default, each pass timed after a
-// warm-up pass. It reports both p50s, how close the pruned top 10 is to
-// the exact one (mean overlap, and the share of questions with the same
-// top-10 set) and the shares of searches proved exact and approximate.
+// of questions (the dev questions), top 30 (MEMOS_BENCH_LIMIT sets another
+// k, e.g. 10), unfiltered, once with keyword_prune_rows -1 and once with the
+// default, each pass timed after a warm-up pass. It reports both p50s, how
+// close the pruned top 10 is to the exact one (mean overlap, and the share
+// of questions with the same top-10 set) and the shares of searches proved
+// exact and approximate.
 func RunNaturalPrune(b *testing.B, questions []string, open func(rows int) (PruneStore, error)) {
 	var nodes []query.Node
 	for _, s := range questions {
@@ -34,6 +37,14 @@ func RunNaturalPrune(b *testing.B, questions []string, open func(rows int) (Prun
 		}
 	}
 	ctx := context.Background()
+	limit := 30
+	if v := os.Getenv("MEMOS_BENCH_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("MEMOS_BENCH_LIMIT is %q; use a positive number of results", v)
+		}
+		limit = n
+	}
 	run := func(rows int) (res [][]driver.Hit, p50 time.Duration, proved, approx int64) {
 		st, err := open(rows)
 		if err != nil {
@@ -45,7 +56,7 @@ func RunNaturalPrune(b *testing.B, questions []string, open func(rows int) (Prun
 			lat, res = lat[:0], res[:0]
 			for _, q := range nodes {
 				start := time.Now()
-				h, err := st.Index.SearchKeyword(ctx, q, driver.Filter{}, 30)
+				h, err := st.Index.SearchKeyword(ctx, q, driver.Filter{}, limit)
 				if err != nil {
 					b.Fatal(err)
 				}

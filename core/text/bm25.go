@@ -41,3 +41,27 @@ func (c Corpus) Score(freq []int, idf []float64, dl int) float64 {
 	}
 	return score
 }
+
+// Term returns what a phrase with freq instances in a document of dl tokens
+// and inverse document frequency idf adds to Score: it grows with freq and
+// shrinks as dl grows, so Term(freq, idf, 0) bounds it for any length. It
+// is computed like Score's terms, but Score sums them in phrase order: a
+// bound built from Terms should allow for the rounding (see MaxTerm).
+func (c Corpus) Term(freq int, idf float64, dl int) float64 {
+	avgdl := float64(c.Tokens) / float64(c.Docs)
+	f := float64(freq)
+	num := float64(f * (bm25K1 + 1.0))
+	den := float64(f + float64(bm25K1*float64(float64(1-bm25B)+float64(float64(bm25B*float64(dl))/avgdl))))
+	return float64(idf * float64(num/den))
+}
+
+// MaxTerm returns the limit of Term as the frequency grows, idf·(k1+1):
+// what a phrase of inverse document frequency idf adds to Score is below
+// it, whatever the document.
+func MaxTerm(idf float64) float64 { return idf * (bm25K1 + 1) }
+
+// RoundUp returns a bound b (a sum of at most a few dozen Terms or
+// MaxTerms) raised enough that no score computed by Score from the same
+// parts exceeds it through rounding: the parts are non-negative, so each
+// sum is within a relative 1e-15 or so of the exact one.
+func RoundUp(b float64) float64 { return b * (1 + 1e-9) }

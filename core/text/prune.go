@@ -136,7 +136,7 @@ func (q *Query) PlanPrune(dfs []int64, rows int) (plan PrunePlan, ok bool) {
 func (p PrunePlan) Bound(idf []float64) float64 {
 	var b float64
 	for _, i := range p.Common {
-		b += idf[i] * (bm25K1 + 1)
+		b += MaxTerm(idf[i])
 	}
 	return b
 }
