@@ -72,6 +72,11 @@ func build(ops []*api.Op) (*model, error) {
 		if o.In == nil || o.Out == nil {
 			return nil, fmt.Errorf("operation %s has no input or output type", o.Name)
 		}
+		for _, own := range []string{"call", "health", "namespace", "timeout"} {
+			if camel(o.Name) == own || snake(o.Name) == own || camel(o.Name) == "baseUrl" || snake(o.Name) == "base_url" {
+				return nil, fmt.Errorf("operation %s: its client method would hide the clients' own %s", o.Name, own)
+			}
+		}
 		d := &opDef{op: o}
 		if td, ok := m.byGo[o.In]; ok {
 			d.in, d.inName, d.inAlias = td, m.unique(pascal(o.Name)+"Request"), true

@@ -153,7 +153,11 @@ func typeDoc(t *typeDef) string {
 	for _, f := range t.fields {
 		names = append(names, f.json)
 	}
-	return fmt.Sprintf("%s: a JSON object with %s.", t.name, strings.Join(names, ", "))
+	s := wrap(fmt.Sprintf("%s: a JSON object with %s.", t.name, strings.Join(names, ", ")), 80)
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	return indent(s, "    ") + "\n    "
 }
 
 // pyDoc makes s safe inside a """ docstring.

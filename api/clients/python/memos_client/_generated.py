@@ -188,7 +188,10 @@ _RememberRequestOptional = TypedDict(
 
 
 class RememberRequest(_RememberRequestRequired, _RememberRequestOptional):
-    """RememberRequest: a JSON object with namespace, content, type, pool, significance, entities, emotional_context, source, session, trust, trust_score, valid_from, valid_to, metadata, quarantine, contradicts, derived_from."""
+    """RememberRequest: a JSON object with namespace, content, type, pool,
+    significance, entities, emotional_context, source, session, trust, trust_score,
+    valid_from, valid_to, metadata, quarantine, contradicts, derived_from.
+    """
 
 
 _TrustRequired = TypedDict(
@@ -254,7 +257,11 @@ _MemoryOptional = TypedDict(
 
 
 class Memory(_MemoryRequired, _MemoryOptional):
-    """Memory: a JSON object with id, version, namespace, pool, type, content, significance, entities, emotional_context, source, session, trust, valid_from, valid_to, created_at, updated_at, status, metadata, last_accessed_at, access_count, embedding."""
+    """Memory: a JSON object with id, version, namespace, pool, type, content,
+    significance, entities, emotional_context, source, session, trust, valid_from,
+    valid_to, created_at, updated_at, status, metadata, last_accessed_at,
+    access_count, embedding.
+    """
 
 
 _BatchMemoryRequired = TypedDict(
@@ -306,7 +313,10 @@ _BatchMemoryOptional = TypedDict(
 
 
 class BatchMemory(_BatchMemoryRequired, _BatchMemoryOptional):
-    """BatchMemory: a JSON object with content, type, pool, significance, entities, emotional_context, source, session, trust, trust_score, valid_from, valid_to, metadata, quarantine, contradicts, derived_from."""
+    """BatchMemory: a JSON object with content, type, pool, significance, entities,
+    emotional_context, source, session, trust, trust_score, valid_from, valid_to,
+    metadata, quarantine, contradicts, derived_from.
+    """
 
 
 _RememberBatchRequestRequired = TypedDict(
@@ -453,7 +463,9 @@ _SearchRequestOptional = TypedDict(
 
 
 class SearchRequest(_SearchRequestRequired, _SearchRequestOptional):
-    """SearchRequest: a JSON object with namespace, query, mode, limit, no_expand, pools, types, valid_at, as_of, mmr, mmr_lambda, reference_time."""
+    """SearchRequest: a JSON object with namespace, query, mode, limit, no_expand,
+    pools, types, valid_at, as_of, mmr, mmr_lambda, reference_time.
+    """
 
 
 _TimeMentionRequired = TypedDict(
@@ -498,7 +510,9 @@ _SearchHitOptional = TypedDict(
 
 
 class SearchHit(_SearchHitRequired, _SearchHitOptional):
-    """SearchHit: a JSON object with memory, score, keyword_rank, vector_rank, similarity, origin, time_mentions, event_time."""
+    """SearchHit: a JSON object with memory, score, keyword_rank, vector_rank,
+    similarity, origin, time_mentions, event_time.
+    """
 
 
 _QueryTimeRequired = TypedDict(
@@ -583,7 +597,10 @@ _ContextPackRequestOptional = TypedDict(
 
 
 class ContextPackRequest(_ContextPackRequestOptional):
-    """ContextPackRequest: a JSON object with namespace, query, bootstrap, budget, limit, lessons, neighbours, pools, types, valid_at, as_of, mmr, mmr_lambda, reference_time."""
+    """ContextPackRequest: a JSON object with namespace, query, bootstrap, budget,
+    limit, lessons, neighbours, pools, types, valid_at, as_of, mmr, mmr_lambda,
+    reference_time.
+    """
 
 
 _PackItemRequired = TypedDict(
@@ -615,7 +632,10 @@ _PackItemOptional = TypedDict(
 
 
 class PackItem(_PackItemRequired, _PackItemOptional):
-    """PackItem: a JSON object with id, version, source, session, created_at, updated_at, valid_from, valid_to, trust, type, pool, content, via, time_mentions, tokens."""
+    """PackItem: a JSON object with id, version, source, session, created_at,
+    updated_at, valid_from, valid_to, trust, type, pool, content, via,
+    time_mentions, tokens.
+    """
 
 
 _PackRequired = TypedDict(
@@ -643,7 +663,9 @@ _PackOptional = TypedDict(
 
 
 class Pack(_PackRequired, _PackOptional):
-    """Pack: a JSON object with query, bootstrap, namespace, budget, tokens, tokenizer, memories, neighbours, lessons, omitted, time."""
+    """Pack: a JSON object with query, bootstrap, namespace, budget, tokens, tokenizer,
+    memories, neighbours, lessons, omitted, time.
+    """
 
 
 _SearchConfigRequired = TypedDict(
@@ -694,7 +716,17 @@ _SearchConfigRequired = TypedDict(
 
 
 class SearchConfig(_SearchConfigRequired):
-    """SearchConfig: a JSON object with candidates, rrf_k, fusion, keyword_weight, vector_weight, significance_boost, trust_weight, recency_half_life, recency_weight, distilled_boost, min_similarity, relative_similarity, relative_keyword, trust_gate, expand_seeds, expand_budget, session_window, session_factor, graph_factor, edge_factors, mmr_lambda, rerank_top, rerank_timeout, rerank_pause_after, rerank_pause, feedback_terms, feedback_queries, feedback_docs, feedback_max_query_terms, feedback_weight, disable_access_tracking, access_flush, time_boost, time_candidates, dated_boost, turn_length_pivot, turn_length_weight, session_diversity, session_diversity_queries, session_diversity_top."""
+    """SearchConfig: a JSON object with candidates, rrf_k, fusion, keyword_weight,
+    vector_weight, significance_boost, trust_weight, recency_half_life,
+    recency_weight, distilled_boost, min_similarity, relative_similarity,
+    relative_keyword, trust_gate, expand_seeds, expand_budget, session_window,
+    session_factor, graph_factor, edge_factors, mmr_lambda, rerank_top,
+    rerank_timeout, rerank_pause_after, rerank_pause, feedback_terms,
+    feedback_queries, feedback_docs, feedback_max_query_terms, feedback_weight,
+    disable_access_tracking, access_flush, time_boost, time_candidates, dated_boost,
+    turn_length_pivot, turn_length_weight, session_diversity,
+    session_diversity_queries, session_diversity_top.
+    """
 
 
 _CandidateExplanationRequired = TypedDict(
@@ -741,7 +773,13 @@ _CandidateExplanationOptional = TypedDict(
 
 
 class CandidateExplanation(_CandidateExplanationRequired, _CandidateExplanationOptional):
-    """CandidateExplanation: a JSON object with id, version, pool, type, content, keyword_rank, keyword_score, history_rank, feedback_rank, feedback_score, vector_rank, similarity, fused, significance_factor, trust_factor, recency_factor, pool_factor, length_factor, diversity_factor, time_factor, event_time, score, rerank_score, filtered, gate, origin, mmr, rank, status, contradicts."""
+    """CandidateExplanation: a JSON object with id, version, pool, type, content,
+    keyword_rank, keyword_score, history_rank, feedback_rank, feedback_score,
+    vector_rank, similarity, fused, significance_factor, trust_factor,
+    recency_factor, pool_factor, length_factor, diversity_factor, time_factor,
+    event_time, score, rerank_score, filtered, gate, origin, mmr, rank, status,
+    contradicts.
+    """
 
 
 _ExplanationRequired = TypedDict(
@@ -769,7 +807,9 @@ _ExplanationOptional = TypedDict(
 
 
 class Explanation(_ExplanationRequired, _ExplanationOptional):
-    """Explanation: a JSON object with query, mode, keyword, valid_at, as_of, mmr, config, rerank, feedback, candidates, result."""
+    """Explanation: a JSON object with query, mode, keyword, valid_at, as_of, mmr,
+    config, rerank, feedback, candidates, result.
+    """
 
 
 _GetRequestRequired = TypedDict(
@@ -845,7 +885,10 @@ _UpdateRequestOptional = TypedDict(
 
 
 class UpdateRequest(_UpdateRequestRequired, _UpdateRequestOptional):
-    """UpdateRequest: a JSON object with namespace, id, content, type, pool, significance, entities, emotional_context, source, session, trust, trust_score, valid_from, valid_to, metadata."""
+    """UpdateRequest: a JSON object with namespace, id, content, type, pool,
+    significance, entities, emotional_context, source, session, trust, trust_score,
+    valid_from, valid_to, metadata.
+    """
 
 
 _HistoryRequestRequired = TypedDict(
@@ -983,7 +1026,10 @@ _SupersedeRequestOptional = TypedDict(
 
 
 class SupersedeRequest(_SupersedeRequestRequired, _SupersedeRequestOptional):
-    """SupersedeRequest: a JSON object with namespace, id, content, type, pool, significance, entities, emotional_context, source, session, trust, trust_score, valid_from, valid_to, metadata."""
+    """SupersedeRequest: a JSON object with namespace, id, content, type, pool,
+    significance, entities, emotional_context, source, session, trust, trust_score,
+    valid_from, valid_to, metadata.
+    """
 
 
 _LinkRequestRequired = TypedDict(
@@ -1146,7 +1192,10 @@ _DeletionCertificateOptional = TypedDict(
 
 
 class DeletionCertificate(_DeletionCertificateRequired, _DeletionCertificateOptional):
-    """DeletionCertificate: a JSON object with memory_id, versions, edges, content_sha256, namespace, source_sha256, reason, time, audit_seq, audit_hash, erasure, erasure_done, erasure_pending, erasure_out_of_reach."""
+    """DeletionCertificate: a JSON object with memory_id, versions, edges,
+    content_sha256, namespace, source_sha256, reason, time, audit_seq, audit_hash,
+    erasure, erasure_done, erasure_pending, erasure_out_of_reach.
+    """
 
 
 _ConsolidateRequestOptional = TypedDict(
@@ -1230,7 +1279,9 @@ _ConsolidateReportOptional = TypedDict(
 
 
 class ConsolidateReport(_ConsolidateReportRequired, _ConsolidateReportOptional):
-    """ConsolidateReport: a JSON object with dry_run, before, after, merges, archived, pages, took_ns, notes."""
+    """ConsolidateReport: a JSON object with dry_run, before, after, merges, archived,
+    pages, took_ns, notes.
+    """
 
 
 _StatsRequestOptional = TypedDict(
@@ -1293,7 +1344,10 @@ _StatsOptional = TypedDict(
 
 
 class Stats(_StatsRequired, _StatsOptional):
-    """Stats: a JSON object with memories, by_namespace, by_pool, by_type, by_status, versions, edges, embedder, vectors, vector_index, vector_precision, seq, backend, store_memories, vector_index_bytes, vector_snapshot_bytes."""
+    """Stats: a JSON object with memories, by_namespace, by_pool, by_type, by_status,
+    versions, edges, embedder, vectors, vector_index, vector_precision, seq,
+    backend, store_memories, vector_index_bytes, vector_snapshot_bytes.
+    """
 
 
 _AuditProblemRequired = TypedDict(
@@ -1340,7 +1394,9 @@ _AuditReportOptional = TypedDict(
 
 
 class AuditReport(_AuditReportRequired, _AuditReportOptional):
-    """AuditReport: a JSON object with entries, head, memories, versions, namespaces, unbound, broken_entry, broken, problems."""
+    """AuditReport: a JSON object with entries, head, memories, versions, namespaces,
+    unbound, broken_entry, broken, problems.
+    """
 
 
 _ReviewRequestOptional = TypedDict(
@@ -1595,7 +1651,9 @@ _ForgetSourceRequestOptional = TypedDict(
 
 
 class ForgetSourceRequest(_ForgetSourceRequestRequired, _ForgetSourceRequestOptional):
-    """ForgetSourceRequest: a JSON object with namespace, source, dry_run, strict, reason."""
+    """ForgetSourceRequest: a JSON object with namespace, source, dry_run, strict,
+    reason.
+    """
 
 
 _ForgetSourceReportRequired = TypedDict(
@@ -1618,7 +1676,9 @@ _ForgetSourceReportOptional = TypedDict(
 
 
 class ForgetSourceReport(_ForgetSourceReportRequired, _ForgetSourceReportOptional):
-    """ForgetSourceReport: a JSON object with source, dry_run, matched, derived, kept, certificates."""
+    """ForgetSourceReport: a JSON object with source, dry_run, matched, derived, kept,
+    certificates.
+    """
 
 
 _ListRequestOptional = TypedDict(
@@ -1665,7 +1725,10 @@ _ListRequestOptional = TypedDict(
 
 
 class ListRequest(_ListRequestOptional):
-    """ListRequest: a JSON object with namespace, namespace_only, pool, type, status, trust, source_prefix, entity, created_after, created_before, updated_after, updated_before, valid_after, valid_before, sort, limit, cursor."""
+    """ListRequest: a JSON object with namespace, namespace_only, pool, type, status,
+    trust, source_prefix, entity, created_after, created_before, updated_after,
+    updated_before, valid_after, valid_before, sort, limit, cursor.
+    """
 
 
 _ListResultRequired = TypedDict(
@@ -1740,7 +1803,9 @@ _TraceNodeOptional = TypedDict(
 
 
 class TraceNode(_TraceNodeRequired, _TraceNodeOptional):
-    """TraceNode: a JSON object with id, version, namespace, type, status, source, created_at, excerpt, depth, parent, via, edge_source."""
+    """TraceNode: a JSON object with id, version, namespace, type, status, source,
+    created_at, excerpt, depth, parent, via, edge_source.
+    """
 
 
 _TraceResultRequired = TypedDict(
