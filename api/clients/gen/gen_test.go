@@ -77,9 +77,13 @@ func TestEveryOperationHasAMethod(t *testing.T) {
 func TestANewOperationIsNoticed(t *testing.T) {
 	dummy := &api.Op{Name: "dummy-op", Tool: "memos_dummy_op", Title: "A dummy", Description: "Not an operation.",
 		In: reflect.TypeFor[api.HistoryIn](), Out: reflect.TypeFor[core.Stats]()}
-	ops := append(slices.Clone(api.Ops()), dummy)
+	// An answer that is a list, not an object.
+	dummyList := &api.Op{Name: "dummy-list", Tool: "memos_dummy_list", Title: "A dummy list", Description: "Not an operation.",
+		In: reflect.TypeFor[api.Empty](), Out: reflect.TypeFor[[]core.Edge]()}
+	ops := append(slices.Clone(api.Ops()), dummy, dummyList)
 	m := missingMethods(ops, onDisk(t))
-	want := []string{"dummy-op in " + tsJS, "dummy-op in " + tsDTS, "dummy-op in " + pyGen}
+	want := []string{"dummy-op in " + tsJS, "dummy-op in " + tsDTS, "dummy-op in " + pyGen,
+		"dummy-list in " + tsJS, "dummy-list in " + tsDTS, "dummy-list in " + pyGen}
 	if !slices.Equal(m, want) {
 		t.Errorf("with an operation the clients lack, missingMethods = %q, want %q", m, want)
 	}
@@ -93,6 +97,10 @@ func TestANewOperationIsNoticed(t *testing.T) {
 	if !bytes.Contains(files[tsDTS], []byte("dummyOp(request: DummyOpRequest, options?: CallOptions): Promise<Stats>;")) ||
 		!bytes.Contains(files[tsDTS], []byte("export type DummyOpRequest = HistoryRequest;")) {
 		t.Errorf("client.d.ts types dummyOp wrongly:\n%s", files[tsDTS])
+	}
+	if !bytes.Contains(files[tsDTS], []byte("dummyList(request?: DummyListRequest, options?: CallOptions): Promise<Edge[]>;")) ||
+		!bytes.Contains(files[pyGen], []byte("return cast(List[Edge], self.call(\"dummy-list\", body))")) {
+		t.Errorf("the clients type dummy-list's answer wrongly")
 	}
 }
 

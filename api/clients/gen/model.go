@@ -31,7 +31,8 @@ type opDef struct {
 	op *api.Op
 	// in and out are the request and answer types; inAlias is set when the
 	// request type is another op's (search and explain share one).
-	in, out *typeDef
+	in      *typeDef
+	out     *typ
 	inName  string
 	inAlias bool
 }
@@ -91,11 +92,16 @@ func build(ops []*api.Op) (*model, error) {
 		if o.Out.PkgPath() == reflect.TypeFor[api.Op]().PkgPath() {
 			outName = pascal(o.Name) + "Result" // api's own answer types (MemoriesOut, ...)
 		}
-		t, err := m.walkNamed(o.OutputSchema(), o.Out, outName)
+		s := o.OutputSchema()
+		var err error
+		if s.Type == "object" && s.Properties != nil && s.Properties.Len() > 0 {
+			d.out, err = m.object(s, o.Out, "", outName)
+		} else { // an answer that is not an object with fields: a list, a map, a string
+			d.out, err = m.walk(s, o.Out, pascal(o.Name)+"Result")
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s answer: %w", o.Name, err)
 		}
-		d.out = t
 		m.ops = append(m.ops, d)
 	}
 	// The error kinds: ErrorBody.error.kind's enum.

@@ -120,14 +120,14 @@ func python(m *model) []byte {
 		for _, f := range opt {
 			fmt.Fprintf(&b, "        %s: Optional[%s] = None,\n", pyParam(f.json), pyType(f.t, defined))
 		}
-		fmt.Fprintf(&b, "    ) -> %s:\n", o.out.name)
+		fmt.Fprintf(&b, "    ) -> %s:\n", pyType(o.out, defined))
 		doc := fmt.Sprintf("%s.\n\n%s\n\nPOST %s, MCP tool %s.", o.op.Title, o.op.Description, o.op.Path(), o.op.Tool)
 		fmt.Fprintf(&b, "        \"\"\"%s\n        \"\"\"\n", indent(wrap(pyDoc(doc), 80), "        "))
 		fmt.Fprintf(&b, "        body: Dict[str, Any] = {\n")
 		for _, f := range o.in.fields {
 			fmt.Fprintf(&b, "            %q: %s,\n", f.json, pyParam(f.json))
 		}
-		fmt.Fprintf(&b, "        }\n        return cast(%s, self.call(%q, body))\n", o.out.name, o.op.Name)
+		fmt.Fprintf(&b, "        }\n        return cast(%s, self.call(%q, body))\n", pyType(o.out, defined), o.op.Name)
 	}
 
 	slices.Sort(all)

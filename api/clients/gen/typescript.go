@@ -73,7 +73,7 @@ func typescript(m *model) (js, dts []byte) {
 				opt = ""
 			}
 		}
-		fmt.Fprintf(&d, "%s  %s(request%s: %s, options?: CallOptions): Promise<%s>;\n", tsComment(doc, "  "), camel(o.op.Name), opt, o.inName, o.out.name)
+		fmt.Fprintf(&d, "%s  %s(request%s: %s, options?: CallOptions): Promise<%s>;\n", tsComment(doc, "  "), camel(o.op.Name), opt, o.inName, tsType(o.out))
 	}
 	j.WriteString("}\n")
 	d.WriteString("}\n")
