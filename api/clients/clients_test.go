@@ -142,6 +142,7 @@ func checkCalled(t *testing.T, client string, called []string) {
 // forbidden with a scoped token, unauthorized, unreachable, timeout).
 // The test fails when a script leaves an operation of the table uncalled.
 func TestClients(t *testing.T) {
+	t.Parallel()
 	url := serve(t)
 	t.Run("typescript", func(t *testing.T) {
 		node := tool(t, "node")
@@ -165,6 +166,7 @@ func TestClients(t *testing.T) {
 // must reject) with the TypeScript compiler that `npm ci` installs in
 // api/clients/typescript (.ci/run does).
 func TestTypeScriptTypes(t *testing.T) {
+	t.Parallel()
 	node := tool(t, "node")
 	tsc := filepath.Join("typescript", "node_modules", "typescript", "bin", "tsc")
 	if _, err := os.Stat(tsc); err != nil {
