@@ -67,6 +67,7 @@ def fails(fn: Callable[[], Any], want: Type[MemosError], kind: str, status: int)
         assert e.kind == kind, (e.kind, str(e))
         assert e.status == status, (e.status, str(e))
         assert e.message
+        assert (e.request_id != "") == (status > 0), "a server's answer carries its request id"
         return e
     raise AssertionError("want a %s, the call succeeded" % want.__name__)
 

@@ -61,6 +61,7 @@ async function fails(fn, want, kind, status) {
     assert.equal(e.kind, kind, e.message);
     assert.equal(e.status, status, e.message);
     assert.ok(e.message.length > 0);
+    assert.equal(e.requestId !== "", status > 0, "a server's answer carries its request id");
     return e;
   }
   assert.fail(`want a ${want.name}, the call succeeded`);
