@@ -1,0 +1,2 @@
+export * from "./runtime.js";
+export * from "./client.js";
