@@ -243,6 +243,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("token"), adminToken),
 		chromedp.Submit(chromedp.ID("token")),
 		chromedp.WaitVisible(chromedp.ID("memories")))
+	do(t, ctx, "facets", chromedp.Click(chromedp.ID("facets")), chromedp.WaitVisible(chromedp.CSS("details.facets[open]")))
+	if got := text(t, ctx, "details.facets"); !strings.Contains(got, "quarantined 2") {
+		t.Errorf("facet counts:\n%s", got)
+	}
 	shoot(t, ctx, dir, "browse")
 	if got := text(t, ctx, "#memories"); !strings.Contains(got, "free software") || strings.Contains(got, "hunter2") {
 		t.Errorf("browse lists:\n%s", got)

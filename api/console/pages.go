@@ -48,10 +48,13 @@ type browseData struct {
 	Next     string
 	First    string
 	Stats    *core.Stats
-	Pools    []core.Pool
-	Types    []core.Type
-	Statuses []core.Status
-	Trusts   []core.TrustLevel
+	// Facets asks for the counts per facet; FacetsLink is the page with them.
+	Facets     bool
+	FacetsLink string
+	Pools      []core.Pool
+	Types      []core.Type
+	Statuses   []core.Status
+	Trusts     []core.TrustLevel
 }
 
 func (q *req) browse() {
@@ -63,7 +66,7 @@ func (q *req) browse() {
 		UpdatedAfter: q.form("updated_after"), UpdatedBefore: q.form("updated_before"),
 		ValidAfter: q.form("valid_after"), ValidBefore: q.form("valid_before"),
 		Sort: q.form("sort"), Limit: q.formInt("limit", 25), Cursor: q.form("cursor")}
-	d := &browseData{In: in, Pools: core.Pools, Types: core.Types, Statuses: core.Statuses, Trusts: core.TrustLevels}
+	d := &browseData{In: in, Facets: q.form("facets") != "", Pools: core.Pools, Types: core.Types, Statuses: core.Statuses, Trusts: core.TrustLevels}
 	p := q.page("Browse", "browse", d)
 	res, err := call[core.ListResult](q, "list", &in)
 	if err == nil {
@@ -78,7 +81,14 @@ func (q *req) browse() {
 			v.Del("cursor")
 			d.First = Prefix + "?" + v.Encode()
 		}
-		d.Stats, err = call[core.Stats](q, "stats", &api.Empty{Scope: in.Scope})
+		if d.Facets {
+			// Counting visits the whole namespace: only on request.
+			d.Stats, err = call[core.Stats](q, "stats", &api.Empty{Scope: in.Scope})
+		} else {
+			v := q.r.URL.Query()
+			v.Set("facets", "1")
+			d.FacetsLink = Prefix + "?" + v.Encode()
+		}
 	}
 	q.show("browse", p, err)
 }
