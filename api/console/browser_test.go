@@ -134,7 +134,7 @@ func browser(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
 	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 4*time.Minute)
+	ctx, cancel3 := context.WithTimeout(ctx, 8*time.Minute)
 	t.Cleanup(cancel3)
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
@@ -220,6 +220,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	xss := l.remember(t, map[string]any{"namespace": ns, "content": script})
 	rel := l.remember(t, map[string]any{"namespace": ns, "content": "Alice moved to Lisbon in May", "quarantine": true, "trust": "imported"})
 	rej := l.remember(t, map[string]any{"namespace": ns, "content": "Alice's password is hunter2", "quarantine": true})
+	contra := l.remember(t, map[string]any{"namespace": ns, "content": "Alice prefers proprietary tools for her editor", "quarantine": true, "contradicts": []int64{m.ID}})
+	var lesson core.Lesson
+	if st := l.api(t, adminToken, "learn", map[string]any{"namespace": ns, "guidance": "run the tests before pushing", "when": "before a release"}, &lesson); st != 200 {
+		t.Fatalf("learn: %d", st)
+	}
 	secret := l.remember(t, map[string]any{"namespace": ns, "content": "zebra plan for Alice's birthday"})
 	l.remember(t, map[string]any{"namespace": "project:b", "content": "Bob keeps the zebra logs"})
 	for i := 0; i < 3; i++ {
@@ -244,7 +249,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Submit(chromedp.ID("token")),
 		chromedp.WaitVisible(chromedp.ID("memories")))
 	do(t, ctx, "facets", chromedp.Click(chromedp.ID("facets")), chromedp.WaitVisible(chromedp.CSS("details.facets[open]")))
-	if got := text(t, ctx, "details.facets"); !strings.Contains(got, "quarantined 2") {
+	if got := text(t, ctx, "details.facets"); !strings.Contains(got, "quarantined 3") {
 		t.Errorf("facet counts:\n%s", got)
 	}
 	shoot(t, ctx, dir, "browse")
@@ -311,6 +316,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	if got := text(t, ctx, "#queue"); !strings.Contains(got, "Lisbon") || !strings.Contains(got, "hunter2") {
 		t.Errorf("queue:\n%s", got)
 	}
+	if got := text(t, ctx, fmt.Sprintf("#item-%d .pair", contra.ID)); !strings.Contains(got, fmt.Sprintf("Contradicts #%d", m.ID)) || !strings.Contains(got, "open-source tools") {
+		t.Errorf("the contradiction is not shown side by side: %q", got)
+	}
 	shoot(t, ctx, dir, "review")
 	do(t, ctx, "release",
 		chromedp.SetValue(chromedp.ID(fmt.Sprintf("trust-%d", rel.ID)), "certain"),
@@ -320,7 +328,15 @@ func TestConsoleInBrowser(t *testing.T) {
 	do(t, ctx, "reject",
 		chromedp.SendKeys(chromedp.ID(fmt.Sprintf("reason-%d", rej.ID)), "a secret"),
 		chromedp.Click(chromedp.ID(fmt.Sprintf("reject-%d", rej.ID))),
+		chromedp.WaitVisible(chromedp.CSS(".flash")))
+	// Several at once: tick the last one and reject the ticked.
+	do(t, ctx, "reject ticked",
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#item-%d input[type=checkbox]`, contra.ID))),
+		chromedp.Click(chromedp.CSS(`.bulk button[value=reject]`)),
 		chromedp.WaitVisible(chromedp.ID("empty-queue")))
+	if st := l.api(t, adminToken, "get", map[string]any{"namespace": ns, "id": contra.ID}, nil); st != 404 {
+		t.Errorf("memory rejected with the ticked ones: get answered %d, want 404", st)
+	}
 	var got core.Memory
 	if st := l.api(t, adminToken, "get", map[string]any{"namespace": ns, "id": rel.ID}, &got); st != 200 ||
 		got.Status != core.StatusActive || got.Trust.Level != core.TrustCertain {
@@ -352,8 +368,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Health, with the audit log verified on demand.
 	do(t, ctx, "health", chromedp.Navigate(l.url+"/console/health?ns="+ns),
 		chromedp.Click(chromedp.ID("verify")), chromedp.WaitVisible(chromedp.CSS("#audit .ok")))
+	do(t, ctx, "consolidation dry run", chromedp.Click(chromedp.ID("dry-run")), chromedp.WaitVisible(chromedp.ID("consolidation")))
 	shoot(t, ctx, dir, "health")
-	do(t, ctx, "lessons", chromedp.Navigate(l.url+"/console/pack?ns="+ns+"&q=alice+editor"), chromedp.WaitVisible(chromedp.ID("pack-tokens")))
+	// Lessons: record an outcome.
+	do(t, ctx, "lessons", chromedp.Navigate(l.url+"/console/lessons?ns="+ns),
+		chromedp.Click(chromedp.CSS(`button[name=success][value=true]`)), chromedp.WaitVisible(chromedp.CSS(".flash")))
+	var ls struct {
+		Lessons []core.Lesson `json:"lessons"`
+	}
+	if st := l.api(t, adminToken, "lessons", map[string]any{"namespace": ns}, &ls); st != 200 || len(ls.Lessons) != 1 || ls.Lessons[0].Successes != 1 {
+		t.Errorf("lessons after an outcome: %d %+v", st, ls.Lessons)
+	}
+	do(t, ctx, "pack", chromedp.Navigate(l.url+"/console/pack?ns="+ns+"&q=alice+editor"), chromedp.WaitVisible(chromedp.ID("pack-tokens")))
 	shoot(t, ctx, dir, "pack")
 
 	// A scoped token, in a browser context of its own (no shared cookies),

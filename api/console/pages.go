@@ -286,15 +286,30 @@ func (q *req) decide() {
 }
 
 type healthData struct {
-	Stats  *core.Stats
-	Audit  *core.AuditReport
-	Verify bool
+	Stats       *core.Stats
+	Audit       *core.AuditReport
+	Verify      bool
+	Consolidate *core.ConsolidateReport
 }
 
 func (q *req) health() {
 	d := &healthData{Verify: q.form("verify") != ""}
 	p := q.page("Health", "health", d)
 	var err error
+	if q.r.Method == "POST" {
+		dry := q.form("dry_run") != ""
+		rep, err := call[core.ConsolidateReport](q, "consolidate", &api.ConsolidateIn{Scope: api.Scope{Namespace: q.ns()}, DryRun: dry})
+		if err != nil {
+			q.fail(err)
+			return
+		}
+		if !dry {
+			q.done(Prefix+"health?ns="+url.QueryEscape(q.ns()), fmt.Sprintf("Consolidated: %d merges, %d archived, %d knowledge pages; %d memories before, %d after.",
+				len(rep.Merges), len(rep.Archived), len(rep.Pages), rep.Before, rep.After))
+			return
+		}
+		d.Consolidate = rep // a dry run changes nothing: shown at once
+	}
 	d.Stats, err = call[core.Stats](q, "stats", &api.Empty{Scope: api.Scope{Namespace: q.ns()}})
 	if err == nil && d.Verify {
 		d.Audit, err = call[core.AuditReport](q, "audit-verify", &api.Empty{Scope: api.Scope{Namespace: q.ns()}})
