@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/memos-go/memos/api/console"
@@ -181,6 +183,19 @@ func shoot(t *testing.T, ctx context.Context, dir, name string) {
 	}
 }
 
+// darkMode makes the page's prefers-color-scheme dark (or back to light).
+func darkMode(on bool) chromedp.Action[chromedp.Void] {
+	scheme := "light"
+	if on {
+		scheme = "dark"
+	}
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
+		return err
+	})
+}
+
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
 	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
@@ -261,6 +276,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the session cookie is readable by scripts: %q, %v", cookies, err)
 	}
 
+	// Keyboard: j selects the first memory, Enter opens it.
+	do(t, ctx, "keyboard", chromedp.KeyEvent("j"), chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.ID("memory-content")))
+
 	// Search and open the explain of the first hit.
 	do(t, ctx, "search",
 		chromedp.Navigate(l.url+"/console/search?ns="+ns+"&q=alice+editor+tools"),
@@ -274,6 +292,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the query as rewritten is missing: %q", got)
 	}
 	shoot(t, ctx, dir, "search")
+	do(t, ctx, "dark", darkMode(true))
+	shoot(t, ctx, dir, "search-dark")
+	do(t, ctx, "light", darkMode(false))
 	// A keyword query with an FTS5 syntax error is shown in place.
 	do(t, ctx, "fts error", chromedp.Navigate(l.url+"/console/search?ns="+ns+"&mode=fts&q=%22alice"), chromedp.WaitVisible(chromedp.ID("error")))
 	if got := text(t, ctx, "#error"); !strings.Contains(got, "quote") {
