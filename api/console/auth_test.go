@@ -142,6 +142,15 @@ func TestConsoleSignInAndForgery(t *testing.T) {
 		t.Fatalf("after sign-out: %d", resp.StatusCode)
 	}
 
+	// The embedded assets are served (no listing), with the policy too.
+	if resp, body := get(t, client(t), l.url+"/console/static/console.js"); resp.StatusCode != 200 || !strings.Contains(body, "keydown") ||
+		resp.Header.Get("Content-Security-Policy") == "" {
+		t.Errorf("console.js: %d, CSP %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+	}
+	if resp, _ := get(t, client(t), l.url+"/console/static/"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("static directory: %d, want 404", resp.StatusCode)
+	}
+
 	// A server without tokens needs no sign-in but answers only to loopback
 	// names (a DNS-rebinding page has a foreign Host).
 	open := serve(t, openEngine(t, filepath.Join(t.TempDir(), "memory.db")), nil)

@@ -148,6 +148,10 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := strings.TrimPrefix(r.URL.Path, strings.TrimSuffix(Prefix, "/"))
 	if strings.HasPrefix(p, "/static/") {
+		if strings.HasSuffix(p, "/") {
+			http.NotFound(w, r) // no directory listings
+			return
+		}
 		h.Set("Cache-Control", "no-cache")
 		c.static.ServeHTTP(w, r)
 		return
