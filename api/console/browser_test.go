@@ -170,6 +170,11 @@ func shoot(t *testing.T, ctx context.Context, dir, name string) {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w.width, w.height)); err != nil {
 			t.Fatal(err)
 		}
+		// Readable at this width: nothing makes the page scroll sideways.
+		wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("document.documentElement.scrollWidth > document.documentElement.clientWidth"))
+		if err != nil || wide {
+			t.Errorf("%s at %d px: the page is wider than the screen (%v)", name, w.width, err)
+		}
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
