@@ -269,6 +269,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		if console.Mounted(r.URL.Path) {
 			// The console signs people in itself (session cookie, see package console).
+			r.Body = http.MaxBytesReader(rw, r.Body, s.opts.MaxBody)
 			s.console.ServeHTTP(rw, r.WithContext(withTransport(r.Context(), "console")))
 			return
 		}
