@@ -1,6 +1,7 @@
 // Package server is memos' HTTP front-end: the operation table (package
 // api) as JSON routes under /api/mem/, the MCP server (api/mcpserver) over
-// streamable HTTP at /mcp, the OpenAPI document at /openapi.json, health
+// streamable HTTP at /mcp, the web console at /console/ (api/console, which
+// signs people in itself), the OpenAPI document at /openapi.json, health
 // and readiness probes and Prometheus metrics, behind one set of rules:
 // bearer tokens (required beyond loopback, optionally limited to
 // namespaces), a body limit, a per-request timeout, no CORS unless
@@ -35,6 +36,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/memos-go/memos/api"
+	"github.com/memos-go/memos/api/console"
 	"github.com/memos-go/memos/api/mcpserver"
 	"github.com/memos-go/memos/core"
 )
@@ -91,6 +93,7 @@ type Server struct {
 	tokens  []token
 	log     *slog.Logger
 	mcp     http.Handler
+	console *console.Console
 	openapi []byte
 	metrics *metrics
 	reg     *prometheus.Registry
@@ -156,6 +159,13 @@ func New(eng *core.Engine, opts Options) (*Server, error) {
 	s.metrics = newMetrics(s.reg, opts.StorePath)
 	s.svc.Observe = func(ctx context.Context, o *api.Op, err error, d time.Duration) {
 		s.metrics.observe(o.Name, Transport(ctx), err, d)
+	}
+	copts := console.Options{Service: s.svc, Logger: opts.Logger}
+	if len(s.tokens) > 0 {
+		copts.Lookup = s.lookup
+	}
+	if s.console, err = console.New(copts); err != nil {
+		return nil, err
 	}
 	mcpSrv := mcpserver.New(s.svc, opts.Version)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, &mcp.StreamableHTTPOptions{Logger: opts.Logger})
@@ -255,6 +265,12 @@ func (s *Server) Handler() http.Handler {
 				return
 			}
 			s.plain(rw, r, "ready\n")
+			return
+		}
+		if console.Mounted(r.URL.Path) {
+			// The console signs people in itself (session cookie, see package console).
+			r.Body = http.MaxBytesReader(rw, r.Body, s.opts.MaxBody)
+			s.console.ServeHTTP(rw, r.WithContext(withTransport(r.Context(), "console")))
 			return
 		}
 		var err error
@@ -570,7 +586,8 @@ func withTransport(ctx context.Context, t string) context.Context {
 	return context.WithValue(ctx, transportKey{}, t)
 }
 
-// Transport reports the front-end a call came through: "http", or "mcp".
+// Transport reports the front-end a call came through: "http", "console"
+// or "mcp".
 func Transport(ctx context.Context) string {
 	if t, _ := ctx.Value(transportKey{}).(string); t != "" {
 		return t

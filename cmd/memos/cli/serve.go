@@ -53,6 +53,7 @@ func (a *app) serveCmd() *cobra.Command {
 
   POST /api/mem/<operation>   the HTTP API, JSON in and out (see /openapi.json)
   /mcp                        MCP over streamable HTTP: the same operations as tools
+  /console/                   the web console: browse, search, explain, review
   GET  /openapi.json          the OpenAPI 3.1 document of every route
   GET  /healthz, /readyz      liveness and readiness
   GET  /metrics               Prometheus metrics
@@ -89,7 +90,7 @@ the store.`,
 				return errors.Join(err, eng.Close())
 			}
 			slog.Info("memos serve: listening", "url", "http://"+ln.Addr().String(), "namespace", eng.Namespace(),
-				"store", storePath(cfg), "tokens", len(opts.Tokens), "api", "/api/mem/", "mcp", "/mcp", "openapi", "/openapi.json")
+				"store", storePath(cfg), "tokens", len(opts.Tokens), "api", "/api/mem/", "mcp", "/mcp", "console", "/console/", "openapi", "/openapi.json")
 			// consolidate.interval: dream on a schedule, stopped before the store closes.
 			dctx, stopDream := context.WithCancel(ctx)
 			dreamed := make(chan struct{})

@@ -1,0 +1,76 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memos-go/memos/core"
+)
+
+// BenchmarkConsolePages renders each console page over the real server on
+// a 10k-memory SQLite store (the target is under 100 ms a page):
+//
+//	go test -run '^$' -bench BenchmarkConsolePages ./api/console/
+func BenchmarkConsolePages(b *testing.B) {
+	eng := openEngine(b, filepath.Join(b.TempDir(), "memory.db"))
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := make([]string, 3000)
+	for i := range words {
+		words[i] = fmt.Sprintf("%c%c%c%d", 'a'+rune(i%26), 'a'+rune(i/26%26), 'a'+rune(i/676%26), i)
+	}
+	sentence := func() string {
+		w := make([]string, 8+rng.IntN(8))
+		for i := range w {
+			w[i] = words[int(float64(len(words))*rng.Float64()*rng.Float64()*rng.Float64())]
+		}
+		return strings.Join(w, " ")
+	}
+	ctx := context.Background()
+	const size = 10_000
+	for i := 0; i < size; i += 500 {
+		ins := make([]core.Input, 500)
+		for j := range ins {
+			ins[j] = core.Input{Content: sentence(), Significance: 1 + rng.IntN(10), Quarantine: (i+j)%500 == 0}
+		}
+		if _, err := eng.RememberBatch(ctx, ins); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for v := 0; v < 5; v++ {
+		c := sentence()
+		if _, err := eng.Update(ctx, 1, core.Patch{Content: &c}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	l := serve(b, eng, nil) // loopback without tokens: no sign-in
+	for _, p := range []struct{ name, path string }{
+		{"browse", "/console/"},
+		{"browse-facets", "/console/?facets=1"},
+		{"browse-filtered", "/console/?sort=significance&status=active&status=quarantined&limit=50"},
+		{"search", "/console/search?q=" + words[3] + "+" + words[10]},
+		{"memory", "/console/memory/1?a=2&b=6"},
+		{"review", "/console/review"},
+		{"health", "/console/health"},
+		{"pack", "/console/pack?q=" + words[3]},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			for b.Loop() {
+				resp, err := http.Get(l.url + p.path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("%s: status %d", p.path, resp.StatusCode)
+				}
+			}
+		})
+	}
+}
