@@ -150,7 +150,7 @@ func (e *Engine) Consolidate(ctx context.Context, req ConsolidateRequest) (*Cons
 	start := time.Now()
 	cfg := e.consolidate
 	rep := &ConsolidateReport{DryRun: req.DryRun, Merges: []Merge{}, Archived: []Archival{}, Pages: []PageChange{}}
-	if req.Pages && (e.summarizer == nil || e.vec == nil) {
+	if req.Pages && (e.summarizer == nil || e.emb == nil) {
 		return nil, &Error{Op: op, Err: invalidf("knowledge pages need an embedder and a summarizer")}
 	}
 	e.flushAccesses() // archiving and merges read the access statistics
@@ -166,7 +166,7 @@ func (e *Engine) Consolidate(ctx context.Context, req ConsolidateRequest) (*Cons
 	// it changes, in a dry run as in the run, so that the steps after it
 	// decide on the same memories either way.
 	rep.Before = len(mems)
-	if e.vec == nil {
+	if e.emb == nil {
 		rep.Notes = append(rep.Notes, "no embedder: duplicates are not looked for")
 	} else if err := e.mergeDuplicates(ctx, cfg, mems, rep); err != nil {
 		return rep, &Error{Op: op, Err: err}

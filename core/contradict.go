@@ -38,7 +38,7 @@ type conflict struct {
 // contradictionCandidates returns the ids of the active memories in scope
 // whose embeddings are close enough to m's to compare, nearest first.
 func (e *Engine) contradictionCandidates(ctx context.Context, m *Memory) ([]int64, error) {
-	if e.gov.Contradictions == ContradictOff || e.vec == nil || len(m.Entities) == 0 || m.Embedding.Dim() == 0 {
+	if e.gov.Contradictions == ContradictOff || e.emb == nil || len(m.Entities) == 0 || m.Embedding.Dim() == 0 {
 		return nil, nil
 	}
 	if err := e.syncVectors(ctx); err != nil {

@@ -9,10 +9,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/memos-go/memos/core/internal/vecsync"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -105,23 +105,15 @@ type shared struct {
 	now           func() time.Time
 	closed        atomic.Bool
 
-	vecMu  sync.Mutex // serialises syncs of vec with the change log
-	vec    *liveIndex
-	vecSeq atomic.Uint64    // the change-log seq vec reflects
-	auto   autoIndex        // VectorIndex "auto": the switch to HNSW while open
-	prec   vector.Precision // Options.VectorPrecision
-
-	snapPath   string         // Options.VectorSnapshot
-	snapHeader snapshotHeader // what a snapshot of this store and model says
-	snapMu     sync.Mutex
-	snapSeq    uint64 // the seq of the snapshot on disk, when snapOK
-	snapOK     bool   // the file holds what this engine loaded or saved
+	// vec is the vector index with its snapshot, its background sync and
+	// the switch to HNSW. It is there without an embedder too, holding no
+	// vectors (Forget still removes the snapshot file): test emb, not vec,
+	// for "no vectors".
+	vec *vecsync.Index
 
 	sess sessionIndex // sessions' members in order, for session expansion
 
 	access *accessLog // pending access statistics (nil: not tracked)
-
-	follow *follower // background vector sync on a ChangeWaiter (nil: none)
 }
 
 // Meta keys the engine keeps in the store.
@@ -149,7 +141,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), gov: opts.Govern.withDefaults(), now: opts.Now, snapPath: opts.VectorSnapshot,
+	s := &shared{b: opts.Backend, emb: opts.Embedder, cfg: opts.Search.withDefaults(), gov: opts.Govern.withDefaults(), now: opts.Now,
 		extractor: opts.Extractor, summarizer: opts.Summarizer, consolidate: opts.Consolidate.withDefaults(), reranker: opts.Reranker}
 	if s.now == nil {
 		s.now = time.Now
@@ -161,7 +153,6 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s.prec = prec
 	if err := s.consolidate.validate(); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
@@ -184,11 +175,10 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		if err := s.checkModel(ctx, opts.AllowModelChange); err != nil {
 			return nil, &Error{Op: "open", Err: err}
 		}
-		if err := s.openIndex(ctx, opts.VectorIndex, opts.HNSWThreshold); err != nil {
-			return nil, &Error{Op: "open", Err: err}
-		}
 	}
-	s.startFollowing()
+	if s.vec, err = openVectors(ctx, s.b, s.model, opts, prec); err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
 	if !s.cfg.DisableAccessTracking {
 		s.access = newAccessLog(s.cfg.AccessFlush, s.writeAccesses)
 	}
@@ -342,18 +332,15 @@ func (e *Engine) Close() error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return &Error{Op: "close", Err: ErrClosed}
 	}
-	e.stopFollowing()
-	e.stopSwitch()
+	e.vec.Stop()
 	if e.access != nil {
 		e.access.close()
 	}
-	if e.vec != nil {
-		// The snapshot is a cache: without it the next open rebuilds the
-		// index from the store. Failing to write it (on a full disk, say)
-		// loses nothing, so it is a warning, not an error of Close.
-		if err := e.saveVectors(); err != nil {
-			slog.Warn("memos: the vector index snapshot was not saved; the next open rebuilds the index from the store", "err", err)
-		}
+	// The snapshot is a cache: without it the next open rebuilds the index
+	// from the store. Failing to write it (on a full disk, say) loses
+	// nothing, so it is a warning, not an error of Close.
+	if err := e.vec.Save(); err != nil {
+		slog.Warn("memos: the vector index snapshot was not saved; the next open rebuilds the index from the store", "err", err)
 	}
 	err := e.b.Close()
 	if c, ok := e.emb.(io.Closer); ok {
@@ -374,58 +361,7 @@ func (s *shared) checkOpen(op string) error {
 	return nil
 }
 
-// syncVectors brings the vector index up to date with the store's change
-// log, which also covers writes made by other processes.
-func (s *shared) syncVectors(ctx context.Context) error {
-	if s.vec == nil {
-		return nil
-	}
-	s.vecMu.Lock()
-	defer s.vecMu.Unlock()
-	last, err := s.applyChanges(ctx, s.vec, s.vecSeq.Load())
-	if err != nil {
-		return err
-	}
-	s.vecSeq.Store(last)
-	s.maybeSwitch()
-	return nil
-}
-
-// applyChanges applies the change log after seq since to idx and returns
-// the seq it reached.
-func (s *shared) applyChanges(ctx context.Context, idx VectorIndex, since uint64) (uint64, error) {
-	var last uint64
-	var add []VectorEntry
-	var remove []int64
-	err := s.b.View(ctx, func(tx ReadTx) error {
-		seq, err := tx.Seq()
-		if err != nil || seq == since {
-			last = seq
-			return err
-		}
-		last = seq
-		return tx.Changes(since, func(c Change) error {
-			if c.Deleted || c.Status != StatusActive || c.Embedding.Model != s.model.ID || c.Embedding.Dim() != s.model.Dim {
-				remove = append(remove, c.ID)
-				return nil
-			}
-			add = append(add, VectorEntry{ID: c.ID, Namespace: c.Namespace, Pool: c.Pool, Vector: c.Embedding.Vector})
-			return nil
-		})
-	})
-	if err != nil {
-		return 0, fmt.Errorf("sync vector index: %w", err)
-	}
-	if len(remove) > 0 {
-		if err := idx.Remove(ctx, remove...); err != nil {
-			return 0, fmt.Errorf("sync vector index: %w", err)
-		}
-	}
-	const chunk = 4096
-	for i := 0; i < len(add); i += chunk {
-		if err := idx.Add(ctx, add[i:min(i+chunk, len(add))]...); err != nil {
-			return 0, fmt.Errorf("sync vector index: %w", err)
-		}
-	}
-	return last, nil
-}
+// syncVectors is vec.Sync, kept for its callers in the retrieval and
+// governance files while those move into their packages; new code calls
+// e.vec.Sync.
+func (s *shared) syncVectors(ctx context.Context) error { return s.vec.Sync(ctx) }

@@ -173,7 +173,7 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest) (*ImportReport, 
 	if err != nil {
 		return rep, &Error{Op: op, Err: fmt.Errorf("edges: %w", err)}
 	}
-	if err := e.syncVectors(ctx); err != nil {
+	if err := e.vec.Sync(ctx); err != nil {
 		return rep, &Error{Op: op, Err: err}
 	}
 	return rep, nil
