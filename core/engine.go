@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -172,7 +171,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		s.model = info
 		s.emb = withEmbedCache(s.emb, info, opts.EmbedCacheSize)
-		if err := s.checkModel(ctx, opts.AllowModelChange); err != nil {
+		if err := checkModel(ctx, s.b, info, opts.AllowModelChange); err != nil {
 			return nil, &Error{Op: "open", Err: err}
 		}
 	}
@@ -180,22 +179,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	if !s.cfg.DisableAccessTracking {
-		s.access = newAccessLog(s.cfg.AccessFlush, s.writeAccesses)
+		s.access = newAccessLog(s.cfg.AccessFlush, s.b)
 	}
 	return &Engine{shared: s, ns: ns}, nil
-}
-
-// writeAccesses stores access statistics in one transaction: each id once
-// per access, in the batch of its latest access time.
-func (s *shared) writeAccesses(ctx context.Context, byTime map[time.Time][]int64) error {
-	return s.b.Update(ctx, func(tx Tx) error {
-		for _, t := range slices.SortedFunc(maps.Keys(byTime), time.Time.Compare) {
-			if err := tx.Touch(byTime[t], t); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // flushAccesses writes the pending access statistics now, for operations
@@ -206,11 +192,11 @@ func (s *shared) flushAccesses() {
 	}
 }
 
-// checkModel records the embedding model in a new store and refuses to mix
-// models in an existing one.
-func (s *shared) checkModel(ctx context.Context, allowChange bool) error {
+// checkModel records the embedding model in a new store b and refuses to
+// mix models in an existing one.
+func checkModel(ctx context.Context, b Backend, model ModelInfo, allowChange bool) error {
 	var stored, dim string
-	err := s.b.View(ctx, func(tx ReadTx) error {
+	err := b.View(ctx, func(tx ReadTx) error {
 		var err error
 		if stored, err = tx.Meta(metaModel); err != nil {
 			return err
@@ -220,17 +206,17 @@ func (s *shared) checkModel(ctx context.Context, allowChange bool) error {
 	})
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return s.b.Update(ctx, func(tx Tx) error {
-			if err := tx.SetMeta(metaModel, s.model.ID); err != nil {
+		return b.Update(ctx, func(tx Tx) error {
+			if err := tx.SetMeta(metaModel, model.ID); err != nil {
 				return err
 			}
-			return tx.SetMeta(metaDim, fmt.Sprint(s.model.Dim))
+			return tx.SetMeta(metaDim, fmt.Sprint(model.Dim))
 		})
 	case err != nil:
 		return err
-	case stored != s.model.ID && !allowChange:
+	case stored != model.ID && !allowChange:
 		return fmt.Errorf("%w: the store was embedded with model %s (%s dimensions) but the configured embedder is %s (%d dimensions); configure the original embedder, or run `memos reembed` to switch the store to the new one",
-			ErrModelMismatch, stored, dim, s.model.ID, s.model.Dim)
+			ErrModelMismatch, stored, dim, model.ID, model.Dim)
 	}
 	return nil
 }

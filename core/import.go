@@ -274,7 +274,7 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 	for _, i := range batch {
 		for _, m := range items[i] {
 			if keep && m.Embedding.Model == e.model.ID && m.Embedding.Dim() == e.model.Dim {
-				if err := e.checkVectors([][]float32{m.Embedding.Vector}, 1); err != nil {
+				if err := checkVectors(e.model, [][]float32{m.Embedding.Vector}, 1); err != nil {
 					return fmt.Errorf("%s version %d: %w", names[i], m.Version, err)
 				}
 				kept++
