@@ -68,7 +68,7 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 			st.ByStatus[string(m.Status)]++
 			st.Versions += m.Version
 			if limited && e.emb != nil && m.Status == StatusActive && m.Embedding.Model == e.model.ID && m.Embedding.Dim() == e.model.Dim {
-				st.Vectors++ // what the index holds for m (see applyChanges)
+				st.Vectors++ // what the index holds for m (see vecsync.Index.Sync)
 			}
 			es, err := tx.Edges(m.ID)
 			for _, ed := range es {
