@@ -25,7 +25,7 @@ import (
 // accessLog is safe for concurrent use.
 type accessLog struct {
 	every time.Duration
-	write func(ctx context.Context, byTime map[time.Time][]int64) error
+	b     Backend // where the statistics are written
 
 	mu      sync.Mutex
 	pending map[int64]accessCount
@@ -45,8 +45,8 @@ type accessCount struct {
 // accessWriteTimeout bounds one write of the pending statistics.
 const accessWriteTimeout = 10 * time.Second
 
-func newAccessLog(every time.Duration, write func(ctx context.Context, byTime map[time.Time][]int64) error) *accessLog {
-	l := &accessLog{every: every, write: write, pending: map[int64]accessCount{},
+func newAccessLog(every time.Duration, b Backend) *accessLog {
+	l := &accessLog{every: every, b: b, pending: map[int64]accessCount{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.run()
 	return l
@@ -151,4 +151,17 @@ func (l *accessLog) close() {
 	close(l.stop)
 	<-l.done
 	l.flush()
+}
+
+// write stores access statistics in one transaction: each id once per
+// access, in the batch of its latest access time.
+func (l *accessLog) write(ctx context.Context, byTime map[time.Time][]int64) error {
+	return l.b.Update(ctx, func(tx Tx) error {
+		for _, t := range slices.SortedFunc(maps.Keys(byTime), time.Time.Compare) {
+			if err := tx.Touch(byTime[t], t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -47,17 +47,17 @@ func (e *Engine) Consolidate(ctx context.Context, req ConsolidateRequest) (*Cons
 		return nil, err
 	}
 	start := time.Now()
-	if req.Pages && (e.summarizer == nil || e.vec == nil) {
+	if req.Pages && (e.summarizer == nil || e.emb == nil) {
 		return nil, &Error{Op: op, Err: invalidf("knowledge pages need an embedder and a summarizer")}
 	}
 	e.flushAccesses() // archiving and merges read the access statistics
-	if err := e.syncVectors(ctx); err != nil {
+	if err := e.vec.Sync(ctx); err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
-	d := consolidate.Deps{Backend: e.b, Namespace: e.ns, Model: e.model, Sync: e.syncVectors, Embed: e.embed,
+	d := consolidate.Deps{Backend: e.b, Namespace: e.ns, Model: e.model, Sync: e.vec.Sync, Embed: e.embed,
 		Summarizer: e.summarizer, PutVersion: e.putVersion, Clock: e.clock,
 		Get: func(tx ReadTx, id int64) (*Memory, error) { return e.getScoped(tx, id, 0) }}
-	if e.vec != nil {
+	if e.emb != nil {
 		d.Search = func(ctx context.Context, q []float32, k int, f VectorFilter) ([]Hit, error) {
 			return e.vec.Search(ctx, q, k, f)
 		}

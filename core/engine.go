@@ -6,16 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/memos-go/memos/core/internal/consolidate"
 	"github.com/memos-go/memos/core/internal/govern"
 	"github.com/memos-go/memos/core/internal/retrieve"
+	"github.com/memos-go/memos/core/internal/vecsync"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -107,21 +106,13 @@ type shared struct {
 	now         func() time.Time
 	closed      atomic.Bool
 
-	vecMu  sync.Mutex // serialises syncs of vec with the change log
-	vec    *liveIndex
-	vecSeq atomic.Uint64    // the change-log seq vec reflects
-	auto   autoIndex        // VectorIndex "auto": the switch to HNSW while open
-	prec   vector.Precision // Options.VectorPrecision
-
-	snapPath   string         // Options.VectorSnapshot
-	snapHeader snapshotHeader // what a snapshot of this store and model says
-	snapMu     sync.Mutex
-	snapSeq    uint64 // the seq of the snapshot on disk, when snapOK
-	snapOK     bool   // the file holds what this engine loaded or saved
+	// vec is the vector index with its snapshot, its background sync and
+	// the switch to HNSW. It is there without an embedder too, holding no
+	// vectors (Forget still removes the snapshot file): test emb, not vec,
+	// for "no vectors".
+	vec *vecsync.Index
 
 	access *accessLog // pending access statistics (nil: not tracked)
-
-	follow *follower // background vector sync on a ChangeWaiter (nil: none)
 }
 
 // Meta keys the engine keeps in the store.
@@ -149,7 +140,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := ValidateNamespace(ns); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s := &shared{b: opts.Backend, emb: opts.Embedder, now: opts.Now, snapPath: opts.VectorSnapshot,
+	s := &shared{b: opts.Backend, emb: opts.Embedder, now: opts.Now,
 		extractor: opts.Extractor, summarizer: opts.Summarizer, consolidate: consolidate.Defaults(opts.Consolidate)}
 	if s.now == nil {
 		s.now = time.Now
@@ -163,7 +154,6 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s.prec = prec
 	if err := consolidate.Validate(s.consolidate); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
@@ -183,31 +173,17 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		s.model = info
 		s.emb = withEmbedCache(s.emb, info, opts.EmbedCacheSize)
-		if err := s.checkModel(ctx, opts.AllowModelChange); err != nil {
-			return nil, &Error{Op: "open", Err: err}
-		}
-		if err := s.openIndex(ctx, opts.VectorIndex, opts.HNSWThreshold); err != nil {
+		if err := checkModel(ctx, s.b, info, opts.AllowModelChange); err != nil {
 			return nil, &Error{Op: "open", Err: err}
 		}
 	}
-	s.startFollowing()
+	if s.vec, err = openVectors(ctx, s.b, s.model, opts, prec); err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
 	if !s.ret.Config.DisableAccessTracking {
-		s.access = newAccessLog(s.ret.Config.AccessFlush, s.writeAccesses)
+		s.access = newAccessLog(s.ret.Config.AccessFlush, s.b)
 	}
 	return &Engine{shared: s, ns: ns}, nil
-}
-
-// writeAccesses stores access statistics in one transaction: each id once
-// per access, in the batch of its latest access time.
-func (s *shared) writeAccesses(ctx context.Context, byTime map[time.Time][]int64) error {
-	return s.b.Update(ctx, func(tx Tx) error {
-		for _, t := range slices.SortedFunc(maps.Keys(byTime), time.Time.Compare) {
-			if err := tx.Touch(byTime[t], t); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // flushAccesses writes the pending access statistics now, for operations
@@ -218,11 +194,11 @@ func (s *shared) flushAccesses() {
 	}
 }
 
-// checkModel records the embedding model in a new store and refuses to mix
-// models in an existing one.
-func (s *shared) checkModel(ctx context.Context, allowChange bool) error {
+// checkModel records the embedding model in a new store b and refuses to
+// mix models in an existing one.
+func checkModel(ctx context.Context, b Backend, model ModelInfo, allowChange bool) error {
 	var stored, dim string
-	err := s.b.View(ctx, func(tx ReadTx) error {
+	err := b.View(ctx, func(tx ReadTx) error {
 		var err error
 		if stored, err = tx.Meta(metaModel); err != nil {
 			return err
@@ -232,17 +208,17 @@ func (s *shared) checkModel(ctx context.Context, allowChange bool) error {
 	})
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return s.b.Update(ctx, func(tx Tx) error {
-			if err := tx.SetMeta(metaModel, s.model.ID); err != nil {
+		return b.Update(ctx, func(tx Tx) error {
+			if err := tx.SetMeta(metaModel, model.ID); err != nil {
 				return err
 			}
-			return tx.SetMeta(metaDim, fmt.Sprint(s.model.Dim))
+			return tx.SetMeta(metaDim, fmt.Sprint(model.Dim))
 		})
 	case err != nil:
 		return err
-	case stored != s.model.ID && !allowChange:
+	case stored != model.ID && !allowChange:
 		return fmt.Errorf("%w: the store was embedded with model %s (%s dimensions) but the configured embedder is %s (%d dimensions); configure the original embedder, or run `memos reembed` to switch the store to the new one",
-			ErrModelMismatch, stored, dim, s.model.ID, s.model.Dim)
+			ErrModelMismatch, stored, dim, model.ID, model.Dim)
 	}
 	return nil
 }
@@ -344,18 +320,15 @@ func (e *Engine) Close() error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return &Error{Op: "close", Err: ErrClosed}
 	}
-	e.stopFollowing()
-	e.stopSwitch()
+	e.vec.Stop()
 	if e.access != nil {
 		e.access.close()
 	}
-	if e.vec != nil {
-		// The snapshot is a cache: without it the next open rebuilds the
-		// index from the store. Failing to write it (on a full disk, say)
-		// loses nothing, so it is a warning, not an error of Close.
-		if err := e.saveVectors(); err != nil {
-			slog.Warn("memos: the vector index snapshot was not saved; the next open rebuilds the index from the store", "err", err)
-		}
+	// The snapshot is a cache: without it the next open rebuilds the index
+	// from the store. Failing to write it (on a full disk, say) loses
+	// nothing, so it is a warning, not an error of Close.
+	if err := e.vec.Save(); err != nil {
+		slog.Warn("memos: the vector index snapshot was not saved; the next open rebuilds the index from the store", "err", err)
 	}
 	err := e.b.Close()
 	if c, ok := e.emb.(io.Closer); ok {
@@ -374,60 +347,4 @@ func (s *shared) checkOpen(op string) error {
 		return &Error{Op: op, Err: ErrClosed}
 	}
 	return nil
-}
-
-// syncVectors brings the vector index up to date with the store's change
-// log, which also covers writes made by other processes.
-func (s *shared) syncVectors(ctx context.Context) error {
-	if s.vec == nil {
-		return nil
-	}
-	s.vecMu.Lock()
-	defer s.vecMu.Unlock()
-	last, err := s.applyChanges(ctx, s.vec, s.vecSeq.Load())
-	if err != nil {
-		return err
-	}
-	s.vecSeq.Store(last)
-	s.maybeSwitch()
-	return nil
-}
-
-// applyChanges applies the change log after seq since to idx and returns
-// the seq it reached.
-func (s *shared) applyChanges(ctx context.Context, idx VectorIndex, since uint64) (uint64, error) {
-	var last uint64
-	var add []VectorEntry
-	var remove []int64
-	err := s.b.View(ctx, func(tx ReadTx) error {
-		seq, err := tx.Seq()
-		if err != nil || seq == since {
-			last = seq
-			return err
-		}
-		last = seq
-		return tx.Changes(since, func(c Change) error {
-			if c.Deleted || c.Status != StatusActive || c.Embedding.Model != s.model.ID || c.Embedding.Dim() != s.model.Dim {
-				remove = append(remove, c.ID)
-				return nil
-			}
-			add = append(add, VectorEntry{ID: c.ID, Namespace: c.Namespace, Pool: c.Pool, Vector: c.Embedding.Vector})
-			return nil
-		})
-	})
-	if err != nil {
-		return 0, fmt.Errorf("sync vector index: %w", err)
-	}
-	if len(remove) > 0 {
-		if err := idx.Remove(ctx, remove...); err != nil {
-			return 0, fmt.Errorf("sync vector index: %w", err)
-		}
-	}
-	const chunk = 4096
-	for i := 0; i < len(add); i += chunk {
-		if err := idx.Add(ctx, add[i:min(i+chunk, len(add))]...); err != nil {
-			return 0, fmt.Errorf("sync vector index: %w", err)
-		}
-	}
-	return last, nil
 }

@@ -113,14 +113,14 @@ func (e *Engine) ForgetSource(ctx context.Context, req ForgetSourceRequest) (*Fo
 		})
 		if err != nil {
 			if start > 0 {
-				_ = e.forgotten(ctx)
+				_ = e.vec.Forgotten(ctx)
 			}
 			return rep, &Error{Op: op, Err: err}
 		}
 		rep.Certificates = append(rep.Certificates, certs...)
 	}
 	if len(ids) > 0 {
-		if err := e.forgotten(ctx); err != nil {
+		if err := e.vec.Forgotten(ctx); err != nil {
 			return rep, &Error{Op: op, Err: err}
 		}
 		st := e.Erasure(ctx)

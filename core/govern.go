@@ -44,11 +44,11 @@ type conflict struct {
 // active memories in scope nearest to a vector, after a sync with the
 // store; nil without an index.
 func nearest(s *shared, scope []string) govern.Nearest {
-	if s.vec == nil {
+	if s.emb == nil { // no vectors
 		return nil
 	}
 	return func(ctx context.Context, q []float32, k int) ([]Hit, error) {
-		if err := s.syncVectors(ctx); err != nil {
+		if err := s.vec.Sync(ctx); err != nil {
 			return nil, err
 		}
 		return s.vec.Search(ctx, q, k, VectorFilter{Namespaces: scope})

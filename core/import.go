@@ -175,7 +175,7 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest) (*ImportReport, 
 	if err != nil {
 		return rep, &Error{Op: op, Err: fmt.Errorf("edges: %w", err)}
 	}
-	if err := e.syncVectors(ctx); err != nil {
+	if err := e.vec.Sync(ctx); err != nil {
 		return rep, &Error{Op: op, Err: err}
 	}
 	return rep, nil
@@ -276,7 +276,7 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 	for _, i := range batch {
 		for _, m := range items[i] {
 			if keep && m.Embedding.Model == e.model.ID && m.Embedding.Dim() == e.model.Dim {
-				if err := e.checkVectors([][]float32{m.Embedding.Vector}, 1); err != nil {
+				if err := checkVectors(e.model, [][]float32{m.Embedding.Vector}, 1); err != nil {
 					return fmt.Errorf("%s version %d: %w", names[i], m.Version, err)
 				}
 				kept++

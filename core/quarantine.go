@@ -106,7 +106,7 @@ func (e *Engine) Reject(ctx context.Context, id int64, reason string) (*Deletion
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
-	if err := e.forgotten(ctx); err != nil {
+	if err := e.vec.Forgotten(ctx); err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
 	cert.ErasureStatus = e.Erasure(ctx)

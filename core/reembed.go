@@ -129,7 +129,7 @@ func (e *Engine) Reembed(ctx context.Context, opts ReembedOptions) (*ReembedRepo
 			// the new model's index now rather than only on Close (a process
 			// that dies before Close would leave the old one). Like Close, a
 			// snapshot that cannot be written costs a rebuild, not the run.
-			if err := e.saveVectors(); err != nil {
+			if err := e.vec.Save(); err != nil {
 				slog.Warn("memos: the vector index snapshot was not saved after re-embedding; the next open rebuilds the index from the store", "err", err)
 			}
 			return rep, nil
@@ -244,7 +244,7 @@ func (r *reembedRun) batch(ctx context.Context, todo []*Memory) error {
 		r.rep.Reembedded += n
 		r.rep.Batches++
 	}
-	return r.e.syncVectors(ctx)
+	return r.e.vec.Sync(ctx)
 }
 
 // switchModel records the engine's model as the store's, in one transaction

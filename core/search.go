@@ -117,7 +117,7 @@ func (e *Engine) retrieval() retrieve.Deps {
 // before each search.
 type liveVectors struct{ s *shared }
 
-func (v liveVectors) Sync(ctx context.Context) error { return v.s.syncVectors(ctx) }
+func (v liveVectors) Sync(ctx context.Context) error { return v.s.vec.Sync(ctx) }
 
 func (v liveVectors) Search(ctx context.Context, q []float32, k int, f VectorFilter) ([]Hit, error) {
 	return v.s.vec.Search(ctx, q, k, f)

@@ -255,3 +255,45 @@ func TestVectorPrecisionUnknown(t *testing.T) {
 		t.Fatalf("Open with precision float16: %v, want ErrInvalid naming it and the known precisions", err)
 	}
 }
+
+// An engine opened without an embedder holds no vectors, but the snapshot
+// file a run with one left beside the store still holds the forgotten
+// memory's vector: Stats reports its size and Forget removes it.
+func TestForgetWithoutEmbedderRemovesVectorSnapshot(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	snap := path + ".vectors"
+	e := openAt(t, path, core.Options{VectorSnapshot: snap})
+	m := remember(t, e, core.Input{Content: "the lighthouse keeper's private diary"})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(snap); err != nil {
+		t.Fatalf("no snapshot after Close: %v", err)
+	}
+
+	b, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err = core.Open(ctx, core.Options{Backend: b, VectorSnapshot: snap, AllowModelChange: true})
+	if err != nil {
+		b.Close()
+		t.Fatal(err)
+	}
+	defer e.Close()
+	st, err := e.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Vectors != 0 || st.VectorIndex != "" || st.VectorSnapshotBytes == 0 {
+		t.Fatalf("without an embedder: %d vectors, index %q, snapshot %d bytes; want 0, \"\" and the file's size",
+			st.Vectors, st.VectorIndex, st.VectorSnapshotBytes)
+	}
+	if _, err := e.Forget(ctx, m.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(snap); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the snapshot outlives the forget of memory %d: %v", m.ID, err)
+	}
+}

@@ -1,9 +1,6 @@
 package core
 
-import (
-	"context"
-	"os"
-)
+import "context"
 
 // Stats summarises a store as seen from one handle's scope. On a limited
 // handle (see Limit) the store-wide figures — Seq, StoreMemories, Backend
@@ -70,8 +67,8 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 			st.ByType[string(m.Type)]++
 			st.ByStatus[string(m.Status)]++
 			st.Versions += m.Version
-			if limited && e.vec != nil && m.Status == StatusActive && m.Embedding.Model == e.model.ID && m.Embedding.Dim() == e.model.Dim {
-				st.Vectors++ // what the index holds for m (see applyChanges)
+			if limited && e.emb != nil && m.Status == StatusActive && m.Embedding.Model == e.model.ID && m.Embedding.Dim() == e.model.Dim {
+				st.Vectors++ // what the index holds for m (see vecsync.Index.Sync)
 			}
 			es, err := tx.Edges(m.ID)
 			for _, ed := range es {
@@ -94,27 +91,16 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 		// how many memories the store holds, how much it changes or how
 		// large its files and index are.
 		st.Seq, st.StoreMemories = 0, 0
-		if e.vec != nil {
-			st.VectorIndex = e.vec.kind()
-			st.VectorPrecision = precisionOf(e.vec.index()).String()
-		}
+		vs := e.vec.Stats()
+		st.VectorIndex, st.VectorPrecision = vs.Kind, vs.Precision
 		return st, nil
 	}
-	if e.vec != nil {
-		if err := e.syncVectors(ctx); err != nil {
-			return nil, &Error{Op: op, Err: err}
-		}
-		st.Vectors, st.VectorIndex = e.vec.Len(), e.vec.kind()
-		st.VectorPrecision = precisionOf(e.vec.index()).String()
-		if sz, ok := e.vec.index().(VectorIndexSizer); ok {
-			st.VectorIndexBytes = sz.MemoryBytes()
-		}
+	if err := e.vec.Sync(ctx); err != nil {
+		return nil, &Error{Op: op, Err: err}
 	}
-	if e.snapPath != "" {
-		if fi, err := os.Stat(e.snapPath); err == nil {
-			st.VectorSnapshotBytes = fi.Size()
-		}
-	}
+	vs := e.vec.Stats()
+	st.Vectors, st.VectorIndex, st.VectorPrecision = vs.Vectors, vs.Kind, vs.Precision
+	st.VectorIndexBytes, st.VectorSnapshotBytes = vs.Bytes, vs.SnapshotBytes
 	if bs, ok := e.b.(BackendStater); ok {
 		if st.Backend, err = bs.BackendStats(ctx); err != nil {
 			return nil, &Error{Op: op, Err: err}

@@ -25,7 +25,8 @@ func (e *Engine) SetValidity(ctx context.Context, id int64, from, to time.Time) 
 	if !from.IsZero() && !to.IsZero() && !to.After(from) {
 		return nil, &Error{Op: op, ID: id, Err: invalidf("valid_to %s is not after valid_from %s", to.Format(time.RFC3339), from.Format(time.RFC3339))}
 	}
-	return e.update(ctx, op, id, Patch{ValidFrom: &from, ValidTo: &to})
+	p := Patch{ValidFrom: &from, ValidTo: &to}
+	return e.writeVersionDetail(ctx, op, id, p.change(nil))
 }
 
 // Supersede records that memory old is replaced by a new memory made from
@@ -62,7 +63,7 @@ func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, e
 		if in.ValidFrom.IsZero() {
 			in.ValidFrom = now
 		}
-		m, err := e.memory(in, now)
+		m, err := newMemory(in, e.ns, e.only, now)
 		if err != nil {
 			return err
 		}
@@ -102,7 +103,7 @@ func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, e
 	if err != nil {
 		return nil, &Error{Op: op, ID: old, Err: err}
 	}
-	if err := e.syncVectors(ctx); err != nil {
+	if err := e.vec.Sync(ctx); err != nil {
 		return nil, &Error{Op: op, ID: old, Err: err}
 	}
 	return out, nil

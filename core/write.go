@@ -52,8 +52,10 @@ type Input struct {
 	DerivedFrom []int64
 }
 
-// memory builds the validated version-1 memory for in, without id or embedding.
-func (e *Engine) memory(in Input, now time.Time) (*Memory, error) {
+// newMemory builds the validated version-1 memory for in, without id or
+// embedding, for a handle of namespace ns that may change only the
+// namespaces in only (nil: every one).
+func newMemory(in Input, ns string, only []string, now time.Time) (*Memory, error) {
 	m := &Memory{
 		Version:          1,
 		Namespace:        in.Namespace,
@@ -74,10 +76,10 @@ func (e *Engine) memory(in Input, now time.Time) (*Memory, error) {
 		Metadata:         in.Metadata,
 	}
 	if m.Namespace == "" {
-		m.Namespace = e.ns
+		m.Namespace = ns
 	}
-	if !e.mayChange(m.Namespace) {
-		return nil, fmt.Errorf("%w: this caller may not write to namespace %s (it may write to %s)", ErrForbidden, m.Namespace, strings.Join(e.only, ", "))
+	if only != nil && !slices.Contains(only, m.Namespace) {
+		return nil, fmt.Errorf("%w: this caller may not write to namespace %s (it may write to %s)", ErrForbidden, m.Namespace, strings.Join(only, ", "))
 	}
 	if m.Type == "" {
 		m.Type = TypeFact
@@ -174,7 +176,7 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 	ms := make([]*Memory, len(ins))
 	texts := make([]string, len(ins))
 	for i, in := range ins {
-		m, err := e.memory(in, now)
+		m, err := newMemory(in, e.ns, e.only, now)
 		if err != nil {
 			if len(ins) > 1 {
 				err = fmt.Errorf("input %d: %w", i, err)
@@ -212,7 +214,7 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
-	if err := e.syncVectors(ctx); err != nil {
+	if err := e.vec.Sync(ctx); err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
 	return ms, nil
@@ -356,7 +358,7 @@ func (s *shared) embed(ctx context.Context, texts []string) ([][]float32, error)
 			defer func() { <-sem }()
 			vs, err := s.emb.Embed(ctx, texts[start:end])
 			if err == nil {
-				err = s.checkVectors(vs, end-start)
+				err = checkVectors(s.model, vs, end-start)
 			}
 			if err != nil {
 				cancel(err)
@@ -372,14 +374,15 @@ func (s *shared) embed(ctx context.Context, texts []string) ([][]float32, error)
 	return out, nil
 }
 
-// checkVectors enforces the embedder contract on one batch and normalises it.
-func (s *shared) checkVectors(vs [][]float32, n int) error {
+// checkVectors enforces the embedder contract of model on one batch of n
+// vectors and normalises it.
+func checkVectors(model ModelInfo, vs [][]float32, n int) error {
 	if len(vs) != n {
 		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vs), n)
 	}
 	for i, v := range vs {
-		if len(v) != s.model.Dim {
-			return fmt.Errorf("%w: embedder returned a vector of %d dimensions, model %s declares %d", ErrDimensionMismatch, len(v), s.model.ID, s.model.Dim)
+		if len(v) != model.Dim {
+			return fmt.Errorf("%w: embedder returned a vector of %d dimensions, model %s declares %d", ErrDimensionMismatch, len(v), model.ID, model.Dim)
 		}
 		for _, x := range v {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
@@ -539,15 +542,11 @@ func (p *Patch) apply(m *Memory) {
 // The previous version stays in History. A patch that changes nothing
 // writes nothing and returns the current version.
 func (e *Engine) Update(ctx context.Context, id int64, p Patch) (*Memory, error) {
-	return e.update(ctx, "update", id, p)
-}
-
-// update is Update under the operation name op (also the audit action).
-func (e *Engine) update(ctx context.Context, op string, id int64, p Patch) (*Memory, error) {
+	const op = "update"
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
-	var vec []float32
+	var emb *Embedding
 	if p.Content != nil {
 		if err := driver.ValidateContent(*p.Content); err != nil {
 			return nil, &Error{Op: op, ID: id, Err: err}
@@ -557,17 +556,23 @@ func (e *Engine) update(ctx context.Context, op string, id int64, p Patch) (*Mem
 			return nil, &Error{Op: op, ID: id, Err: err}
 		}
 		if vs != nil {
-			vec = vs[0]
+			emb = &Embedding{Model: e.model.ID, Vector: vs[0]}
 		}
 	}
-	return e.writeVersion(ctx, op, id, func(cur *Memory) (*Memory, error) {
+	return e.writeVersionDetail(ctx, op, id, p.change(emb))
+}
+
+// change is the change (see writeVersionDetail) that applies p to the
+// current version and, if emb is not nil, gives it emb.
+func (p Patch) change(emb *Embedding) func(cur *Memory) (*Memory, map[string]any, error) {
+	return func(cur *Memory) (*Memory, map[string]any, error) {
 		next := cur.Clone()
 		p.apply(next)
-		if vec != nil {
-			next.Embedding = Embedding{Model: e.model.ID, Vector: vec}
+		if emb != nil {
+			next.Embedding = *emb
 		}
-		return next, nil
-	})
+		return next, nil, nil
+	}
 }
 
 // Revert writes a new version of memory id equal to its version v (content
@@ -589,29 +594,21 @@ func (e *Engine) Revert(ctx context.Context, id int64, v int) (*Memory, error) {
 		}
 		old.Embedding = Embedding{Model: e.model.ID, Vector: vs[0]}
 	}
-	return e.writeVersion(ctx, op, id, func(cur *Memory) (*Memory, error) {
+	return e.writeVersionDetail(ctx, op, id, func(cur *Memory) (*Memory, map[string]any, error) {
 		if v == cur.Version {
-			return nil, invalidf("version %d is already the current version of memory %d", v, id)
+			return nil, nil, invalidf("version %d is already the current version of memory %d", v, id)
 		}
 		next := old.Clone()
 		next.LastAccessedAt, next.AccessCount = cur.LastAccessedAt, cur.AccessCount
-		return next, nil
+		return next, nil, nil
 	})
 }
 
-// writeVersion reads the current version of id, asks change for the next one
-// and writes it as version current+1, all in one transaction, with an audit
-// entry (action op) binding it. When the next version equals the current
-// one nothing is written.
-func (e *Engine) writeVersion(ctx context.Context, op string, id int64, change func(cur *Memory) (*Memory, error)) (*Memory, error) {
-	return e.writeVersionDetail(ctx, op, id, func(cur *Memory) (*Memory, map[string]any, error) {
-		next, err := change(cur)
-		return next, nil, err
-	})
-}
-
-// writeVersionDetail is writeVersion whose change also returns details for
-// the audit entry.
+// writeVersionDetail reads the current version of id, asks change for the
+// next one (and details for the audit entry) and writes it as version
+// current+1, all in one transaction, with an audit entry (action op)
+// binding it. When the next version equals the current one nothing is
+// written.
 func (e *Engine) writeVersionDetail(ctx context.Context, op string, id int64, change func(cur *Memory) (*Memory, map[string]any, error)) (*Memory, error) {
 	var out *Memory
 	err := e.b.Update(ctx, func(tx Tx) error {
@@ -643,7 +640,7 @@ func (e *Engine) writeVersionDetail(ctx context.Context, op string, id int64, ch
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
-	if err := e.syncVectors(ctx); err != nil {
+	if err := e.vec.Sync(ctx); err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
 	return out, nil
@@ -701,7 +698,7 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 	if err := normalizeEdge(&edge); err != nil {
 		return nil, &Error{Op: op, ID: edge.From, Err: err}
 	}
-	if err := e.knownEdgeType(edge.Type); err != nil {
+	if err := checkEdgeType(e.KnownEdgeTypes(), edge.Type); err != nil {
 		return nil, &Error{Op: op, ID: edge.From, Err: err}
 	}
 	edge.CreatedAt = e.clock()
@@ -750,13 +747,14 @@ func (e *Engine) KnownEdgeTypes() []EdgeType {
 	return types
 }
 
-// knownEdgeType checks that Link may write an edge of type t.
-func (e *Engine) knownEdgeType(t EdgeType) error {
-	if _, ok := e.ret.Config.EdgeFactors[string(t)]; ok || t == EdgeSupersedes {
+// checkEdgeType checks that Link may write an edge of type t, one of known
+// (KnownEdgeTypes).
+func checkEdgeType(known []EdgeType, t EdgeType) error {
+	if slices.Contains(known, t) {
 		return nil
 	}
 	var names []string
-	for _, k := range e.KnownEdgeTypes() {
+	for _, k := range known {
 		names = append(names, string(k))
 	}
 	return invalidf("unknown edge type %q (known: %s); to use a new type, declare it with its weight in graph expansion under search.edge_factors in the configuration",
@@ -925,7 +923,7 @@ func (e *Engine) Forget(ctx context.Context, id int64, reason string) (*Deletion
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
-	if err := e.forgotten(ctx); err != nil {
+	if err := e.vec.Forgotten(ctx); err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
 	cert.ErasureStatus = e.Erasure(ctx)
@@ -1003,16 +1001,6 @@ func (e *Engine) WaitErased(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// forgotten brings derived state up to date after a forget: the vector
-// snapshot on disk is dropped (it may hold the forgotten vectors) and the
-// index synced.
-func (e *Engine) forgotten(ctx context.Context) error {
-	if err := e.dropSnapshot(); err != nil {
-		return err
-	}
-	return e.syncVectors(ctx)
 }
 
 // forgetTx deletes memory id in tx and appends its deletion certificate to

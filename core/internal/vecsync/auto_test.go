@@ -1,10 +1,11 @@
-package core
+package vecsync
 
 import (
 	"context"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -15,13 +16,13 @@ func TestCheckRecall(t *testing.T) {
 	const n, dim = 400, 16
 	rng := rand.New(rand.NewPCG(3, 4))
 	full, half := vector.NewExact(dim), vector.NewExact(dim)
-	var es []VectorEntry
+	var es []driver.VectorEntry
 	for i := range n {
 		v := make([]float32, dim)
 		for j := range v {
 			v[j] = float32(rng.NormFloat64())
 		}
-		e := VectorEntry{ID: int64(i + 1), Namespace: DefaultNamespace, Pool: PoolMemory, Vector: v}
+		e := driver.VectorEntry{ID: int64(i + 1), Namespace: driver.DefaultNamespace, Pool: driver.PoolMemory, Vector: v}
 		es = append(es, e)
 		if err := full.Add(ctx, e); err != nil {
 			t.Fatal(err)

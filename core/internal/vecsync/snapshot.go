@@ -1,4 +1,4 @@
-package core
+package vecsync
 
 import (
 	"bufio"
@@ -14,8 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -47,8 +49,20 @@ const (
 // snapshot saved from it.
 const metaSnapshotGen = "vectors.snapshot"
 
-// snapshotHeader precedes the index's own serialisation.
-type snapshotHeader struct {
+// metaStoreID names a store for its derived files.
+const metaStoreID = "store.id"
+
+// snapshot is the state of the snapshot file of one Index.
+type snapshot struct {
+	path   string // Config.Snapshot; "" means none
+	header header // what a snapshot of this store and model says
+	mu     sync.Mutex
+	seq    uint64 // the seq of the snapshot on disk, when ok
+	ok     bool   // the file holds what this index loaded or saved
+}
+
+// header precedes the index's own serialisation.
+type header struct {
 	Store string // the store's id (meta "store.id"): a snapshot never serves another store
 	Model string
 	Dim   int
@@ -79,7 +93,7 @@ func readString(r io.Reader) (string, error) {
 }
 
 // saveSnapshot writes idx to path atomically (temporary file, then rename).
-func saveSnapshot(path string, h snapshotHeader, idx PersistentVectorIndex) (err error) {
+func saveSnapshot(path string, h header, idx driver.PersistentVectorIndex) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -121,7 +135,7 @@ func saveSnapshot(path string, h snapshotHeader, idx PersistentVectorIndex) (err
 // loadSnapshot reads the snapshot at path if it matches want (model, dim,
 // index kind, precision). It returns the index and the seq it reflects; a missing file
 // is (nil, 0, nil).
-func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (VectorIndex, error)) (VectorIndex, uint64, error) {
+func loadSnapshot(path string, want header, load func(io.Reader) (driver.VectorIndex, error)) (driver.VectorIndex, uint64, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, 0, nil
@@ -131,7 +145,7 @@ func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (Vector
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
-	h, err := readSnapshotHeader(r)
+	h, err := readHeader(r)
 	if err != nil {
 		return nil, 0, fmt.Errorf("snapshot %s: %w", path, err)
 	}
@@ -164,9 +178,9 @@ func loadSnapshot(path string, want snapshotHeader, load func(io.Reader) (Vector
 	return idx, h.Seq, nil
 }
 
-// readSnapshotHeader reads the magic and the header.
-func readSnapshotHeader(r io.Reader) (snapshotHeader, error) {
-	var h snapshotHeader
+// readHeader reads the magic and the header.
+func readHeader(r io.Reader) (header, error) {
+	var h header
 	magic := make([]byte, len(snapshotMagic))
 	if _, err := io.ReadFull(r, magic); err != nil || (string(magic) != snapshotMagic && string(magic) != snapshotMagicPrecision) {
 		return h, fmt.Errorf("not a memos vector snapshot")
@@ -203,17 +217,14 @@ func readSnapshotHeader(r io.Reader) (snapshotHeader, error) {
 }
 
 // peekSnapshot reads the header of the snapshot at path.
-func peekSnapshot(path string) (snapshotHeader, error) {
+func peekSnapshot(path string) (header, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return snapshotHeader{}, err
+		return header{}, err
 	}
 	defer f.Close()
-	return readSnapshotHeader(bufio.NewReader(f))
+	return readHeader(bufio.NewReader(f))
 }
-
-// metaStoreID names a store for its derived files.
-const metaStoreID = "store.id"
 
 // newID returns 16 random bytes in hex.
 func newID() (string, error) {
@@ -225,21 +236,21 @@ func newID() (string, error) {
 }
 
 // storeID returns the store's id, creating one in a store that has none.
-func (s *shared) storeID(ctx context.Context) (string, error) {
+func (x *Index) storeID(ctx context.Context) (string, error) {
 	var id string
-	err := s.b.View(ctx, func(tx ReadTx) error {
+	err := x.b.View(ctx, func(tx driver.ReadTx) error {
 		var err error
 		id, err = tx.Meta(metaStoreID)
 		return err
 	})
-	if !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, driver.ErrNotFound) {
 		return id, err
 	}
 	fresh, err := newID()
 	if err != nil {
 		return "", err
 	}
-	err = s.b.Update(ctx, func(tx Tx) error {
+	err = x.b.Update(ctx, func(tx driver.Tx) error {
 		// Another process may have set it meanwhile: keep the first one.
 		if cur, err := tx.Meta(metaStoreID); err == nil {
 			id = cur
@@ -251,114 +262,115 @@ func (s *shared) storeID(ctx context.Context) (string, error) {
 	return id, err
 }
 
-// DefaultHNSWThreshold is the store size from which VectorIndex "auto"
-// chooses HNSW. Measured on the dev turns (BenchmarkWordvecCrossover in
-// core/vector/hnsw, CPU time per query), HNSW at its default EfSearch
-// overtakes the exact scan near 25k vectors with wordvec embeddings and is
-// 2.4× cheaper at 50k (recall@10 0.997); with the hash embedder it is 1.8×
-// cheaper at 50k at recall 0.957, and only there does it match the exact
-// scan's cost at recall 0.97 (ef 600). See the README's Vector index section.
-const DefaultHNSWThreshold = 50_000
-
-// openIndex resolves the vector index name ("auto" by store size) and opens it.
-func (s *shared) openIndex(ctx context.Context, name string, threshold int) error {
+// open resolves the index kind ("auto" by store size) and opens it.
+func (x *Index) open(ctx context.Context, cfg Config) error {
+	name := cfg.Index
 	switch name {
 	case "":
 		name = "exact"
 	case "auto":
-		if threshold <= 0 {
-			threshold = DefaultHNSWThreshold
-		}
-		hnsw := vectorIndexes["hnsw"]
 		// A store that already has an HNSW snapshot keeps using it.
-		if s.snapPath != "" {
-			if h, err := peekSnapshot(s.snapPath); err == nil && h.Index == "hnsw" && h.Precision == s.prec {
-				return s.openVectors(ctx, "hnsw", hnsw)
+		if x.snap.path != "" {
+			if h, err := peekSnapshot(x.snap.path); err == nil && h.Index == "hnsw" && h.Precision == x.prec {
+				return x.openKind(ctx, "hnsw")
 			}
 		}
 		// Past the threshold, the exact index answers until the graph,
 		// built in the background, replaces it (maybeSwitch).
-		if err := s.openVectors(ctx, "exact", vectorIndexes["exact"]); err != nil {
+		if err := x.openKind(ctx, "exact"); err != nil {
 			return err
 		}
-		s.auto.threshold = threshold
-		s.auto.minRecall = DefaultHNSWMinRecall
-		s.maybeSwitch()
+		x.auto.threshold = cfg.Threshold
+		x.auto.minRecall = cfg.MinRecall
+		x.maybeSwitch()
 		return nil
 	}
-	d, err := lookupVectorIndex(name)
+	return x.openKind(ctx, name)
+}
+
+// openKind creates the index of kind name, from the snapshot when one
+// matches the store, and brings it up to date with the change log. A
+// snapshot that disagrees with the store on a sample of its vectors is
+// dropped and the index rebuilt from the store.
+func (x *Index) openKind(ctx context.Context, name string) error {
+	k, ok := kinds[name]
+	if !ok {
+		return fmt.Errorf("no vector index named %q", name)
+	}
+	x.snap.ok = false // whatever was loaded before is not this index
+	if x.snap.path != "" && k.load != nil {
+		if err := x.loadSnapshot(ctx, name, k); err != nil {
+			return err
+		}
+	}
+	if x.live == nil {
+		idx, err := k.new(x.model.Dim, x.prec)
+		if err != nil {
+			return fmt.Errorf("vector index %s: %w", name, err)
+		}
+		x.live = newLive(idx, name)
+	}
+	if err := x.Sync(ctx); err != nil {
+		return err
+	}
+	if !x.snap.ok {
+		return nil
+	}
+	if err := x.checkSample(ctx); err != nil {
+		slog.Warn("memos: ignoring the vector snapshot; rebuilding the index from the store", "err", err)
+		x.snap.ok = false
+		idx, err := k.new(x.model.Dim, x.prec)
+		if err != nil {
+			return fmt.Errorf("vector index %s: %w", name, err)
+		}
+		x.live = newLive(idx, name)
+		x.seq.Store(0)
+		return x.Sync(ctx)
+	}
+	return nil
+}
+
+// loadSnapshot sets the live index from the snapshot file when it matches
+// this store, model, kind and generation and is not ahead of the store. A
+// snapshot that does not is logged and left alone (the caller builds the
+// index from the store); only failing to read the store is an error.
+func (x *Index) loadSnapshot(ctx context.Context, name string, k kind) error {
+	id, err := x.storeID(ctx)
 	if err != nil {
 		return err
 	}
-	return s.openVectors(ctx, name, d)
-}
-
-// openVectors creates the vector index, from the snapshot when one matches
-// the store, and brings it up to date with the change log.
-func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind) error {
-	s.snapOK = false // whatever was loaded before is not this index
-	if s.snapPath != "" && d.load != nil {
-		id, err := s.storeID(ctx)
-		if err != nil {
-			return err
+	x.snap.header = header{Store: id, Model: x.model.ID, Dim: x.model.Dim, Index: name, Precision: x.prec}
+	want := x.snap.header
+	err = x.b.View(ctx, func(tx driver.ReadTx) error {
+		gen, err := tx.Meta(metaSnapshotGen)
+		if errors.Is(err, driver.ErrNotFound) {
+			return nil // no snapshot was ever saved from this store
 		}
-		s.snapHeader = snapshotHeader{Store: id, Model: s.model.ID, Dim: s.model.Dim, Index: name, Precision: s.prec}
-		want := s.snapHeader
-		err = s.b.View(ctx, func(tx ReadTx) error {
-			gen, err := tx.Meta(metaSnapshotGen)
-			if errors.Is(err, ErrNotFound) {
-				return nil // no snapshot was ever saved from this store
-			}
-			want.Gen = gen
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		idx, seq, err := loadSnapshot(s.snapPath, want, d.load)
-		var cur uint64
-		if err == nil && idx != nil {
-			err = s.b.View(ctx, func(tx ReadTx) error {
-				var err error
-				cur, err = tx.Seq()
-				return err
-			})
-			if err == nil && seq > cur {
-				err = fmt.Errorf("snapshot %s is ahead of the store (seq %d > %d)", s.snapPath, seq, cur)
-			}
-		}
-		switch {
-		case err != nil:
-			slog.Warn("memos: ignoring the vector snapshot; rebuilding the index from the store", "err", err)
-		case idx != nil:
-			s.vec = newLiveIndex(idx, name)
-			s.vecSeq.Store(seq)
-			s.snapSeq, s.snapOK = seq, true
-		}
-	}
-	if s.vec == nil {
-		vec, err := d.new(s.model.Dim, s.prec)
-		if err != nil {
-			return fmt.Errorf("vector index %s: %w", name, err)
-		}
-		s.vec = newLiveIndex(vec, name)
-	}
-	if err := s.syncVectors(ctx); err != nil {
+		want.Gen = gen
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	if !s.snapOK {
-		return nil
-	}
-	if err := s.checkSample(ctx); err != nil {
-		slog.Warn("memos: ignoring the vector snapshot; rebuilding the index from the store", "err", err)
-		s.snapOK = false
-		vec, err := d.new(s.model.Dim, s.prec)
-		if err != nil {
-			return fmt.Errorf("vector index %s: %w", name, err)
+	idx, seq, err := loadSnapshot(x.snap.path, want, k.load)
+	var cur uint64
+	if err == nil && idx != nil {
+		err = x.b.View(ctx, func(tx driver.ReadTx) error {
+			var err error
+			cur, err = tx.Seq()
+			return err
+		})
+		if err == nil && seq > cur {
+			err = fmt.Errorf("snapshot %s is ahead of the store (seq %d > %d)", x.snap.path, seq, cur)
 		}
-		s.vec = newLiveIndex(vec, name)
-		s.vecSeq.Store(0)
-		return s.syncVectors(ctx)
+	}
+	switch {
+	case err != nil:
+		slog.Warn("memos: ignoring the vector snapshot; rebuilding the index from the store", "err", err)
+	case idx != nil:
+		x.live = newLive(idx, name)
+		x.seq.Store(seq)
+		x.snap.seq, x.snap.ok = seq, true
 	}
 	return nil
 }
@@ -369,18 +381,18 @@ func (s *shared) openVectors(ctx context.Context, name string, d vectorIndexKind
 // before a search trusts it. It reports the first memory whose vector is not
 // in the index. An index that implements VectorHolder (both built-in ones)
 // answers by lookup; another is asked by a filtered search per memory.
-func (s *shared) checkSample(ctx context.Context) error {
+func (x *Index) checkSample(ctx context.Context) error {
 	const per = 8
-	active := Filter{Statuses: []Status{StatusActive}}
-	var sample []*Memory
-	err := s.b.View(ctx, func(tx ReadTx) error {
-		add := func(m *Memory) error {
-			if m.Embedding.Model == s.model.ID && m.Embedding.Dim() == s.model.Dim {
+	active := driver.Filter{Statuses: []driver.Status{driver.StatusActive}}
+	var sample []*driver.Memory
+	err := x.b.View(ctx, func(tx driver.ReadTx) error {
+		add := func(m *driver.Memory) error {
+			if m.Embedding.Model == x.model.ID && m.Embedding.Dim() == x.model.Dim {
 				sample = append(sample, m)
 			}
 			return nil
 		}
-		if err := tx.Scan(ScanOptions{Filter: active, Limit: per}, add); err != nil {
+		if err := tx.Scan(driver.ScanOptions{Filter: active, Limit: per}, add); err != nil {
 			return err
 		}
 		if len(sample) == 0 {
@@ -388,54 +400,57 @@ func (s *shared) checkSample(ctx context.Context) error {
 		}
 		// Ids grow from the first; twice the index size is a fair bound on the
 		// largest id for a store that forgot some.
-		after := sample[len(sample)-1].ID + mrand.Int64N(2*int64(s.vec.Len())+1)
-		return tx.Scan(ScanOptions{Filter: active, AfterID: after, Limit: per}, add)
+		after := sample[len(sample)-1].ID + mrand.Int64N(2*int64(x.live.Len())+1)
+		return tx.Scan(driver.ScanOptions{Filter: active, AfterID: after, Limit: per}, add)
 	})
 	if err != nil {
 		return fmt.Errorf("check the vector snapshot: %w", err)
 	}
-	holder, _ := s.vec.index().(VectorHolder)
-	const k, same = 8, HoldsSimilarity
+	holder, _ := x.live.index().(driver.VectorHolder)
+	const k, same = 8, driver.HoldsSimilarity
 	for _, m := range sample {
 		if holder != nil {
 			// A lookup and a dot product, where a search walks the graph
 			// (with the filter, wider than an unfiltered one).
-			if !holder.Holds(VectorEntry{ID: m.ID, Namespace: m.Namespace, Pool: m.Pool, Vector: m.Embedding.Vector}) {
-				return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", s.snapPath, m.ID)
+			if !holder.Holds(driver.VectorEntry{ID: m.ID, Namespace: m.Namespace, Pool: m.Pool, Vector: m.Embedding.Vector}) {
+				return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", x.snap.path, m.ID)
 			}
 			continue
 		}
-		hits, err := s.vec.Search(ctx, m.Embedding.Vector, k, VectorFilter{Namespaces: []string{m.Namespace}, Pools: []Pool{m.Pool}})
+		hits, err := x.live.Search(ctx, m.Embedding.Vector, k, driver.VectorFilter{Namespaces: []string{m.Namespace}, Pools: []driver.Pool{m.Pool}})
 		if err != nil {
 			return fmt.Errorf("check the vector snapshot: %w", err)
 		}
-		found := slices.ContainsFunc(hits, func(h Hit) bool { return h.ID == m.ID && h.Score >= same })
+		found := slices.ContainsFunc(hits, func(h driver.Hit) bool { return h.ID == m.ID && h.Score >= same })
 		// k identical vectors that sort before m leave the check inconclusive.
 		crowded := len(hits) == k && hits[k-1].Score >= same
 		if !found && !crowded {
-			return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", s.snapPath, m.ID)
+			return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", x.snap.path, m.ID)
 		}
 	}
 	return nil
 }
 
-// saveVectors writes the snapshot, if the engine keeps one.
-func (s *shared) saveVectors() error {
-	if s.snapPath == "" || !s.vec.persistent() {
+// Save writes the snapshot, if the index keeps one, after catching up with
+// the change log. Nothing is written when the file already holds the
+// index as it is. The snapshot is a cache: failing to write it loses
+// nothing but the next open's time.
+func (x *Index) Save() error {
+	if x.snap.path == "" || x.live == nil || !x.live.persistent() {
 		return nil
 	}
 	// Catch up first, so that a memory another process forgot is not saved.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := s.syncVectors(ctx); err != nil {
+	if err := x.Sync(ctx); err != nil {
 		return err
 	}
-	s.snapMu.Lock()
-	defer s.snapMu.Unlock()
-	h := s.snapHeader
-	h.Seq = s.vecSeq.Load()
-	if s.snapOK && s.snapSeq == h.Seq {
-		if _, err := os.Stat(s.snapPath); err == nil {
+	x.snap.mu.Lock()
+	defer x.snap.mu.Unlock()
+	h := x.snap.header
+	h.Seq = x.seq.Load()
+	if x.snap.ok && x.snap.seq == h.Seq {
+		if _, err := os.Stat(x.snap.path); err == nil {
 			return nil // nothing changed since the snapshot was read or written
 		}
 	}
@@ -444,7 +459,7 @@ func (s *shared) saveVectors() error {
 		return fmt.Errorf("save vector snapshot: %w", err)
 	}
 	after := h.Seq
-	err = s.b.Update(ctx, func(tx Tx) error {
+	err = x.b.Update(ctx, func(tx driver.Tx) error {
 		cur, err := tx.Seq()
 		if err != nil {
 			return err
@@ -464,26 +479,37 @@ func (s *shared) saveVectors() error {
 	if err != nil {
 		return fmt.Errorf("save vector snapshot: record its generation in the store: %w", err)
 	}
-	s.vecSeq.CompareAndSwap(h.Seq, after)
+	x.seq.CompareAndSwap(h.Seq, after)
 	h.Seq, h.Gen = after, gen
-	if err := saveSnapshot(s.snapPath, h, s.vec); err != nil {
+	if err := saveSnapshot(x.snap.path, h, x.live); err != nil {
 		return fmt.Errorf("save vector snapshot: %w", err)
 	}
-	s.snapSeq, s.snapOK = h.Seq, true
+	x.snap.seq, x.snap.ok = h.Seq, true
 	return nil
 }
 
 // dropSnapshot deletes the snapshot (after a forget), so that no derived copy
-// of a forgotten memory's vector stays on disk; Close writes a fresh one.
-func (s *shared) dropSnapshot() error {
-	if s.snapPath == "" {
+// of a forgotten memory's vector stays on disk; Save writes a fresh one.
+func (x *Index) dropSnapshot() error {
+	if x.snap.path == "" {
 		return nil
 	}
-	s.snapMu.Lock()
-	defer s.snapMu.Unlock()
-	s.snapOK = false
-	if err := os.Remove(s.snapPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+	x.snap.mu.Lock()
+	defer x.snap.mu.Unlock()
+	x.snap.ok = false
+	if err := os.Remove(x.snap.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove vector snapshot: %w", err)
 	}
 	return nil
+}
+
+// size is the snapshot file's size; 0 without one.
+func (s *snapshot) size() int64 {
+	if s.path == "" {
+		return 0
+	}
+	if fi, err := os.Stat(s.path); err == nil {
+		return fi.Size()
+	}
+	return 0
 }

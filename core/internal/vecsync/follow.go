@@ -1,17 +1,19 @@
-package core
+package vecsync
 
 import (
 	"context"
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
-// follower keeps the vector index up to date in the background on a
-// backend that reports other processes' writes (ChangeWaiter): a write made
+// follower keeps the index up to date in the background on a backend that
+// reports other processes' writes (driver.ChangeWaiter): a write made
 // through another process reaches this engine's index within a
 // notification's delay, not at this engine's next search. Searches still
-// read the change log first (syncVectors), so they never depend on it.
+// call Sync first, so they never depend on it.
 type follower struct {
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -21,22 +23,22 @@ type follower struct {
 // (the store unreachable, say) before it tries again.
 const followPause = time.Second
 
-func (s *shared) startFollowing() {
-	w, ok := s.b.(ChangeWaiter)
-	if !ok || s.vec == nil {
+func (x *Index) startFollowing() {
+	w, ok := x.b.(driver.ChangeWaiter)
+	if !ok || x.live == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s.follow = &follower{cancel: cancel, done: make(chan struct{})}
+	x.follow = &follower{cancel: cancel, done: make(chan struct{})}
 	go func() {
-		defer close(s.follow.done)
+		defer close(x.follow.done)
 		for ctx.Err() == nil {
-			after := s.vecSeq.Load()
+			after := x.seq.Load()
 			seq, err := w.WaitChange(ctx, after)
 			if err == nil {
-				err = s.syncVectors(ctx)
+				err = x.Sync(ctx)
 			}
-			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+			if ctx.Err() != nil || errors.Is(err, driver.ErrClosed) {
 				return // the engine, or its backend under it, was closed
 			}
 			if err != nil {
@@ -44,7 +46,7 @@ func (s *shared) startFollowing() {
 			}
 			// A failure, or a store whose sequence went backwards (it was
 			// replaced under this engine): pause rather than spin.
-			if err != nil || s.vecSeq.Load() < seq {
+			if err != nil || x.seq.Load() < seq {
 				select {
 				case <-ctx.Done():
 					return
@@ -56,9 +58,9 @@ func (s *shared) startFollowing() {
 }
 
 // stopFollowing ends the background sync and waits for it.
-func (s *shared) stopFollowing() {
-	if s.follow != nil {
-		s.follow.cancel()
-		<-s.follow.done
+func (x *Index) stopFollowing() {
+	if x.follow != nil {
+		x.follow.cancel()
+		<-x.follow.done
 	}
 }
