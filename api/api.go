@@ -46,6 +46,10 @@ type Op struct {
 	Global bool
 	// In and Out are the Go types of the request and of the answer.
 	In, Out reflect.Type
+	// Renamed maps the old names of request fields that were renamed (old
+	// → new). Decode still accepts an old name, for one release, as if the
+	// new one had been given; the schemas show only the new names.
+	Renamed map[string]string
 
 	call func(ctx context.Context, e *core.Engine, in any) (any, error)
 }
@@ -125,6 +129,10 @@ func (o *Op) Decode(body []byte) (any, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return in, nil
 	}
+	body, err := o.rename(body)
+	if err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(in); err != nil {
@@ -137,6 +145,35 @@ func (o *Op) Decode(body []byte) (any, error) {
 		return nil, fmt.Errorf("%s request: %w", o.Name, err)
 	}
 	return in, nil
+}
+
+// rename gives the fields of body that carry an old name (Renamed) their
+// new one. A body that is not a JSON object is left to the decoder.
+func (o *Op) rename(body []byte) ([]byte, error) {
+	if len(o.Renamed) == 0 || !bytes.Contains(body, []byte(`"`)) {
+		return body, nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return body, nil
+	}
+	changed := false
+	for old, name := range o.Renamed {
+		v, ok := fields[old]
+		if !ok {
+			continue
+		}
+		if _, both := fields[name]; both {
+			return nil, core.Invalidf("%s request: fields %q and %q are the same (%q is its old name); give %q only", o.Name, name, old, old, name)
+		}
+		delete(fields, old)
+		fields[name] = v
+		changed = true
+	}
+	if !changed {
+		return body, nil
+	}
+	return json.Marshal(fields)
 }
 
 // jsonError rewords encoding/json's errors for a caller who sent the body.

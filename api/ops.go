@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/memos-go/memos/core"
@@ -236,9 +238,9 @@ func (in *PackIn) Request() (core.PackRequest, error) {
 // current value; "" clears it (since always, still true).
 type SetValidityIn struct {
 	Scope
-	ID   int64   `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory."`
-	From *string `json:"from,omitempty" jsonschema_description:"When it became true (RFC3339 or YYYY-MM-DD; \"\" since always; absent: unchanged)."`
-	To   *string `json:"to,omitempty" jsonschema_description:"When it stopped being true (\"\" still true; absent: unchanged)."`
+	ID        int64   `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory."`
+	ValidFrom *string `json:"valid_from,omitempty" jsonschema_description:"When it became true (RFC3339 or YYYY-MM-DD; \"\" since always; absent: unchanged)."`
+	ValidTo   *string `json:"valid_to,omitempty" jsonschema_description:"When it stopped being true (\"\" still true; absent: unchanged)."`
 }
 
 // SupersedeIn replaces a memory with a new one.
@@ -277,9 +279,9 @@ type ReviewOut struct {
 // ReleaseIn releases a quarantined memory into recall.
 type ReleaseIn struct {
 	Scope
-	ID         int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The quarantined memory."`
-	TrustLevel string `json:"trust_level,omitempty" jsonschema:"enum=certain,enum=inferred,enum=imported,enum=contradicted" jsonschema_description:"Give it this trust level (default: keep its own)."`
-	Note       string `json:"note,omitempty" jsonschema_description:"Why, recorded in the audit log."`
+	ID    int64           `json:"id" jsonschema:"minimum=1" jsonschema_description:"The quarantined memory."`
+	Trust core.TrustLevel `json:"trust,omitempty" jsonschema:"enum=certain,enum=inferred,enum=imported,enum=contradicted" jsonschema_description:"Give it this trust level (default: keep its own)."`
+	Note  string          `json:"note,omitempty" jsonschema_description:"Why, recorded in the audit log."`
 }
 
 // RejectIn rejects a quarantined memory (it is forgotten).
@@ -329,9 +331,9 @@ type ForgetSourceIn struct {
 type ListIn struct {
 	Scope
 	NamespaceOnly bool              `json:"namespace_only,omitempty" jsonschema_description:"List the namespace alone, without the shared default one."`
-	Pool          []core.Pool       `json:"pool,omitempty" jsonschema_description:"Only these pools: raw, memory, knowledge (default: all)."`
-	Type          []core.Type       `json:"type,omitempty" jsonschema_description:"Only these memory types (default: all)."`
-	Status        []core.Status     `json:"status,omitempty" jsonschema_description:"Only these statuses: active, quarantined, archived (default: active only)."`
+	Pools         []core.Pool       `json:"pools,omitempty" jsonschema_description:"Only these pools: raw, memory, knowledge (default: all)."`
+	Types         []core.Type       `json:"types,omitempty" jsonschema_description:"Only these memory types (default: all)."`
+	Statuses      []core.Status     `json:"statuses,omitempty" jsonschema_description:"Only these statuses: active, quarantined, archived (default: active only)."`
 	Trust         []core.TrustLevel `json:"trust,omitempty" jsonschema_description:"Only these trust levels: certain, inferred, imported, contradicted (default: all)."`
 	SourcePrefix  string            `json:"source_prefix,omitempty" jsonschema_description:"Only memories whose source starts with this, e.g. conversation:42."`
 	Entity        string            `json:"entity,omitempty" jsonschema_description:"Only memories about this entity (case-insensitive)."`
@@ -348,7 +350,7 @@ type ListIn struct {
 
 // Request is the engine's ListRequest for in.
 func (in *ListIn) Request() (core.ListRequest, error) {
-	req := core.ListRequest{NamespaceOnly: in.NamespaceOnly, Pools: in.Pool, Types: in.Type, Statuses: in.Status, TrustLevels: in.Trust,
+	req := core.ListRequest{NamespaceOnly: in.NamespaceOnly, Pools: in.Pools, Types: in.Types, Statuses: in.Statuses, TrustLevels: in.Trust,
 		SourcePrefix: in.SourcePrefix, Entity: in.Entity, Sort: core.ListSort(in.Sort), Limit: in.Limit, Cursor: in.Cursor}
 	var err error
 	for _, f := range []struct {
@@ -525,12 +527,16 @@ var table = []*Op{
 		}),
 	op(Op{Name: "explain", Tool: "memos_explain", Title: "Explain a search", ReadOnly: true,
 		Description: "Show how a search ranked every candidate (keyword and vector ranks, fused score, weights, relevance gate, expansion) — for debugging why a memory was or was not recalled."},
-		func(ctx context.Context, e *core.Engine, in *SearchIn) (*core.Explanation, error) {
+		func(ctx context.Context, e *core.Engine, in *SearchIn) (*ExplainOut, error) {
 			req, err := in.request()
 			if err != nil {
 				return nil, err
 			}
-			return e.Explain(ctx, req)
+			x, err := e.Explain(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return NewExplainOut(x), nil
 		}),
 	op(Op{Name: "get", Tool: "memos_get", Title: "Get a memory", ReadOnly: true,
 		Description: "Fetch one memory by id (or one of its older versions), e.g. to read the full content of a memory a context pack cited."},
@@ -561,15 +567,15 @@ var table = []*Op{
 		func(ctx context.Context, e *core.Engine, in *RevertIn) (*core.Memory, error) {
 			return e.Revert(ctx, in.ID, in.Version)
 		}),
-	op(Op{Name: "set-validity", Tool: "memos_set_validity", Title: "Set when a memory was true",
-		Description: "Record when what a memory says was true (event time), e.g. the user lived in Paris from 2019 to 2023: from and to as RFC3339 times or dates. " +
+	op(Op{Name: "set-validity", Tool: "memos_set_validity", Title: "Set when a memory was true", Renamed: map[string]string{"from": "valid_from", "to": "valid_to"},
+		Description: "Record when what a memory says was true (event time), e.g. the user lived in Paris from 2019 to 2023: valid_from and valid_to as RFC3339 times or dates. " +
 			"Searches then find it only for that period (valid_at). Writes a new version."},
 		func(ctx context.Context, e *core.Engine, in *SetValidityIn) (*core.Memory, error) {
-			from, err := optTime("from", in.From)
+			from, err := optTime("valid_from", in.ValidFrom)
 			if err != nil {
 				return nil, err
 			}
-			to, err := optTime("to", in.To)
+			to, err := optTime("valid_to", in.ValidTo)
 			if err != nil {
 				return nil, err
 			}
@@ -650,10 +656,10 @@ var table = []*Op{
 			items, err := e.Review(ctx)
 			return &ReviewOut{Items: items}, err
 		}),
-	op(Op{Name: "quarantine-release", Tool: "memos_quarantine_release", Title: "Release a quarantined memory",
+	op(Op{Name: "quarantine-release", Tool: "memos_quarantine_release", Title: "Release a quarantined memory", Renamed: map[string]string{"trust_level": "trust"},
 		Description: "Let a quarantined memory into recall after a person checked it (optionally with a new trust level). Only call this when the user approved it."},
 		func(ctx context.Context, e *core.Engine, in *ReleaseIn) (*core.Memory, error) {
-			return e.Release(ctx, in.ID, core.ReleaseOptions{TrustLevel: core.TrustLevel(in.TrustLevel), Note: in.Note})
+			return e.Release(ctx, in.ID, core.ReleaseOptions{TrustLevel: in.Trust, Note: in.Note})
 		}),
 	op(Op{Name: "quarantine-reject", Tool: "memos_quarantine_reject", Title: "Reject a quarantined memory", Destructive: true,
 		Description: "Discard a quarantined memory a person rejected: it is forgotten, with a deletion certificate."},
@@ -681,10 +687,10 @@ var table = []*Op{
 		func(ctx context.Context, e *core.Engine, in *ForgetSourceIn) (*core.ForgetSourceReport, error) {
 			return e.ForgetSource(ctx, core.ForgetSourceRequest{Source: in.Source, DryRun: in.DryRun, Strict: in.Strict, Reason: in.Reason})
 		}),
-	op(Op{Name: "list", Tool: "memos_list", Title: "List memories", ReadOnly: true,
+	op(Op{Name: "list", Tool: "memos_list", Title: "List memories", ReadOnly: true, Renamed: map[string]string{"pool": "pools", "type": "types", "status": "statuses"},
 		Description: "Browse the stored memories without a query, newest first (sort=significance: most significant first), filtered by pool, type, status, trust, source prefix, entity and created, updated or valid times. " +
 			"Returns a page; pass its next_cursor as cursor for the next one, until there is none. A page may hold fewer memories than limit, even none, and still have a next_cursor when the filters leave most memories out. " +
-			"Quarantined and archived memories are listed only when status names them. To find memories about something, use memos_search."},
+			"Quarantined and archived memories are listed only when statuses names them. To find memories about something, use memos_search."},
 		func(ctx context.Context, e *core.Engine, in *ListIn) (*core.ListResult, error) {
 			req, err := in.Request()
 			if err != nil {
@@ -698,4 +704,66 @@ var table = []*Op{
 		func(ctx context.Context, e *core.Engine, in *TraceIn) (*core.TraceResult, error) {
 			return e.Trace(ctx, core.TraceRequest{ID: in.ID, MaxDepth: in.MaxDepth, MaxNodes: in.MaxNodes})
 		}),
+}
+
+// ExplainOut is explain's answer: core's Explanation with the durations of
+// its search configuration written as the configuration file writes them
+// ("720h", "2s"), not as nanoseconds.
+type ExplainOut struct {
+	*core.Explanation
+	Config ExplainConfig `json:"config" jsonschema_description:"The weights and thresholds in force, named and written as in the configuration file (search.*)."`
+}
+
+// ExplainConfig is core.SearchConfig with its durations as strings. Every
+// duration of core.SearchConfig must be shadowed here (a test checks).
+type ExplainConfig struct {
+	core.SearchConfig
+	RecencyHalfLife Duration `json:"recency_half_life"`
+	RerankTimeout   Duration `json:"rerank_timeout"`
+	RerankPause     Duration `json:"rerank_pause"`
+	AccessFlush     Duration `json:"access_flush"`
+}
+
+// NewExplainOut wraps x as explain answers it.
+func NewExplainOut(x *core.Explanation) *ExplainOut {
+	c := x.Config
+	return &ExplainOut{Explanation: x, Config: ExplainConfig{SearchConfig: c,
+		RecencyHalfLife: Duration(c.RecencyHalfLife), RerankTimeout: Duration(c.RerankTimeout),
+		RerankPause: Duration(c.RerankPause), AccessFlush: Duration(c.AccessFlush)}}
+}
+
+// Duration is a time.Duration that JSON writes as a string in the syntax
+// the configuration takes ("720h", "1m30s", "250ms"), and reads back.
+type Duration time.Duration
+
+// MarshalJSON writes d as FormatDuration does.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(FormatDuration(time.Duration(d)))
+}
+
+// UnmarshalJSON reads a duration string such as "720h".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return core.Invalidf("a duration is a string such as \"720h\" or \"1.5s\"")
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return core.Invalidf("duration %q: use a number with a unit, such as \"720h\" or \"1.5s\"", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// FormatDuration writes d as the configuration does, without zero minutes
+// and seconds: 720h, 1h30m, 1m, 2.5s, 250ms.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

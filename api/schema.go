@@ -32,6 +32,9 @@ var (
 
 // mapType gives the schema of types whose JSON is not their fields.
 func mapType(t reflect.Type) *jsonschema.Schema {
+	if t == reflect.TypeFor[Duration]() {
+		return &jsonschema.Schema{Type: "string", Description: "A duration as the configuration writes it: a number and a unit (h, m, s, ms), e.g. 720h, 1m30s, 250ms."}
+	}
 	if t == reflect.TypeFor[core.Embedding]() {
 		props := jsonschema.NewProperties()
 		props.Set("model", &jsonschema.Schema{Type: "string", Description: "The embedding model's id."})

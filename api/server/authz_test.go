@@ -45,8 +45,11 @@ type cell struct {
 // field that is not here fails TestAuthorizationMatrix: add one.
 var fillers = map[string]func(t reflect.Type, c *cell) (any, bool){
 	"id":   idOf(func(c *cell) int64 { return c.target.ID }),
-	"from": pick(idOf(func(c *cell) int64 { return c.target.ID }), text(func(*cell) string { return "2001-01-01" })),
-	"to":   idOf(func(c *cell) int64 { return c.partner.ID }),
+	"from": idOf(func(c *cell) int64 { return c.target.ID }),
+	// set-validity's bound (a pointer: absent means unchanged), not a new
+	// memory's attribute.
+	"valid_from": func(t reflect.Type, c *cell) (any, bool) { return "2001-01-01", t.Kind() == reflect.Pointer },
+	"to":         idOf(func(c *cell) int64 { return c.partner.ID }),
 	"version": func(t reflect.Type, c *cell) (any, bool) {
 		return 1, t.Kind() == reflect.Int
 	},

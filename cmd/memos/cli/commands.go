@@ -66,7 +66,7 @@ func (a *app) addCmd() *cobra.Command {
 			})
 		}),
 	}
-	attrs = addAttrFlags(cmd)
+	attrs = a.addAttrFlags(cmd)
 	fs := cmd.Flags()
 	fs.BoolVar(&quarantine, "quarantine", false, "hold the memory for review (invisible to recall until released)")
 	fs.Int64SliceVar(&contradicts, "contradicts", nil, "ids of memories this one contradicts (a contradicts edge each; the governance policy decides who waits)")
@@ -130,9 +130,10 @@ the shared "default" namespace, nothing else.`,
 	fs := cmd.Flags()
 	fs.StringVarP(&mode, "mode", "m", "hybrid", "hybrid, keyword, vector or fts")
 	fs.IntVarP(&limit, "limit", "l", 10, "at most this many results (1–1000)")
-	fs.StringSliceVar(&pools, "pool", nil, "only these pools (raw, memory, knowledge, or all; comma-separated or repeated)")
-	fs.StringSliceVarP(&types, "type", "t", nil, "only these types (comma-separated or repeated)")
+	fs.StringSliceVar(&pools, "pools", nil, "only these pools (raw, memory, knowledge, or all; comma-separated or repeated)")
+	fs.StringSliceVarP(&types, "types", "t", nil, "only these types (comma-separated or repeated)")
 	rank = addRankFlags(cmd, true)
+	a.renamed(cmd, rankRenamed)
 	return cmd
 }
 
@@ -162,7 +163,7 @@ func (a *app) updateCmd() *cobra.Command {
 		Use:   "update <id> [content|-]",
 		Short: "Write a new version of a memory (the old one stays in its history)",
 		Example: `  memos update 2 "Alice's home lab runs Proxmox on four nodes"
-  memos update 2 --significance 7 --meta reviewed=yes`,
+  memos update 2 --significance 7 --metadata reviewed=yes`,
 		Args: nargs(1, 2, "a memory id and optionally new content"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
@@ -201,7 +202,7 @@ func (a *app) updateCmd() *cobra.Command {
 			})
 		}),
 	}
-	attrs = addAttrFlags(cmd)
+	attrs = a.addAttrFlags(cmd)
 	return cmd
 }
 

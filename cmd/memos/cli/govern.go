@@ -136,7 +136,7 @@ func (a *app) learnCmd() *cobra.Command {
 		Use:   "learn <guidance>",
 		Short: "Store a lesson: procedural guidance whose standing follows its outcomes",
 		Example: `  memos learn "run the migrations before deploying" --when "deploying the api"
-  memos lesson outcome 7 success`,
+  memos lesson outcome 7 --success`,
 		Args: nargs(1, -1, "the guidance"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			in.Guidance = strings.Join(args, " ")
@@ -210,20 +210,35 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 			})
 		}),
 	}
-	var note string
+	var (
+		note    string
+		success bool
+	)
 	outcome := &cobra.Command{
-		Use:     "outcome <id> success|failure",
-		Short:   "Record that following a lesson succeeded or failed",
-		Example: `  memos lesson outcome 7 failure --note "the migration locked the table"`,
-		Args:    nargs(2, 2, "a lesson id and success or failure"),
+		Use:   "outcome <id> --success=true|false",
+		Short: "Record that following a lesson succeeded (--success) or failed (--success=false)",
+		Example: `  memos lesson outcome 7 --success
+  memos lesson outcome 7 --success=false --note "the migration locked the table"`,
+		Args: nargs(1, 2, "a lesson id and --success=true or false"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			var ok bool
-			switch args[1] {
-			case "success":
-				ok = true
-			case "failure":
-			default:
-				return core.Invalidf("outcome %q: want success or failure", args[1])
+			ok := success
+			given := cmd.Flags().Changed("success")
+			if len(args) == 2 {
+				// The outcome used to be a word after the id.
+				switch args[1] {
+				case "success", "failure":
+					ok = args[1] == "success"
+				default:
+					return core.Invalidf("outcome %q: give --success=true or --success=false", args[1])
+				}
+				if given && ok != success {
+					return core.Invalidf("--success=%t and %q disagree; give --success only", success, args[1])
+				}
+				fmt.Fprintf(a.stderr, "memos: \"lesson outcome <id> %s\" is now \"lesson outcome <id> --success=%t\"; the old form goes away in the next release\n", args[1], ok)
+				given = true
+			}
+			if !given {
+				return core.Invalidf("say how it went: --success (it worked) or --success=false (it did not)")
 			}
 			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				l, err := eng.LessonOutcome(ctx, id, ok, note)
@@ -231,6 +246,7 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 			})
 		}),
 	}
+	outcome.Flags().BoolVar(&success, "success", false, "true when following the lesson worked, false when it did not (required)")
 	outcome.Flags().StringVar(&note, "note", "", "what happened (recorded in the audit log)")
 	cmd.AddCommand(list, show, outcome)
 	return cmd
