@@ -50,8 +50,24 @@ type Op struct {
 	// → new). Decode still accepts an old name, for one release, as if the
 	// new one had been given; the schemas show only the new names.
 	Renamed map[string]string
+	// Stream, if set, gives the operation a streaming HTTP form besides
+	// the JSON one (see Stream).
+	Stream *Stream
 
 	call func(ctx context.Context, e *core.Engine, in any) (any, error)
+}
+
+// Stream is the streaming form of an operation whose data is too large for
+// one JSON value: an export answers its NDJSON as the HTTP body, an import
+// reads the NDJSON of its HTTP body (its other fields from the URL query).
+// MCP, and HTTP callers who send JSON, carry the same data inside a JSON
+// string instead.
+type Stream struct {
+	// Write writes the answer to w as NDJSON (nil: the answer is JSON).
+	Write func(ctx context.Context, e *core.Engine, in any, w io.Writer) error
+	// Read runs the operation on the NDJSON data read from r, the other
+	// fields from in (nil: the request is JSON).
+	Read func(ctx context.Context, e *core.Engine, in any, r io.Reader) (any, error)
 }
 
 // Path is the operation's HTTP route.
@@ -242,6 +258,40 @@ func (s *Service) Call(ctx context.Context, o *Op, body []byte, acc *Access) (ou
 
 // Run runs op on an already decoded input (a pointer to a value of op.In).
 func (s *Service) Run(ctx context.Context, o *Op, in any, acc *Access) (any, error) {
+	return s.run(ctx, o, in, acc, func(ctx context.Context, e *core.Engine) (any, error) { return o.call(ctx, e, in) })
+}
+
+// WriteStream runs op's streaming answer (op.Stream.Write) for the decoded
+// input in: it writes NDJSON to w. Nothing is written when the call fails
+// before its answer is complete, unless w fails.
+func (s *Service) WriteStream(ctx context.Context, o *Op, in any, acc *Access, w io.Writer) (err error) {
+	if o.Stream == nil || o.Stream.Write == nil {
+		return fmt.Errorf("%s answers JSON, not a stream", o.Name)
+	}
+	if s.Observe != nil {
+		start := time.Now()
+		defer func() { s.Observe(ctx, o, err, time.Since(start)) }()
+	}
+	_, err = s.run(ctx, o, in, acc, func(ctx context.Context, e *core.Engine) (any, error) { return nil, o.Stream.Write(ctx, e, in, w) })
+	return err
+}
+
+// ReadStream runs op (op.Stream.Read) on the NDJSON data read from r and the
+// other fields of the decoded input in.
+func (s *Service) ReadStream(ctx context.Context, o *Op, in any, acc *Access, r io.Reader) (out any, err error) {
+	if o.Stream == nil || o.Stream.Read == nil {
+		return nil, core.Invalidf("%s takes a JSON request, not a stream", o.Name)
+	}
+	if s.Observe != nil {
+		start := time.Now()
+		defer func() { s.Observe(ctx, o, err, time.Since(start)) }()
+	}
+	return s.run(ctx, o, in, acc, func(ctx context.Context, e *core.Engine) (any, error) { return o.Stream.Read(ctx, e, in, r) })
+}
+
+// run checks in's type and the caller's access, then runs fn on the engine
+// handle of the call's namespace under the service's timeout.
+func (s *Service) run(ctx context.Context, o *Op, in any, acc *Access, fn func(ctx context.Context, e *core.Engine) (any, error)) (any, error) {
 	sc, ok := in.(scoped)
 	if !ok || reflect.TypeOf(in).Elem() != o.In {
 		return nil, fmt.Errorf("%s: input of type %T, want *%s", o.Name, in, o.In)
@@ -255,7 +305,7 @@ func (s *Service) Run(ctx context.Context, o *Op, in any, acc *Access) (any, err
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
-	out, err := o.call(ctx, eng, in)
+	out, err := fn(ctx, eng)
 	if err != nil {
 		if acc.restricted() {
 			err = conceal(err, eng.Namespace())

@@ -1,13 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/port"
 )
 
 // This file is the table: the request and answer types of every operation
@@ -164,12 +167,15 @@ type EdgesOut struct {
 
 // Filters are the clock and ranking options of search, explain and packs.
 type Filters struct {
-	Pools     []core.Pool `json:"pools,omitempty" jsonschema_description:"Only these pools: raw, memory, knowledge (default: all)."`
-	Types     []core.Type `json:"types,omitempty" jsonschema_description:"Only these memory types (default: all)."`
-	ValidAt   string      `json:"valid_at,omitempty" jsonschema_description:"What was true at this time (RFC3339 or YYYY-MM-DD; default now, or as_of)."`
-	AsOf      string      `json:"as_of,omitempty" jsonschema_description:"What the store believed at this time: each memory at its version current then."`
-	MMR       bool        `json:"mmr,omitempty" jsonschema_description:"Re-rank so that paraphrases do not take every slot."`
-	MMRLambda float64     `json:"mmr_lambda,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_description:"MMR's balance of relevance against novelty."`
+	Pools   []core.Pool `json:"pools,omitempty" jsonschema_description:"Only these pools: raw, memory, knowledge (default: all)."`
+	Types   []core.Type `json:"types,omitempty" jsonschema_description:"Only these memory types (default: all)."`
+	ValidAt string      `json:"valid_at,omitempty" jsonschema_description:"What was true at this time (RFC3339 or YYYY-MM-DD; default now, or as_of)."`
+	AsOf    string      `json:"as_of,omitempty" jsonschema_description:"What the store believed at this time: each memory at its version current then."`
+	MMR     bool        `json:"mmr,omitempty" jsonschema_description:"Re-rank so that paraphrases do not take every slot."`
+	// IncludeQuarantined reads no further than the namespace and default,
+	// as review does: whoever may read them may see their review queue.
+	IncludeQuarantined bool    `json:"include_quarantined,omitempty" jsonschema_description:"Also return memories waiting in the review queue (of the namespace and default, as memos_review lists them)."`
+	MMRLambda          float64 `json:"mmr_lambda,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_description:"MMR's balance of relevance against novelty."`
 	// ReferenceTime is not a clock: it is when the question was asked.
 	ReferenceTime string `json:"reference_time,omitempty" jsonschema_description:"When the question was asked (RFC3339 or YYYY-MM-DD; default now): what its time words, such as yesterday, last weekend or in May, are read against."`
 }
@@ -202,7 +208,7 @@ func (in *SearchIn) request() (core.SearchRequest, error) {
 		return core.SearchRequest{}, err
 	}
 	req := core.SearchRequest{Query: in.Query, Mode: m, Limit: in.Limit, Pools: in.Pools, Types: in.Types,
-		MMR: in.MMR, MMRLambda: in.MMRLambda, NoExpand: in.NoExpand}
+		MMR: in.MMR, MMRLambda: in.MMRLambda, NoExpand: in.NoExpand, IncludeQuarantined: in.IncludeQuarantined}
 	if req.ValidAt, req.AsOf, err = in.clocks(); err != nil {
 		return req, err
 	}
@@ -225,7 +231,8 @@ type PackIn struct {
 // Request is the engine's PackRequest for in.
 func (in *PackIn) Request() (core.PackRequest, error) {
 	req := core.PackRequest{Query: in.Query, Bootstrap: in.Bootstrap, Budget: in.Budget, Limit: in.Limit,
-		Lessons: in.Lessons, Neighbours: in.Neighbours, Pools: in.Pools, Types: in.Types, MMR: in.MMR, MMRLambda: in.MMRLambda}
+		Lessons: in.Lessons, Neighbours: in.Neighbours, Pools: in.Pools, Types: in.Types, MMR: in.MMR, MMRLambda: in.MMRLambda,
+		IncludeQuarantined: in.IncludeQuarantined}
 	var err error
 	if req.ValidAt, req.AsOf, err = in.clocks(); err != nil {
 		return req, err
@@ -375,6 +382,63 @@ type TraceIn struct {
 	ID       int64 `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory."`
 	MaxDepth int   `json:"max_depth,omitempty" jsonschema:"minimum=1,maximum=100" jsonschema_description:"Follow at most this many steps each way (default 10)."`
 	MaxNodes int   `json:"max_nodes,omitempty" jsonschema:"minimum=1,maximum=1000" jsonschema_description:"List at most this many memories in all (default 100)."`
+}
+
+// AuditIn filters the audit log.
+type AuditIn struct {
+	Scope
+	MemoryID int64  `json:"memory_id,omitempty" jsonschema:"minimum=1" jsonschema_description:"Only entries about this memory."`
+	Action   string `json:"action,omitempty" jsonschema_description:"Only this action (remember, update, forget, ...) or a prefix ending in a dot (quarantine.)."`
+	Source   string `json:"source,omitempty" jsonschema_description:"Only entries that name this source."`
+	Since    string `json:"since,omitempty" jsonschema_description:"Only entries at or after this time (RFC3339 or YYYY-MM-DD)."`
+	Until    string `json:"until,omitempty" jsonschema_description:"Only entries before this time."`
+}
+
+// AuditOut lists audit entries, oldest first.
+type AuditOut struct {
+	Entries []core.AuditEntry `json:"entries"`
+}
+
+// AuditExportOut is the verified audit log as memos audit export writes it,
+// byte for byte, so that memos audit verify FILE checks a saved answer.
+type AuditExportOut struct {
+	core.AuditExport
+	raw []byte
+}
+
+// JSON returns the export's bytes (see Encode).
+func (a *AuditExportOut) JSON() ([]byte, error) { return a.raw, nil }
+
+// ExportIn selects what to export.
+type ExportIn struct {
+	Scope
+	Namespaces []string `json:"namespaces,omitempty" jsonschema_description:"Export only these namespaces (default: the whole store); edges that lead outside are left out and counted."`
+}
+
+// ExportOut is an export carried in JSON (MCP, or an HTTP caller that asks
+// for JSON): the JSONL text and what it holds. Over HTTP the export is
+// normally the NDJSON answer itself.
+type ExportOut struct {
+	port.ExportReport
+	JSONL string `json:"jsonl" jsonschema_description:"The export: a header line, one line per memory with every version, one line per edge (the format memos export writes and memos import jsonl reads)."`
+}
+
+// ImportIn is an export to bring in, all or nothing.
+type ImportIn struct {
+	Scope
+	JSONL  string `json:"jsonl,omitempty" jsonschema_description:"A memos export (JSONL). Over HTTP it may instead be the request body itself, sent as application/x-ndjson, with dry_run in the URL query."`
+	DryRun bool   `json:"dry_run,omitempty" jsonschema_description:"Check the export and report what would be imported; store nothing."`
+}
+
+// importJSONL reads and checks a whole export before anything is written,
+// as memos import jsonl does, then imports it.
+func importJSONL(ctx context.Context, e *core.Engine, in *ImportIn, r io.Reader) (*core.ImportReport, error) {
+	_, req, err := port.ReadJSONL(r)
+	if err != nil {
+		return nil, fmt.Errorf("import jsonl: %w", err)
+	}
+	req.Origin, req.DryRun = "jsonl:api", in.DryRun
+	return e.Import(ctx, *req)
 }
 
 // SetValidity sets memory id's event-time interval; a nil bound keeps the
@@ -704,6 +768,66 @@ var table = []*Op{
 		func(ctx context.Context, e *core.Engine, in *TraceIn) (*core.TraceResult, error) {
 			return e.Trace(ctx, core.TraceRequest{ID: in.ID, MaxDepth: in.MaxDepth, MaxNodes: in.MaxNodes})
 		}),
+	op(Op{Name: "audit", Tool: "memos_audit", Title: "List the audit log", ReadOnly: true, Global: true,
+		Description: "List the tamper-evident audit log of the whole store, oldest first, filtered by memory, action, source and time: who stored, changed, released or forgot what, with the detail of each change."},
+		func(ctx context.Context, e *core.Engine, in *AuditIn) (*AuditOut, error) {
+			f := core.AuditFilter{MemoryID: in.MemoryID, Action: in.Action, Source: in.Source}
+			var err error
+			if f.Since, err = ParseTime("since", in.Since); err != nil {
+				return nil, err
+			}
+			if f.Until, err = ParseTime("until", in.Until); err != nil {
+				return nil, err
+			}
+			log, err := e.Audit(ctx, f)
+			if log == nil {
+				log = []core.AuditEntry{}
+			}
+			return &AuditOut{Entries: log}, err
+		}),
+	op(Op{Name: "audit-export", Tool: "memos_audit_export", Title: "Export the audit log", ReadOnly: true, Global: true,
+		Description: "Verify the audit log of the whole store and return it as a self-checking document (format memos-audit/1, with its head and a digest of its entries) to keep elsewhere; memos audit verify FILE checks a saved copy with no store. A log that does not verify is not exported."},
+		func(ctx context.Context, e *core.Engine, _ *Empty) (*AuditExportOut, error) {
+			var b bytes.Buffer
+			if _, err := e.ExportAudit(ctx, &b); err != nil {
+				return nil, err
+			}
+			out := &AuditExportOut{raw: b.Bytes()}
+			if err := json.Unmarshal(b.Bytes(), &out.AuditExport); err != nil {
+				return nil, fmt.Errorf("audit export: %w", err)
+			}
+			return out, nil
+		}),
+	op(Op{Name: "export", Tool: "memos_export", Title: "Export memories", ReadOnly: true, Global: true,
+		Description: "Export the store (or some namespaces) as JSONL: every memory with every version, and the edges between them — a backup that memos_import or memos import jsonl restores into any store. Over HTTP the answer is the JSONL itself (application/x-ndjson).",
+		Stream: &Stream{Write: func(ctx context.Context, e *core.Engine, in any, w io.Writer) error {
+			_, err := exportJSONL(ctx, e, in.(*ExportIn), w)
+			return err
+		}}},
+		func(ctx context.Context, e *core.Engine, in *ExportIn) (*ExportOut, error) {
+			var b strings.Builder
+			rep, err := exportJSONL(ctx, e, in, &b)
+			if err != nil {
+				return nil, err
+			}
+			return &ExportOut{ExportReport: *rep, JSONL: b.String()}, nil
+		}),
+	op(Op{Name: "import", Tool: "memos_import", Title: "Import memories", Global: true,
+		Description: "Bring in a memos export (JSONL), all or nothing: the whole export is read and checked before anything is stored, then every version, edge, validity and trust is restored under new ids. Memories already in the store are skipped, so an import can be run again. Use dry_run=true first.",
+		Stream: &Stream{Read: func(ctx context.Context, e *core.Engine, in any, r io.Reader) (any, error) {
+			return importJSONL(ctx, e, in.(*ImportIn), r)
+		}}},
+		func(ctx context.Context, e *core.Engine, in *ImportIn) (*core.ImportReport, error) {
+			if strings.TrimSpace(in.JSONL) == "" {
+				return nil, core.Invalidf("import: jsonl is empty: give the text of a memos export")
+			}
+			return importJSONL(ctx, e, in, strings.NewReader(in.JSONL))
+		}),
+}
+
+// exportJSONL writes the export in selects to w.
+func exportJSONL(ctx context.Context, e *core.Engine, in *ExportIn, w io.Writer) (*port.ExportReport, error) {
+	return port.Export(ctx, e, w, core.ExportOptions{Namespaces: in.Namespaces})
 }
 
 // ExplainOut is explain's answer: core's Explanation with the durations of
