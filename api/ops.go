@@ -30,15 +30,44 @@ type Attrs struct {
 	ValidFrom        string          `json:"valid_from,omitempty" jsonschema_description:"When it became true: RFC3339 time or YYYY-MM-DD (default: since always)."`
 	ValidTo          string          `json:"valid_to,omitempty" jsonschema_description:"When it stopped being true: RFC3339 time or YYYY-MM-DD (default: still true)."`
 	Metadata         map[string]any  `json:"metadata,omitempty" jsonschema_description:"Free JSON metadata (at most 16 KiB)."`
+	Status           core.Status     `json:"status,omitempty" jsonschema:"enum=active,enum=archived,enum=quarantined" jsonschema_description:"active (default), archived (kept, out of recall) or quarantined (held for review, out of recall)."`
+}
+
+func checkStatus(s core.Status) error {
+	if s == "" {
+		return nil
+	}
+	_, err := core.ParseStatus(string(s))
+	return err
+}
+
+// CheckSignificance is the one check of a significance a caller gives: 0
+// means the default (5), anything else must be 1–10.
+func CheckSignificance(n int) error {
+	if n < 0 || n > 10 {
+		return SignificanceError(n)
+	}
+	return nil
+}
+
+// SignificanceError says that n is not a significance.
+func SignificanceError(n int) error {
+	{
+		return core.Invalidf("significance %d is outside 1–10 (1–2 passing, 3–4 context, 5–6 important, 7–8 key, 9–10 core)", n)
+	}
+	return nil
 }
 
 // input builds the engine's Input from content and a.
 func (a *Attrs) input(content string) (core.Input, error) {
 	in := core.Input{Content: content, Type: a.Type, Pool: a.Pool, Significance: a.Significance,
 		Entities: a.Entities, EmotionalContext: a.EmotionalContext, Source: a.Source, Session: a.Session,
-		TrustLevel: a.Trust, TrustScore: a.TrustScore, Metadata: a.Metadata}
-	if a.Significance < 0 || a.Significance > 10 {
-		return in, core.Invalidf("significance %d is outside 1–10", a.Significance)
+		TrustLevel: a.Trust, TrustScore: a.TrustScore, Metadata: a.Metadata, Status: a.Status}
+	if err := CheckSignificance(a.Significance); err != nil {
+		return in, err
+	}
+	if err := checkStatus(a.Status); err != nil {
+		return in, err
 	}
 	var err error
 	if in.ValidFrom, err = ParseTime("valid_from", a.ValidFrom); err != nil {
@@ -301,9 +330,12 @@ type RejectIn struct {
 // LearnIn is a lesson: procedural guidance.
 type LearnIn struct {
 	Scope
-	Guidance string `json:"guidance" jsonschema_description:"What to do, e.g. \"run the tests before pushing\"."`
-	When     string `json:"when,omitempty" jsonschema_description:"The situation it applies to, e.g. \"before a release\"."`
-	Source   string `json:"source,omitempty" jsonschema_description:"Where it came from."`
+	Guidance     string   `json:"guidance" jsonschema_description:"What to do, e.g. \"run the tests before pushing\"."`
+	When         string   `json:"when,omitempty" jsonschema_description:"The situation it applies to, e.g. \"before a release\"."`
+	Source       string   `json:"source,omitempty" jsonschema_description:"Where it came from."`
+	Session      string   `json:"session,omitempty" jsonschema_description:"The conversation or run it belongs to."`
+	Entities     []string `json:"entities,omitempty" jsonschema_description:"Names of the people, places, projects or tools it is about."`
+	Significance int      `json:"significance,omitempty" jsonschema:"minimum=1,maximum=10" jsonschema_description:"1-10 (default 5); outcomes move it."`
 }
 
 // LessonsIn lists lessons.
@@ -480,11 +512,17 @@ func (in *UpdateIn) patch() (core.Patch, error) {
 	if a.Pool != "" {
 		p.Pool = &a.Pool
 	}
+	if err := CheckSignificance(a.Significance); err != nil {
+		return p, err
+	}
 	if a.Significance != 0 {
-		if a.Significance < 1 || a.Significance > 10 {
-			return p, core.Invalidf("significance %d is outside 1–10", a.Significance)
-		}
 		p.Significance = &a.Significance
+	}
+	if a.Status != "" {
+		if err := checkStatus(a.Status); err != nil {
+			return p, err
+		}
+		p.Status = &a.Status
 	}
 	if a.Entities != nil {
 		p.Entities = &a.Entities
@@ -733,7 +771,11 @@ var table = []*Op{
 	op(Op{Name: "learn", Tool: "memos_learn", Title: "Learn a lesson",
 		Description: "Store procedural guidance you or the user worked out (\"when X, do Y\"), so it shows up in context packs when the situation comes back. Report how it went later with memos_lesson_outcome."},
 		func(ctx context.Context, e *core.Engine, in *LearnIn) (*core.Lesson, error) {
-			return e.Learn(ctx, core.LessonInput{Guidance: in.Guidance, When: in.When, Source: in.Source})
+			if err := CheckSignificance(in.Significance); err != nil {
+				return nil, err
+			}
+			return e.Learn(ctx, core.LessonInput{Guidance: in.Guidance, When: in.When, Source: in.Source,
+				Session: in.Session, Entities: in.Entities, Significance: in.Significance})
 		}),
 	op(Op{Name: "lessons", Tool: "memos_lessons", Title: "List lessons", ReadOnly: true,
 		Description: "List the lessons in the namespace, best first by their success/failure record."},

@@ -71,6 +71,31 @@ func (f *rankFlags) apply(req *core.SearchRequest) error {
 	return nil
 }
 
+// searchIn is the input of search and explain: the query and the flags.
+func (f *rankFlags) searchIn(query, mode string, limit int, pools, types []string) (*api.SearchIn, error) {
+	if limit <= 0 {
+		return nil, core.Invalidf("--limit %d must be at least 1", limit)
+	}
+	in := &api.SearchIn{Query: query, Mode: mode, Limit: limit, NoExpand: f.noExpand}
+	var err error
+	if in.Pools, err = parsePools(pools); err != nil {
+		return nil, err
+	}
+	if in.Types, err = parseTypes(types); err != nil {
+		return nil, err
+	}
+	in.ValidAt = f.validAt
+	if f.fs.Changed("temporal") {
+		if f.fs.Changed("valid-at") {
+			return nil, core.Invalidf("--temporal and --valid-at are the same setting; give one")
+		}
+		in.ValidAt = f.temporal
+	}
+	in.AsOf, in.ReferenceTime = f.asOf, f.refTime
+	in.MMR, in.MMRLambda, in.IncludeQuarantined = f.mmr, f.mmrLambda, f.includeQuarantined
+	return in, nil
+}
+
 // parsePools reads --pools values; "all" (or none) means every pool.
 func parsePools(ss []string) ([]core.Pool, error) {
 	var out []core.Pool
@@ -119,26 +144,12 @@ last with the reason. It records no access statistics.`,
   memos explain "alice's lab" --mmr --json`,
 		Args: nargs(1, -1, "a query"),
 		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
-			m, err := core.ParseMode(mode)
+			in, err := rank.searchIn(strings.Join(args, " "), mode, limit, pools, types)
 			if err != nil {
 				return err
 			}
-			req := core.SearchRequest{Query: strings.Join(args, " "), Mode: m, Limit: limit}
-			if req.Pools, err = parsePools(pools); err != nil {
-				return err
-			}
-			if req.Types, err = parseTypes(types); err != nil {
-				return err
-			}
-			if err := rank.apply(&req); err != nil {
-				return err
-			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				x, err := eng.Explain(ctx, req)
-				if err != nil {
-					return err
-				}
-				return a.emit(api.NewExplainOut(x), func(w io.Writer) { printExplain(w, x) })
+			return a.runOp(cmd, "explain", in, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printExplain(w, out.(*api.ExplainOut).Explanation) }
 			})
 		}),
 	}
@@ -395,18 +406,15 @@ leaves it alone.`,
 			if err != nil {
 				return err
 			}
-			in, err := attrs.input(content)
+			at, err := attrs.attrs()
 			if err != nil {
 				return err
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				m, err := eng.Supersede(ctx, old, in)
-				if err != nil {
-					return err
-				}
-				return a.emit(m, func(w io.Writer) {
+			return a.runOp(cmd, "supersede", &api.SupersedeIn{ID: old, Content: content, Attrs: at}, func(out any, _ *core.Engine) func(io.Writer) {
+				m := out.(*core.Memory)
+				return func(w io.Writer) {
 					fmt.Fprintf(w, "added memory %d, valid %s; it supersedes memory %d\n", m.ID, validity(m), old)
-				})
+				}
 			})
 		}),
 	}

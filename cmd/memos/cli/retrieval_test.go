@@ -36,7 +36,7 @@ func TestExplainCommand(t *testing.T) {
 	if !found || x.ValidAt.Year() != 2019 {
 		t.Fatalf("explain --valid-at 2019: %+v", x.Candidates)
 	}
-	if r := e.run("explain", "x", "--as-of", "yesterday"); r.code != 2 || !strings.Contains(r.stderr, "--as-of") {
+	if r := e.run("explain", "x", "--as-of", "yesterday"); r.code != 2 || !strings.Contains(r.stderr, `as_of "yesterday"`) {
 		t.Fatalf("bad --as-of: %d %s", r.code, r.stderr)
 	}
 }
@@ -191,7 +191,7 @@ func TestSearchRefTime(t *testing.T) {
 	if !strings.Contains(md, `Time: "last weekend" = 2023-03-18 to 2023-03-19 (asked 2023-03-21)`) {
 		t.Fatalf("pack header:\n%s", md)
 	}
-	if r := e.run("search", "x", "--reference-time", "last week"); r.code != 2 || !strings.Contains(r.stderr, "--reference-time") {
+	if r := e.run("search", "x", "--reference-time", "last week"); r.code != 2 || !strings.Contains(r.stderr, `reference_time "last week"`) {
 		t.Fatalf("bad --reference-time: %d %s", r.code, r.stderr)
 	}
 }
