@@ -52,10 +52,7 @@ func CheckSignificance(n int) error {
 
 // SignificanceError says that n is not a significance.
 func SignificanceError(n int) error {
-	{
-		return core.Invalidf("significance %d is outside 1–10 (1–2 passing, 3–4 context, 5–6 important, 7–8 key, 9–10 core)", n)
-	}
-	return nil
+	return core.Invalidf("significance %d is outside 1–10 (1–2 passing, 3–4 context, 5–6 important, 7–8 key, 9–10 core)", n)
 }
 
 // input builds the engine's Input from content and a.
