@@ -135,7 +135,7 @@ func TestHTTPReranker(t *testing.T) {
 	if len(res.Hits) == 0 || res.Hits[0].Memory.ID != orchard.ID {
 		t.Fatalf("reranked search: %v, want %d first", hitIDs(res), orchard.ID)
 	}
-	var x core.Explanation
+	var x api.ExplainOut
 	e.json(&x, "explain", "apple")
 	if x.Rerank == "" || x.Candidates[0].RerankScore == nil || *x.Candidates[0].RerankScore != 0.9 {
 		t.Fatalf("explain: rerank %q, first candidate %+v", x.Rerank, x.Candidates[0])
