@@ -46,8 +46,28 @@ type Op struct {
 	Global bool
 	// In and Out are the Go types of the request and of the answer.
 	In, Out reflect.Type
+	// Renamed maps the old names of request fields that were renamed (old
+	// → new). Decode still accepts an old name, for one release, as if the
+	// new one had been given; the schemas show only the new names.
+	Renamed map[string]string
+	// Stream, if set, gives the operation a streaming HTTP form besides
+	// the JSON one (see Stream).
+	Stream *Stream
 
 	call func(ctx context.Context, e *core.Engine, in any) (any, error)
+}
+
+// Stream is the streaming form of an operation whose data is too large for
+// one JSON value: an export answers its NDJSON as the HTTP body, an import
+// reads the NDJSON of its HTTP body (its other fields from the URL query).
+// MCP, and HTTP callers who send JSON, carry the same data inside a JSON
+// string instead.
+type Stream struct {
+	// Write writes the answer to w as NDJSON (nil: the answer is JSON).
+	Write func(ctx context.Context, e *core.Engine, in any, w io.Writer) error
+	// Read runs the operation on the NDJSON data read from r, the other
+	// fields from in (nil: the request is JSON).
+	Read func(ctx context.Context, e *core.Engine, in any, r io.Reader) (any, error)
 }
 
 // Path is the operation's HTTP route.
@@ -125,6 +145,10 @@ func (o *Op) Decode(body []byte) (any, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return in, nil
 	}
+	body, err := o.rename(body)
+	if err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(in); err != nil {
@@ -137,6 +161,35 @@ func (o *Op) Decode(body []byte) (any, error) {
 		return nil, fmt.Errorf("%s request: %w", o.Name, err)
 	}
 	return in, nil
+}
+
+// rename gives the fields of body that carry an old name (Renamed) their
+// new one. A body that is not a JSON object is left to the decoder.
+func (o *Op) rename(body []byte) ([]byte, error) {
+	if len(o.Renamed) == 0 || !bytes.Contains(body, []byte(`"`)) {
+		return body, nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return body, nil
+	}
+	changed := false
+	for old, name := range o.Renamed {
+		v, ok := fields[old]
+		if !ok {
+			continue
+		}
+		if _, both := fields[name]; both {
+			return nil, core.Invalidf("%s request: fields %q and %q are the same (%q is its old name); give %q only", o.Name, name, old, old, name)
+		}
+		delete(fields, old)
+		fields[name] = v
+		changed = true
+	}
+	if !changed {
+		return body, nil
+	}
+	return json.Marshal(fields)
 }
 
 // jsonError rewords encoding/json's errors for a caller who sent the body.
@@ -205,6 +258,40 @@ func (s *Service) Call(ctx context.Context, o *Op, body []byte, acc *Access) (ou
 
 // Run runs op on an already decoded input (a pointer to a value of op.In).
 func (s *Service) Run(ctx context.Context, o *Op, in any, acc *Access) (any, error) {
+	return s.run(ctx, o, in, acc, func(ctx context.Context, e *core.Engine) (any, error) { return o.call(ctx, e, in) })
+}
+
+// WriteStream runs op's streaming answer (op.Stream.Write) for the decoded
+// input in: it writes NDJSON to w. Nothing is written when the call fails
+// before its answer is complete, unless w fails.
+func (s *Service) WriteStream(ctx context.Context, o *Op, in any, acc *Access, w io.Writer) (err error) {
+	if o.Stream == nil || o.Stream.Write == nil {
+		return fmt.Errorf("%s answers JSON, not a stream", o.Name)
+	}
+	if s.Observe != nil {
+		start := time.Now()
+		defer func() { s.Observe(ctx, o, err, time.Since(start)) }()
+	}
+	_, err = s.run(ctx, o, in, acc, func(ctx context.Context, e *core.Engine) (any, error) { return nil, o.Stream.Write(ctx, e, in, w) })
+	return err
+}
+
+// ReadStream runs op (op.Stream.Read) on the NDJSON data read from r and the
+// other fields of the decoded input in.
+func (s *Service) ReadStream(ctx context.Context, o *Op, in any, acc *Access, r io.Reader) (out any, err error) {
+	if o.Stream == nil || o.Stream.Read == nil {
+		return nil, core.Invalidf("%s takes a JSON request, not a stream", o.Name)
+	}
+	if s.Observe != nil {
+		start := time.Now()
+		defer func() { s.Observe(ctx, o, err, time.Since(start)) }()
+	}
+	return s.run(ctx, o, in, acc, func(ctx context.Context, e *core.Engine) (any, error) { return o.Stream.Read(ctx, e, in, r) })
+}
+
+// run checks in's type and the caller's access, then runs fn on the engine
+// handle of the call's namespace under the service's timeout.
+func (s *Service) run(ctx context.Context, o *Op, in any, acc *Access, fn func(ctx context.Context, e *core.Engine) (any, error)) (any, error) {
 	sc, ok := in.(scoped)
 	if !ok || reflect.TypeOf(in).Elem() != o.In {
 		return nil, fmt.Errorf("%s: input of type %T, want *%s", o.Name, in, o.In)
@@ -218,7 +305,7 @@ func (s *Service) Run(ctx context.Context, o *Op, in any, acc *Access) (any, err
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
-	out, err := o.call(ctx, eng, in)
+	out, err := fn(ctx, eng)
 	if err != nil {
 		if acc.restricted() {
 			err = conceal(err, eng.Namespace())

@@ -1,11 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/transfer"
 )
 
 // This file is the table: the request and answer types of every operation
@@ -25,15 +30,41 @@ type Attrs struct {
 	ValidFrom        string          `json:"valid_from,omitempty" jsonschema_description:"When it became true: RFC3339 time or YYYY-MM-DD (default: since always)."`
 	ValidTo          string          `json:"valid_to,omitempty" jsonschema_description:"When it stopped being true: RFC3339 time or YYYY-MM-DD (default: still true)."`
 	Metadata         map[string]any  `json:"metadata,omitempty" jsonschema_description:"Free JSON metadata (at most 16 KiB)."`
+	Status           core.Status     `json:"status,omitempty" jsonschema:"enum=active,enum=archived,enum=quarantined" jsonschema_description:"active (default), archived (kept, out of recall) or quarantined (held for review, out of recall)."`
+}
+
+func checkStatus(s core.Status) error {
+	if s == "" {
+		return nil
+	}
+	_, err := core.ParseStatus(string(s))
+	return err
+}
+
+// CheckSignificance is the one check of a significance a caller gives: 0
+// means the default (5), anything else must be 1–10.
+func CheckSignificance(n int) error {
+	if n < 0 || n > 10 {
+		return SignificanceError(n)
+	}
+	return nil
+}
+
+// SignificanceError says that n is not a significance.
+func SignificanceError(n int) error {
+	return core.Invalidf("significance %d is outside 1–10 (1–2 passing, 3–4 context, 5–6 important, 7–8 key, 9–10 core)", n)
 }
 
 // input builds the engine's Input from content and a.
 func (a *Attrs) input(content string) (core.Input, error) {
 	in := core.Input{Content: content, Type: a.Type, Pool: a.Pool, Significance: a.Significance,
 		Entities: a.Entities, EmotionalContext: a.EmotionalContext, Source: a.Source, Session: a.Session,
-		TrustLevel: a.Trust, TrustScore: a.TrustScore, Metadata: a.Metadata}
-	if a.Significance < 0 || a.Significance > 10 {
-		return in, core.Invalidf("significance %d is outside 1–10", a.Significance)
+		TrustLevel: a.Trust, TrustScore: a.TrustScore, Metadata: a.Metadata, Status: a.Status}
+	if err := CheckSignificance(a.Significance); err != nil {
+		return in, err
+	}
+	if err := checkStatus(a.Status); err != nil {
+		return in, err
 	}
 	var err error
 	if in.ValidFrom, err = ParseTime("valid_from", a.ValidFrom); err != nil {
@@ -162,12 +193,15 @@ type EdgesOut struct {
 
 // Filters are the clock and ranking options of search, explain and packs.
 type Filters struct {
-	Pools     []core.Pool `json:"pools,omitempty" jsonschema_description:"Only these pools: raw, memory, knowledge (default: all)."`
-	Types     []core.Type `json:"types,omitempty" jsonschema_description:"Only these memory types (default: all)."`
-	ValidAt   string      `json:"valid_at,omitempty" jsonschema_description:"What was true at this time (RFC3339 or YYYY-MM-DD; default now, or as_of)."`
-	AsOf      string      `json:"as_of,omitempty" jsonschema_description:"What the store believed at this time: each memory at its version current then."`
-	MMR       bool        `json:"mmr,omitempty" jsonschema_description:"Re-rank so that paraphrases do not take every slot."`
-	MMRLambda float64     `json:"mmr_lambda,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_description:"MMR's balance of relevance against novelty."`
+	Pools   []core.Pool `json:"pools,omitempty" jsonschema_description:"Only these pools: raw, memory, knowledge (default: all)."`
+	Types   []core.Type `json:"types,omitempty" jsonschema_description:"Only these memory types (default: all)."`
+	ValidAt string      `json:"valid_at,omitempty" jsonschema_description:"What was true at this time (RFC3339 or YYYY-MM-DD; default now, or as_of)."`
+	AsOf    string      `json:"as_of,omitempty" jsonschema_description:"What the store believed at this time: each memory at its version current then."`
+	MMR     bool        `json:"mmr,omitempty" jsonschema_description:"Re-rank so that paraphrases do not take every slot."`
+	// IncludeQuarantined reads no further than the namespace and default,
+	// as review does: whoever may read them may see their review queue.
+	IncludeQuarantined bool    `json:"include_quarantined,omitempty" jsonschema_description:"Also return memories waiting in the review queue (of the namespace and default, as memos_review lists them)."`
+	MMRLambda          float64 `json:"mmr_lambda,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_description:"MMR's balance of relevance against novelty."`
 	// ReferenceTime is not a clock: it is when the question was asked.
 	ReferenceTime string `json:"reference_time,omitempty" jsonschema_description:"When the question was asked (RFC3339 or YYYY-MM-DD; default now): what its time words, such as yesterday, last weekend or in May, are read against."`
 }
@@ -200,7 +234,7 @@ func (in *SearchIn) request() (core.SearchRequest, error) {
 		return core.SearchRequest{}, err
 	}
 	req := core.SearchRequest{Query: in.Query, Mode: m, Limit: in.Limit, Pools: in.Pools, Types: in.Types,
-		MMR: in.MMR, MMRLambda: in.MMRLambda, NoExpand: in.NoExpand}
+		MMR: in.MMR, MMRLambda: in.MMRLambda, NoExpand: in.NoExpand, IncludeQuarantined: in.IncludeQuarantined}
 	if req.ValidAt, req.AsOf, err = in.clocks(); err != nil {
 		return req, err
 	}
@@ -223,7 +257,8 @@ type PackIn struct {
 // Request is the engine's PackRequest for in.
 func (in *PackIn) Request() (core.PackRequest, error) {
 	req := core.PackRequest{Query: in.Query, Bootstrap: in.Bootstrap, Budget: in.Budget, Limit: in.Limit,
-		Lessons: in.Lessons, Neighbours: in.Neighbours, Pools: in.Pools, Types: in.Types, MMR: in.MMR, MMRLambda: in.MMRLambda}
+		Lessons: in.Lessons, Neighbours: in.Neighbours, Pools: in.Pools, Types: in.Types, MMR: in.MMR, MMRLambda: in.MMRLambda,
+		IncludeQuarantined: in.IncludeQuarantined}
 	var err error
 	if req.ValidAt, req.AsOf, err = in.clocks(); err != nil {
 		return req, err
@@ -236,9 +271,9 @@ func (in *PackIn) Request() (core.PackRequest, error) {
 // current value; "" clears it (since always, still true).
 type SetValidityIn struct {
 	Scope
-	ID   int64   `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory."`
-	From *string `json:"from,omitempty" jsonschema_description:"When it became true (RFC3339 or YYYY-MM-DD; \"\" since always; absent: unchanged)."`
-	To   *string `json:"to,omitempty" jsonschema_description:"When it stopped being true (\"\" still true; absent: unchanged)."`
+	ID        int64   `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory."`
+	ValidFrom *string `json:"valid_from,omitempty" jsonschema_description:"When it became true (RFC3339 or YYYY-MM-DD; \"\" since always; absent: unchanged)."`
+	ValidTo   *string `json:"valid_to,omitempty" jsonschema_description:"When it stopped being true (\"\" still true; absent: unchanged)."`
 }
 
 // SupersedeIn replaces a memory with a new one.
@@ -277,9 +312,9 @@ type ReviewOut struct {
 // ReleaseIn releases a quarantined memory into recall.
 type ReleaseIn struct {
 	Scope
-	ID         int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The quarantined memory."`
-	TrustLevel string `json:"trust_level,omitempty" jsonschema:"enum=certain,enum=inferred,enum=imported,enum=contradicted" jsonschema_description:"Give it this trust level (default: keep its own)."`
-	Note       string `json:"note,omitempty" jsonschema_description:"Why, recorded in the audit log."`
+	ID    int64           `json:"id" jsonschema:"minimum=1" jsonschema_description:"The quarantined memory."`
+	Trust core.TrustLevel `json:"trust,omitempty" jsonschema:"enum=certain,enum=inferred,enum=imported,enum=contradicted" jsonschema_description:"Give it this trust level (default: keep its own)."`
+	Note  string          `json:"note,omitempty" jsonschema_description:"Why, recorded in the audit log."`
 }
 
 // RejectIn rejects a quarantined memory (it is forgotten).
@@ -292,9 +327,12 @@ type RejectIn struct {
 // LearnIn is a lesson: procedural guidance.
 type LearnIn struct {
 	Scope
-	Guidance string `json:"guidance" jsonschema_description:"What to do, e.g. \"run the tests before pushing\"."`
-	When     string `json:"when,omitempty" jsonschema_description:"The situation it applies to, e.g. \"before a release\"."`
-	Source   string `json:"source,omitempty" jsonschema_description:"Where it came from."`
+	Guidance     string   `json:"guidance" jsonschema_description:"What to do, e.g. \"run the tests before pushing\"."`
+	When         string   `json:"when,omitempty" jsonschema_description:"The situation it applies to, e.g. \"before a release\"."`
+	Source       string   `json:"source,omitempty" jsonschema_description:"Where it came from."`
+	Session      string   `json:"session,omitempty" jsonschema_description:"The conversation or run it belongs to."`
+	Entities     []string `json:"entities,omitempty" jsonschema_description:"Names of the people, places, projects or tools it is about."`
+	Significance int      `json:"significance,omitempty" jsonschema:"minimum=1,maximum=10" jsonschema_description:"1-10 (default 5); outcomes move it."`
 }
 
 // LessonsIn lists lessons.
@@ -329,9 +367,9 @@ type ForgetSourceIn struct {
 type ListIn struct {
 	Scope
 	NamespaceOnly bool              `json:"namespace_only,omitempty" jsonschema_description:"List the namespace alone, without the shared default one."`
-	Pool          []core.Pool       `json:"pool,omitempty" jsonschema_description:"Only these pools: raw, memory, knowledge (default: all)."`
-	Type          []core.Type       `json:"type,omitempty" jsonschema_description:"Only these memory types (default: all)."`
-	Status        []core.Status     `json:"status,omitempty" jsonschema_description:"Only these statuses: active, quarantined, archived (default: active only)."`
+	Pools         []core.Pool       `json:"pools,omitempty" jsonschema_description:"Only these pools: raw, memory, knowledge (default: all)."`
+	Types         []core.Type       `json:"types,omitempty" jsonschema_description:"Only these memory types (default: all)."`
+	Statuses      []core.Status     `json:"statuses,omitempty" jsonschema_description:"Only these statuses: active, quarantined, archived (default: active only)."`
 	Trust         []core.TrustLevel `json:"trust,omitempty" jsonschema_description:"Only these trust levels: certain, inferred, imported, contradicted (default: all)."`
 	SourcePrefix  string            `json:"source_prefix,omitempty" jsonschema_description:"Only memories whose source starts with this, e.g. conversation:42."`
 	Entity        string            `json:"entity,omitempty" jsonschema_description:"Only memories about this entity (case-insensitive)."`
@@ -348,7 +386,7 @@ type ListIn struct {
 
 // Request is the engine's ListRequest for in.
 func (in *ListIn) Request() (core.ListRequest, error) {
-	req := core.ListRequest{NamespaceOnly: in.NamespaceOnly, Pools: in.Pool, Types: in.Type, Statuses: in.Status, TrustLevels: in.Trust,
+	req := core.ListRequest{NamespaceOnly: in.NamespaceOnly, Pools: in.Pools, Types: in.Types, Statuses: in.Statuses, TrustLevels: in.Trust,
 		SourcePrefix: in.SourcePrefix, Entity: in.Entity, Sort: core.ListSort(in.Sort), Limit: in.Limit, Cursor: in.Cursor}
 	var err error
 	for _, f := range []struct {
@@ -373,6 +411,63 @@ type TraceIn struct {
 	ID       int64 `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory."`
 	MaxDepth int   `json:"max_depth,omitempty" jsonschema:"minimum=1,maximum=100" jsonschema_description:"Follow at most this many steps each way (default 10)."`
 	MaxNodes int   `json:"max_nodes,omitempty" jsonschema:"minimum=1,maximum=1000" jsonschema_description:"List at most this many memories in all (default 100)."`
+}
+
+// AuditIn filters the audit log.
+type AuditIn struct {
+	Scope
+	MemoryID int64  `json:"memory_id,omitempty" jsonschema:"minimum=1" jsonschema_description:"Only entries about this memory."`
+	Action   string `json:"action,omitempty" jsonschema_description:"Only this action (remember, update, forget, ...) or a prefix ending in a dot (quarantine.)."`
+	Source   string `json:"source,omitempty" jsonschema_description:"Only entries that name this source."`
+	Since    string `json:"since,omitempty" jsonschema_description:"Only entries at or after this time (RFC3339 or YYYY-MM-DD)."`
+	Until    string `json:"until,omitempty" jsonschema_description:"Only entries before this time."`
+}
+
+// AuditOut lists audit entries, oldest first.
+type AuditOut struct {
+	Entries []core.AuditEntry `json:"entries"`
+}
+
+// AuditExportOut is the verified audit log as memos audit export writes it,
+// byte for byte, so that memos audit verify FILE checks a saved answer.
+type AuditExportOut struct {
+	core.AuditExport
+	raw []byte
+}
+
+// JSON returns the export's bytes (see Encode).
+func (a *AuditExportOut) JSON() ([]byte, error) { return a.raw, nil }
+
+// ExportIn selects what to export.
+type ExportIn struct {
+	Scope
+	Namespaces []string `json:"namespaces,omitempty" jsonschema_description:"Export only these namespaces (default: the whole store); edges that lead outside are left out and counted."`
+}
+
+// ExportOut is an export carried in JSON (MCP, or an HTTP caller that asks
+// for JSON): the JSONL text and what it holds. Over HTTP the export is
+// normally the NDJSON answer itself.
+type ExportOut struct {
+	transfer.ExportReport
+	JSONL string `json:"jsonl" jsonschema_description:"The export: a header line, one line per memory with every version, one line per edge (the format memos export writes and memos import jsonl reads)."`
+}
+
+// ImportIn is an export to bring in, all or nothing.
+type ImportIn struct {
+	Scope
+	JSONL  string `json:"jsonl,omitempty" jsonschema_description:"A memos export (JSONL). Over HTTP it may instead be the request body itself, sent as application/x-ndjson, with dry_run in the URL query."`
+	DryRun bool   `json:"dry_run,omitempty" jsonschema_description:"Check the export and report what would be imported; store nothing."`
+}
+
+// importJSONL reads and checks a whole export before anything is written,
+// as memos import jsonl does, then imports it.
+func importJSONL(ctx context.Context, e *core.Engine, in *ImportIn, r io.Reader) (*core.ImportReport, error) {
+	_, req, err := transfer.ReadJSONL(r)
+	if err != nil {
+		return nil, fmt.Errorf("import jsonl: %w", err)
+	}
+	req.Origin, req.DryRun = "jsonl:api", in.DryRun
+	return e.Import(ctx, *req)
 }
 
 // SetValidity sets memory id's event-time interval; a nil bound keeps the
@@ -414,11 +509,17 @@ func (in *UpdateIn) patch() (core.Patch, error) {
 	if a.Pool != "" {
 		p.Pool = &a.Pool
 	}
+	if err := CheckSignificance(a.Significance); err != nil {
+		return p, err
+	}
 	if a.Significance != 0 {
-		if a.Significance < 1 || a.Significance > 10 {
-			return p, core.Invalidf("significance %d is outside 1–10", a.Significance)
-		}
 		p.Significance = &a.Significance
+	}
+	if a.Status != "" {
+		if err := checkStatus(a.Status); err != nil {
+			return p, err
+		}
+		p.Status = &a.Status
 	}
 	if a.Entities != nil {
 		p.Entities = &a.Entities
@@ -525,12 +626,16 @@ var table = []*Op{
 		}),
 	op(Op{Name: "explain", Tool: "memos_explain", Title: "Explain a search", ReadOnly: true,
 		Description: "Show how a search ranked every candidate (keyword and vector ranks, fused score, weights, relevance gate, expansion) — for debugging why a memory was or was not recalled."},
-		func(ctx context.Context, e *core.Engine, in *SearchIn) (*core.Explanation, error) {
+		func(ctx context.Context, e *core.Engine, in *SearchIn) (*ExplainOut, error) {
 			req, err := in.request()
 			if err != nil {
 				return nil, err
 			}
-			return e.Explain(ctx, req)
+			x, err := e.Explain(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return NewExplainOut(x), nil
 		}),
 	op(Op{Name: "get", Tool: "memos_get", Title: "Get a memory", ReadOnly: true,
 		Description: "Fetch one memory by id (or one of its older versions), e.g. to read the full content of a memory a context pack cited."},
@@ -561,15 +666,15 @@ var table = []*Op{
 		func(ctx context.Context, e *core.Engine, in *RevertIn) (*core.Memory, error) {
 			return e.Revert(ctx, in.ID, in.Version)
 		}),
-	op(Op{Name: "set-validity", Tool: "memos_set_validity", Title: "Set when a memory was true",
-		Description: "Record when what a memory says was true (event time), e.g. the user lived in Paris from 2019 to 2023: from and to as RFC3339 times or dates. " +
+	op(Op{Name: "set-validity", Tool: "memos_set_validity", Title: "Set when a memory was true", Renamed: map[string]string{"from": "valid_from", "to": "valid_to"},
+		Description: "Record when what a memory says was true (event time), e.g. the user lived in Paris from 2019 to 2023: valid_from and valid_to as RFC3339 times or dates. " +
 			"Searches then find it only for that period (valid_at). Writes a new version."},
 		func(ctx context.Context, e *core.Engine, in *SetValidityIn) (*core.Memory, error) {
-			from, err := optTime("from", in.From)
+			from, err := optTime("valid_from", in.ValidFrom)
 			if err != nil {
 				return nil, err
 			}
-			to, err := optTime("to", in.To)
+			to, err := optTime("valid_to", in.ValidTo)
 			if err != nil {
 				return nil, err
 			}
@@ -650,10 +755,10 @@ var table = []*Op{
 			items, err := e.Review(ctx)
 			return &ReviewOut{Items: items}, err
 		}),
-	op(Op{Name: "quarantine-release", Tool: "memos_quarantine_release", Title: "Release a quarantined memory",
+	op(Op{Name: "quarantine-release", Tool: "memos_quarantine_release", Title: "Release a quarantined memory", Renamed: map[string]string{"trust_level": "trust"},
 		Description: "Let a quarantined memory into recall after a person checked it (optionally with a new trust level). Only call this when the user approved it."},
 		func(ctx context.Context, e *core.Engine, in *ReleaseIn) (*core.Memory, error) {
-			return e.Release(ctx, in.ID, core.ReleaseOptions{TrustLevel: core.TrustLevel(in.TrustLevel), Note: in.Note})
+			return e.Release(ctx, in.ID, core.ReleaseOptions{TrustLevel: in.Trust, Note: in.Note})
 		}),
 	op(Op{Name: "quarantine-reject", Tool: "memos_quarantine_reject", Title: "Reject a quarantined memory", Destructive: true,
 		Description: "Discard a quarantined memory a person rejected: it is forgotten, with a deletion certificate."},
@@ -663,7 +768,11 @@ var table = []*Op{
 	op(Op{Name: "learn", Tool: "memos_learn", Title: "Learn a lesson",
 		Description: "Store procedural guidance you or the user worked out (\"when X, do Y\"), so it shows up in context packs when the situation comes back. Report how it went later with memos_lesson_outcome."},
 		func(ctx context.Context, e *core.Engine, in *LearnIn) (*core.Lesson, error) {
-			return e.Learn(ctx, core.LessonInput{Guidance: in.Guidance, When: in.When, Source: in.Source})
+			if err := CheckSignificance(in.Significance); err != nil {
+				return nil, err
+			}
+			return e.Learn(ctx, core.LessonInput{Guidance: in.Guidance, When: in.When, Source: in.Source,
+				Session: in.Session, Entities: in.Entities, Significance: in.Significance})
 		}),
 	op(Op{Name: "lessons", Tool: "memos_lessons", Title: "List lessons", ReadOnly: true,
 		Description: "List the lessons in the namespace, best first by their success/failure record."},
@@ -681,10 +790,10 @@ var table = []*Op{
 		func(ctx context.Context, e *core.Engine, in *ForgetSourceIn) (*core.ForgetSourceReport, error) {
 			return e.ForgetSource(ctx, core.ForgetSourceRequest{Source: in.Source, DryRun: in.DryRun, Strict: in.Strict, Reason: in.Reason})
 		}),
-	op(Op{Name: "list", Tool: "memos_list", Title: "List memories", ReadOnly: true,
+	op(Op{Name: "list", Tool: "memos_list", Title: "List memories", ReadOnly: true, Renamed: map[string]string{"pool": "pools", "type": "types", "status": "statuses"},
 		Description: "Browse the stored memories without a query, newest first (sort=significance: most significant first), filtered by pool, type, status, trust, source prefix, entity and created, updated or valid times. " +
 			"Returns a page; pass its next_cursor as cursor for the next one, until there is none. A page may hold fewer memories than limit, even none, and still have a next_cursor when the filters leave most memories out. " +
-			"Quarantined and archived memories are listed only when status names them. To find memories about something, use memos_search."},
+			"Quarantined and archived memories are listed only when statuses names them. To find memories about something, use memos_search."},
 		func(ctx context.Context, e *core.Engine, in *ListIn) (*core.ListResult, error) {
 			req, err := in.Request()
 			if err != nil {
@@ -698,4 +807,126 @@ var table = []*Op{
 		func(ctx context.Context, e *core.Engine, in *TraceIn) (*core.TraceResult, error) {
 			return e.Trace(ctx, core.TraceRequest{ID: in.ID, MaxDepth: in.MaxDepth, MaxNodes: in.MaxNodes})
 		}),
+	op(Op{Name: "audit", Tool: "memos_audit", Title: "List the audit log", ReadOnly: true, Global: true,
+		Description: "List the tamper-evident audit log of the whole store, oldest first, filtered by memory, action, source and time: who stored, changed, released or forgot what, with the detail of each change."},
+		func(ctx context.Context, e *core.Engine, in *AuditIn) (*AuditOut, error) {
+			f := core.AuditFilter{MemoryID: in.MemoryID, Action: in.Action, Source: in.Source}
+			var err error
+			if f.Since, err = ParseTime("since", in.Since); err != nil {
+				return nil, err
+			}
+			if f.Until, err = ParseTime("until", in.Until); err != nil {
+				return nil, err
+			}
+			log, err := e.Audit(ctx, f)
+			if log == nil {
+				log = []core.AuditEntry{}
+			}
+			return &AuditOut{Entries: log}, err
+		}),
+	op(Op{Name: "audit-export", Tool: "memos_audit_export", Title: "Export the audit log", ReadOnly: true, Global: true,
+		Description: "Verify the audit log of the whole store and return it as a self-checking document (format memos-audit/1, with its head and a digest of its entries) to keep elsewhere; memos audit verify FILE checks a saved copy with no store. A log that does not verify is not exported."},
+		func(ctx context.Context, e *core.Engine, _ *Empty) (*AuditExportOut, error) {
+			var b bytes.Buffer
+			if _, err := e.ExportAudit(ctx, &b); err != nil {
+				return nil, err
+			}
+			out := &AuditExportOut{raw: b.Bytes()}
+			if err := json.Unmarshal(b.Bytes(), &out.AuditExport); err != nil {
+				return nil, fmt.Errorf("audit export: %w", err)
+			}
+			return out, nil
+		}),
+	op(Op{Name: "export", Tool: "memos_export", Title: "Export memories", ReadOnly: true, Global: true,
+		Description: "Export the store (or some namespaces) as JSONL: every memory with every version, and the edges between them — a backup that memos_import or memos import jsonl restores into any store. Over HTTP the answer is the JSONL itself (application/x-ndjson).",
+		Stream: &Stream{Write: func(ctx context.Context, e *core.Engine, in any, w io.Writer) error {
+			_, err := exportJSONL(ctx, e, in.(*ExportIn), w)
+			return err
+		}}},
+		func(ctx context.Context, e *core.Engine, in *ExportIn) (*ExportOut, error) {
+			var b strings.Builder
+			rep, err := exportJSONL(ctx, e, in, &b)
+			if err != nil {
+				return nil, err
+			}
+			return &ExportOut{ExportReport: *rep, JSONL: b.String()}, nil
+		}),
+	op(Op{Name: "import", Tool: "memos_import", Title: "Import memories", Global: true,
+		Description: "Bring in a memos export (JSONL), all or nothing: the whole export is read and checked before anything is stored, then every version, edge, validity and trust is restored under new ids. Memories already in the store are skipped, so an import can be run again. Use dry_run=true first.",
+		Stream: &Stream{Read: func(ctx context.Context, e *core.Engine, in any, r io.Reader) (any, error) {
+			return importJSONL(ctx, e, in.(*ImportIn), r)
+		}}},
+		func(ctx context.Context, e *core.Engine, in *ImportIn) (*core.ImportReport, error) {
+			if strings.TrimSpace(in.JSONL) == "" {
+				return nil, core.Invalidf("import: jsonl is empty: give the text of a memos export")
+			}
+			return importJSONL(ctx, e, in, strings.NewReader(in.JSONL))
+		}),
+}
+
+// exportJSONL writes the export in selects to w.
+func exportJSONL(ctx context.Context, e *core.Engine, in *ExportIn, w io.Writer) (*transfer.ExportReport, error) {
+	return transfer.Export(ctx, e, w, core.ExportOptions{Namespaces: in.Namespaces})
+}
+
+// ExplainOut is explain's answer: core's Explanation with the durations of
+// its search configuration written as the configuration file writes them
+// ("720h", "2s"), not as nanoseconds.
+type ExplainOut struct {
+	*core.Explanation
+	Config ExplainConfig `json:"config" jsonschema_description:"The weights and thresholds in force, named and written as in the configuration file (search.*)."`
+}
+
+// ExplainConfig is core.SearchConfig with its durations as strings. Every
+// duration of core.SearchConfig must be shadowed here (a test checks).
+type ExplainConfig struct {
+	core.SearchConfig
+	RecencyHalfLife Duration `json:"recency_half_life"`
+	RerankTimeout   Duration `json:"rerank_timeout"`
+	RerankPause     Duration `json:"rerank_pause"`
+	AccessFlush     Duration `json:"access_flush"`
+}
+
+// NewExplainOut wraps x as explain answers it.
+func NewExplainOut(x *core.Explanation) *ExplainOut {
+	c := x.Config
+	return &ExplainOut{Explanation: x, Config: ExplainConfig{SearchConfig: c,
+		RecencyHalfLife: Duration(c.RecencyHalfLife), RerankTimeout: Duration(c.RerankTimeout),
+		RerankPause: Duration(c.RerankPause), AccessFlush: Duration(c.AccessFlush)}}
+}
+
+// Duration is a time.Duration that JSON writes as a string in the syntax
+// the configuration takes ("720h", "1m30s", "250ms"), and reads back.
+type Duration time.Duration
+
+// MarshalJSON writes d as FormatDuration does.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(FormatDuration(time.Duration(d)))
+}
+
+// UnmarshalJSON reads a duration string such as "720h".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return core.Invalidf("a duration is a string such as \"720h\" or \"1.5s\"")
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return core.Invalidf("duration %q: use a number with a unit, such as \"720h\" or \"1.5s\"", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// FormatDuration writes d as the configuration does, without zero minutes
+// and seconds: 720h, 1h30m, 1m, 2.5s, 250ms.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

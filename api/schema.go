@@ -32,6 +32,9 @@ var (
 
 // mapType gives the schema of types whose JSON is not their fields.
 func mapType(t reflect.Type) *jsonschema.Schema {
+	if t == reflect.TypeFor[Duration]() {
+		return &jsonschema.Schema{Type: "string", Description: "A duration as the configuration writes it: a number and a unit (h, m, s, ms), e.g. 720h, 1m30s, 250ms."}
+	}
 	if t == reflect.TypeFor[core.Embedding]() {
 		props := jsonschema.NewProperties()
 		props.Set("model", &jsonschema.Schema{Type: "string", Description: "The embedding model's id."})
@@ -70,19 +73,35 @@ func OpenAPI(version string) ([]byte, error) {
 		"content":     map[string]any{"application/json": map[string]any{"schema": Schema(reflect.TypeFor[ErrorBody]())}},
 	}
 	paths := map[string]any{}
+	ndjson := map[string]any{"schema": map[string]any{"type": "string", "description": "Newline-delimited JSON: a memos export (header line, memories, edges)."}}
 	for _, o := range Ops() {
-		paths[o.Path()] = map[string]any{"post": map[string]any{
+		request := map[string]any{"application/json": map[string]any{"schema": o.InputSchema()}}
+		answer := map[string]any{"application/json": map[string]any{"schema": o.OutputSchema()}}
+		post := map[string]any{
 			"operationId": o.Name,
 			"summary":     o.Title,
 			"description": o.Description + "\n\nMCP tool: `" + o.Tool + "`.",
 			"tags":        []string{"memories"},
-			"requestBody": map[string]any{"required": true, "content": map[string]any{
-				"application/json": map[string]any{"schema": o.InputSchema()}}},
+			"requestBody": map[string]any{"required": true, "content": request},
 			"responses": map[string]any{
-				"200":     map[string]any{"description": o.Title + ": the answer.", "content": map[string]any{"application/json": map[string]any{"schema": o.OutputSchema()}}},
+				"200":     map[string]any{"description": o.Title + ": the answer.", "content": answer},
 				"default": errResp,
 			},
-		}}
+		}
+		if o.Stream != nil && o.Stream.Write != nil {
+			answer["application/x-ndjson"] = ndjson
+			post["description"] = post["description"].(string) + " The answer is NDJSON, written as it is read, unless the request's Accept header asks for application/json."
+		}
+		if o.Stream != nil && o.Stream.Read != nil {
+			request["application/x-ndjson"] = ndjson
+			var params []any
+			for p := o.InputSchema().Properties.Oldest(); p != nil; p = p.Next() {
+				params = append(params, map[string]any{"name": p.Key, "in": "query", "required": false,
+					"description": "With an application/x-ndjson body: " + p.Value.Description, "schema": map[string]any{"type": p.Value.Type}})
+			}
+			post["parameters"] = params
+		}
+		paths[o.Path()] = map[string]any{"post": post}
 	}
 	text := func(desc, ctype string) map[string]any {
 		return map[string]any{"description": desc, "content": map[string]any{ctype: map[string]any{"schema": map[string]any{"type": "string"}}}}

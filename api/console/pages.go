@@ -60,7 +60,7 @@ type browseData struct {
 func (q *req) browse() {
 	q.r.ParseForm()
 	in := api.ListIn{Scope: api.Scope{Namespace: q.ns()}, NamespaceOnly: q.form("namespace_only") != "",
-		Pool: values[core.Pool](q, "pool"), Type: values[core.Type](q, "type"), Status: values[core.Status](q, "status"),
+		Pools: values[core.Pool](q, "pool"), Types: values[core.Type](q, "type"), Statuses: values[core.Status](q, "status"),
 		Trust: values[core.TrustLevel](q, "trust"), SourcePrefix: q.form("source"), Entity: q.form("entity"),
 		CreatedAfter: q.form("created_after"), CreatedBefore: q.form("created_before"),
 		UpdatedAfter: q.form("updated_after"), UpdatedBefore: q.form("updated_before"),
@@ -267,7 +267,7 @@ func (q *req) decide() {
 		var err error
 		switch action {
 		case "release":
-			_, err = call[core.Memory](q, "quarantine-release", &api.ReleaseIn{Scope: sc, ID: id, TrustLevel: q.form("trust"), Note: by})
+			_, err = call[core.Memory](q, "quarantine-release", &api.ReleaseIn{Scope: sc, ID: id, Trust: core.TrustLevel(q.form("trust")), Note: by})
 		case "reject":
 			_, err = call[core.DeletionCertificate](q, "quarantine-reject", &api.RejectIn{Scope: sc, ID: id, Reason: by})
 		default:

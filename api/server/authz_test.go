@@ -45,8 +45,11 @@ type cell struct {
 // field that is not here fails TestAuthorizationMatrix: add one.
 var fillers = map[string]func(t reflect.Type, c *cell) (any, bool){
 	"id":   idOf(func(c *cell) int64 { return c.target.ID }),
-	"from": pick(idOf(func(c *cell) int64 { return c.target.ID }), text(func(*cell) string { return "2001-01-01" })),
-	"to":   idOf(func(c *cell) int64 { return c.partner.ID }),
+	"from": idOf(func(c *cell) int64 { return c.target.ID }),
+	// set-validity's bound (a pointer: absent means unchanged), not a new
+	// memory's attribute.
+	"valid_from": func(t reflect.Type, c *cell) (any, bool) { return "2001-01-01", t.Kind() == reflect.Pointer },
+	"to":         idOf(func(c *cell) int64 { return c.partner.ID }),
 	"version": func(t reflect.Type, c *cell) (any, bool) {
 		return 1, t.Kind() == reflect.Int
 	},
@@ -56,6 +59,11 @@ var fillers = map[string]func(t reflect.Type, c *cell) (any, bool){
 	"source":   text(func(c *cell) string { return c.source }),
 	"session":  text(func(c *cell) string { return c.session }),
 	"success":  func(t reflect.Type, c *cell) (any, bool) { return true, t.Kind() == reflect.Bool },
+	// import's export: a header announcing nothing (what a whole-store
+	// operation may do is the matrix's question, not what import restores).
+	"jsonl": text(func(*cell) string {
+		return `{"format":"memos-export","version":1,"exported_at":"2025-01-01T00:00:00Z","model":{},"memories":0,"edges":0}` + "\n"
+	}),
 	"turns": func(t reflect.Type, c *cell) (any, bool) {
 		return []obj{{"speaker": "user", "text": fmt.Sprintf("crane %d is back in service", c.n)}}, t.Kind() == reflect.Slice
 	},

@@ -35,7 +35,7 @@ func TestHTTPGovernance(t *testing.T) {
 		t.Fatalf("release of an active memory: %d %s", r.status, r.body)
 	}
 	var released core.Memory
-	l.must(t, "quarantine-release", obj{"id": held.ID, "trust_level": "certain", "note": "checked"}, &released)
+	l.must(t, "quarantine-release", obj{"id": held.ID, "trust": "certain", "note": "checked"}, &released)
 	if released.Status != core.StatusActive || released.Trust.Level != core.TrustCertain {
 		t.Fatalf("released: %+v", released)
 	}

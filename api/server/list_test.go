@@ -66,11 +66,11 @@ func TestListAndTraceRoutes(t *testing.T) {
 	if got := []int64{page.Memories[0].ID, page.Memories[1].ID, page.Memories[2].ID}; len(page.Memories) != 3 || !slices.Equal(got, []int64{mems[5].ID, mems[3].ID, mems[1].ID}) {
 		t.Errorf("filtered list: %+v", page.Memories)
 	}
-	l.must(t, "list", obj{"namespace": "project:a", "status": []string{"quarantined"}}, &page)
+	l.must(t, "list", obj{"namespace": "project:a", "statuses": []string{"quarantined"}}, &page)
 	if len(page.Memories) != 1 || page.Memories[0].ID != held.ID {
 		t.Errorf("list of quarantined memories: %+v", page.Memories)
 	}
-	for _, bad := range []obj{{"cursor": "nonsense"}, {"created_after": "last week"}, {"sort": "oldest"}, {"status": []string{"deleted"}}, {"limit": 5000}} {
+	for _, bad := range []obj{{"cursor": "nonsense"}, {"created_after": "last week"}, {"sort": "oldest"}, {"statuses": []string{"deleted"}}, {"limit": 5000}} {
 		if r := l.call(t, "list", "", bad, nil); r.status != http.StatusBadRequest || r.errKind() != "invalid" {
 			t.Errorf("list %v: %d %s, want 400 invalid", bad, r.status, r.body)
 		}
@@ -111,7 +111,7 @@ func TestListAndTraceTools(t *testing.T) {
 		}
 	}
 	var page core.ListResult
-	call("memos_list", map[string]any{"type": []string{"turn"}}, &page)
+	call("memos_list", map[string]any{"types": []string{"turn"}}, &page)
 	if len(page.Memories) != 1 || page.Memories[0].ID != a.ID || page.NextCursor != "" {
 		t.Errorf("memos_list of turns: %+v", page)
 	}

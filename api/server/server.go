@@ -20,11 +20,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -340,6 +343,10 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 
 // serveOp runs one operation of the table.
 func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, o *api.Op, acc *api.Access) {
+	if o.Stream != nil && o.Stream.Read != nil && isNDJSON(r.Header.Get("Content-Type")) {
+		s.serveReadStream(w, r, o, acc)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -354,6 +361,10 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, o *api.Op, acc 
 		return
 	}
 	ctx := withTransport(r.Context(), "http")
+	if o.Stream != nil && o.Stream.Write != nil && !wantsJSON(r.Header.Get("Accept")) {
+		s.serveWriteStream(w, ctx, o, body, acc)
+		return
+	}
 	out, err := s.svc.Call(ctx, o, body, acc)
 	if err != nil {
 		writeError(w, err)
@@ -366,6 +377,111 @@ func (s *Server) serveOp(w http.ResponseWriter, r *http.Request, o *api.Op, acc 
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(b)
+}
+
+// serveWriteStream answers an export as NDJSON, as it is written. Its
+// errors come before the first line; should one come later (a write to the
+// client failed), the connection is cut so that a truncated export never
+// passes for a whole one.
+func (s *Server) serveWriteStream(w http.ResponseWriter, ctx context.Context, o *api.Op, body []byte, acc *api.Access) {
+	in, err := o.Decode(body)
+	if err != nil {
+		s.metrics.observe(o.Name, "http", err, 0)
+		writeError(w, err)
+		return
+	}
+	sw := &ndjsonWriter{w: w}
+	if err := s.svc.WriteStream(ctx, o, in, acc, sw); err != nil {
+		if sw.started {
+			s.log.Warn("stream cut short", "op", o.Name, "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		writeError(w, err)
+	}
+}
+
+// ndjsonWriter sets the NDJSON content type on the first write.
+type ndjsonWriter struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (n *ndjsonWriter) Write(b []byte) (int, error) {
+	if !n.started {
+		n.started = true
+		n.w.Header().Set("Content-Type", "application/x-ndjson")
+	}
+	return n.w.Write(b)
+}
+
+// serveReadStream runs an import whose request body is the NDJSON data
+// itself, read as it arrives (not bounded by max_body: only a token that
+// reaches the whole store may import); its other fields come from the URL
+// query (?namespace=…&dry_run=true).
+func (s *Server) serveReadStream(w http.ResponseWriter, r *http.Request, o *api.Op, acc *api.Access) {
+	ctx := withTransport(r.Context(), "http")
+	in, err := queryInput(o, r.URL.Query())
+	if err == nil {
+		var out any
+		if out, err = s.svc.ReadStream(ctx, o, in, acc, r.Body); err == nil {
+			b, err := api.Encode(out)
+			if err != nil {
+				writeError(w, fmt.Errorf("encode %s answer: %w", o.Name, err))
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(b)
+			return
+		}
+	} else {
+		s.metrics.observe(o.Name, "http", err, 0)
+	}
+	writeError(w, err)
+}
+
+// queryInput decodes the URL query as o's input: each parameter is the
+// field of its name, a boolean or a number where the field is one.
+func queryInput(o *api.Op, q url.Values) (any, error) {
+	props := o.InputSchema().Properties
+	obj := map[string]any{}
+	for k, vs := range q {
+		v := vs[len(vs)-1]
+		obj[k] = v
+		if p := props.GetPair(k); p != nil {
+			switch p.Value.Type {
+			case "boolean":
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return nil, core.Invalidf("%s: query parameter %s=%q: want true or false", o.Name, k, v)
+				}
+				obj[k] = b
+			case "integer", "number":
+				obj[k] = json.Number(v)
+			}
+		}
+	}
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return nil, core.Invalidf("%s: query: %v", o.Name, err)
+	}
+	return o.Decode(body)
+}
+
+// isNDJSON reports whether a content type is newline-delimited JSON.
+func isNDJSON(ct string) bool {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "application/x-ndjson" || mt == "application/jsonl" || mt == "application/x-jsonlines"
+}
+
+// wantsJSON reports whether an Accept header asks for JSON rather than
+// NDJSON (for an operation that streams by default).
+func wantsJSON(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		if mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part)); mt == "application/json" {
+			return true
+		}
+	}
+	return false
 }
 
 // authenticate finds the caller's token. Without configured tokens every

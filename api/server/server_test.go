@@ -270,7 +270,7 @@ func TestHTTPOperations(t *testing.T) {
 	if len(res.Hits) != 1 || res.Hits[0].Memory.ID != m3.ID {
 		t.Errorf("namespace search: %+v", res.Hits)
 	}
-	var x core.Explanation
+	var x api.ExplainOut
 	l.must(t, "explain", obj{"query": "what does alice prefer"}, &x)
 	if len(x.Candidates) == 0 || x.Result == nil {
 		t.Errorf("explain: %+v", x)
@@ -291,7 +291,7 @@ func TestHTTPOperations(t *testing.T) {
 	}
 
 	var sv core.Memory
-	l.must(t, "set-validity", obj{"id": m1.ID, "from": "2020-01-01"}, &sv)
+	l.must(t, "set-validity", obj{"id": m1.ID, "valid_from": "2020-01-01"}, &sv)
 	if !sv.ValidFrom.Equal(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)) || !sv.ValidTo.IsZero() {
 		t.Errorf("set-validity: %+v", sv)
 	}
@@ -560,7 +560,7 @@ func TestMetrics(t *testing.T) {
 // never panic, and whatever it accepts must encode back to JSON.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{`{}`, `{"content":"a","significance":5}`, `{"query":"x","mode":"fts","pools":["raw"]}`,
-		`{"id":1,"from":"","to":"2024-01-01"}`, `{"memories":[{"content":"a"}]}`, `[]`, `null`, `{"id":1e400}`, "{\"content\":\"\xff\"}"} {
+		`{"id":1,"valid_from":"","valid_to":"2024-01-01"}`, `{"id":1,"from":"","to":"2024-01-01"}`, `{"memories":[{"content":"a"}]}`, `[]`, `null`, `{"id":1e400}`, "{\"content\":\"\xff\"}"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

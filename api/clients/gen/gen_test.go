@@ -53,7 +53,7 @@ func missingMethods(ops []*api.Op, files map[string][]byte) []string {
 		for _, c := range []struct{ file, decl string }{
 			{tsJS, "\n  " + camel(o.Name) + "(request, options) {\n"},
 			{tsDTS, "\n  " + camel(o.Name) + "(request"},
-			{pyGen, "\n    def " + snake(o.Name) + "(\n"},
+			{pyGen, "\n    def " + pyParam(snake(o.Name)) + "(\n"},
 		} {
 			if !bytes.Contains(files[c.file], []byte(c.decl)) {
 				missing = append(missing, fmt.Sprintf("%s in %s", o.Name, c.file))

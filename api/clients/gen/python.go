@@ -110,7 +110,7 @@ func python(m *model) []byte {
 				opt = append(opt, f)
 			}
 		}
-		fmt.Fprintf(&b, "\n    def %s(\n        self,\n", snake(o.op.Name))
+		fmt.Fprintf(&b, "\n    def %s(\n        self,\n", pyParam(snake(o.op.Name)))
 		for _, f := range req {
 			fmt.Fprintf(&b, "        %s: %s,\n", pyParam(f.json), pyType(f.t, defined))
 		}

@@ -3,7 +3,7 @@
 import { BaseClient, CallOptions, MemosError } from "./runtime.js";
 
 /** The operations of the table this client was generated from, in its order. */
-export declare const OPERATIONS: readonly ["remember", "remember-batch", "capture", "search", "context-pack", "explain", "get", "update", "history", "revert", "set-validity", "supersede", "link", "unlink", "edges", "forget", "consolidate", "stats", "audit-verify", "review", "quarantine-release", "quarantine-reject", "learn", "lessons", "lesson-outcome", "forget-source", "list", "trace"];
+export declare const OPERATIONS: readonly ["remember", "remember-batch", "capture", "search", "context-pack", "explain", "get", "update", "history", "revert", "set-validity", "supersede", "link", "unlink", "edges", "forget", "consolidate", "stats", "audit-verify", "review", "quarantine-release", "quarantine-reject", "learn", "lessons", "lesson-outcome", "forget-source", "list", "trace", "audit", "audit-export", "export", "import"];
 
 /** An operation's name. */
 export type Operation = (typeof OPERATIONS)[number];
@@ -110,6 +110,11 @@ export interface RememberRequest {
   valid_to?: string;
   /** Free JSON metadata (at most 16 KiB). */
   metadata?: Record<string, unknown>;
+  /**
+   * active (default), archived (kept, out of recall) or quarantined (held for review, out of
+   * recall).
+   */
+  status?: "active" | "archived" | "quarantined";
   /** Hold it for a person's review (memos_review) instead of letting it into recall. */
   quarantine?: boolean;
   /**
@@ -190,6 +195,11 @@ export interface BatchMemory {
   valid_to?: string;
   /** Free JSON metadata (at most 16 KiB). */
   metadata?: Record<string, unknown>;
+  /**
+   * active (default), archived (kept, out of recall) or quarantined (held for review, out of
+   * recall).
+   */
+  status?: "active" | "archived" | "quarantined";
   /** Hold it for a person's review (memos_review) instead of letting it into recall. */
   quarantine?: boolean;
   /**
@@ -276,6 +286,11 @@ export interface SearchRequest {
   as_of?: string;
   /** Re-rank so that paraphrases do not take every slot. */
   mmr?: boolean;
+  /**
+   * Also return memories waiting in the review queue (of the namespace and default, as memos_review
+   * lists them).
+   */
+  include_quarantined?: boolean;
   /** MMR's balance of relevance against novelty. */
   mmr_lambda?: number;
   /**
@@ -291,7 +306,7 @@ export interface TimeMention {
   to?: string;
 }
 
-export interface SearchHit {
+export interface Result {
   memory: Memory;
   score: number;
   keyword_rank?: number;
@@ -312,7 +327,7 @@ export interface SearchResult {
   query: string;
   mode: string;
   keyword?: string;
-  hits: SearchHit[];
+  hits: Result[];
   time?: QueryTime;
 }
 
@@ -345,6 +360,11 @@ export interface ContextPackRequest {
   as_of?: string;
   /** Re-rank so that paraphrases do not take every slot. */
   mmr?: boolean;
+  /**
+   * Also return memories waiting in the review queue (of the namespace and default, as memos_review
+   * lists them).
+   */
+  include_quarantined?: boolean;
   /** MMR's balance of relevance against novelty. */
   mmr_lambda?: number;
   /**
@@ -394,7 +414,7 @@ export interface SearchConfig {
   vector_weight: number;
   significance_boost: number;
   trust_weight: number;
-  recency_half_life: number;
+  recency_half_life: string;
   recency_weight: number;
   distilled_boost: number;
   min_similarity: number;
@@ -409,16 +429,16 @@ export interface SearchConfig {
   edge_factors: Record<string, number>;
   mmr_lambda: number;
   rerank_top: number;
-  rerank_timeout: number;
+  rerank_timeout: string;
   rerank_pause_after: number;
-  rerank_pause: number;
+  rerank_pause: string;
   feedback_terms: number;
   feedback_queries: string;
   feedback_docs: number;
   feedback_max_query_terms: number;
   feedback_weight: number;
   disable_access_tracking: boolean;
-  access_flush: number;
+  access_flush: string;
   time_boost: number;
   time_candidates: number;
   dated_boost: number;
@@ -462,13 +482,14 @@ export interface CandidateExplanation {
   contradicts?: number[];
 }
 
-export interface Explanation {
+export interface ExplainResult {
   query: string;
   mode: string;
   keyword?: string;
   valid_at: string;
   as_of?: string;
   mmr?: boolean;
+  /** The weights and thresholds in force, named and written as in the configuration file (search.*). */
   config: SearchConfig;
   rerank?: string;
   feedback?: string[];
@@ -530,6 +551,11 @@ export interface UpdateRequest {
   valid_to?: string;
   /** Free JSON metadata (at most 16 KiB). */
   metadata?: Record<string, unknown>;
+  /**
+   * active (default), archived (kept, out of recall) or quarantined (held for review, out of
+   * recall).
+   */
+  status?: "active" | "archived" | "quarantined";
 }
 
 export interface HistoryRequest {
@@ -570,9 +596,9 @@ export interface SetValidityRequest {
   /** The memory. */
   id: number;
   /** When it became true (RFC3339 or YYYY-MM-DD; "" since always; absent: unchanged). */
-  from?: string;
+  valid_from?: string;
   /** When it stopped being true ("" still true; absent: unchanged). */
-  to?: string;
+  valid_to?: string;
 }
 
 export interface SupersedeRequest {
@@ -616,6 +642,11 @@ export interface SupersedeRequest {
   valid_to?: string;
   /** Free JSON metadata (at most 16 KiB). */
   metadata?: Record<string, unknown>;
+  /**
+   * active (default), archived (kept, out of recall) or quarantined (held for review, out of
+   * recall).
+   */
+  status?: "active" | "archived" | "quarantined";
 }
 
 export interface LinkRequest {
@@ -732,7 +763,7 @@ export interface PageChange {
   members: number[];
 }
 
-export interface ConsolidateReport {
+export interface Report {
   dry_run?: boolean;
   before: number;
   after: number;
@@ -833,7 +864,7 @@ export interface QuarantineReleaseRequest {
   /** The quarantined memory. */
   id: number;
   /** Give it this trust level (default: keep its own). */
-  trust_level?: "certain" | "inferred" | "imported" | "contradicted";
+  trust?: "certain" | "inferred" | "imported" | "contradicted";
   /** Why, recorded in the audit log. */
   note?: string;
 }
@@ -864,6 +895,12 @@ export interface LearnRequest {
   when?: string;
   /** Where it came from. */
   source?: string;
+  /** The conversation or run it belongs to. */
+  session?: string;
+  /** Names of the people, places, projects or tools it is about. */
+  entities?: string[];
+  /** 1-10 (default 5); outcomes move it. */
+  significance?: number;
 }
 
 export interface Lesson {
@@ -943,11 +980,11 @@ export interface ListRequest {
   /** List the namespace alone, without the shared default one. */
   namespace_only?: boolean;
   /** Only these pools: raw, memory, knowledge (default: all). */
-  pool?: string[];
+  pools?: string[];
   /** Only these memory types (default: all). */
-  type?: string[];
+  types?: string[];
   /** Only these statuses: active, quarantined, archived (default: active only). */
-  status?: string[];
+  statuses?: string[];
   /** Only these trust levels: certain, inferred, imported, contradicted (default: all). */
   trust?: string[];
   /** Only memories whose source starts with this, e.g. conversation:42. */
@@ -1016,6 +1053,101 @@ export interface TraceResult {
   truncated?: boolean;
 }
 
+export interface AuditRequest {
+  /**
+   * Namespace to read and write (default: the server's, e.g. from MEMOS_NAMESPACE). Reads see this
+   * namespace plus the shared default one. "default" or project:|harness:|user:|agent:|run: followed
+   * by a name.
+   */
+  namespace?: string;
+  /** Only entries about this memory. */
+  memory_id?: number;
+  /** Only this action (remember, update, forget, ...) or a prefix ending in a dot (quarantine.). */
+  action?: string;
+  /** Only entries that name this source. */
+  source?: string;
+  /** Only entries at or after this time (RFC3339 or YYYY-MM-DD). */
+  since?: string;
+  /** Only entries before this time. */
+  until?: string;
+}
+
+export interface AuditEntry {
+  seq: number;
+  time: string;
+  action: string;
+  memory_id?: number;
+  detail?: string;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface AuditResult {
+  entries: AuditEntry[];
+}
+
+export interface AuditExportResult {
+  format: string;
+  exported_at: string;
+  head: string;
+  entries: AuditEntry[];
+  entries_sha256: string;
+}
+
+export interface ExportRequest {
+  /**
+   * Namespace to read and write (default: the server's, e.g. from MEMOS_NAMESPACE). Reads see this
+   * namespace plus the shared default one. "default" or project:|harness:|user:|agent:|run: followed
+   * by a name.
+   */
+  namespace?: string;
+  /**
+   * Export only these namespaces (default: the whole store); edges that lead outside are left out
+   * and counted.
+   */
+  namespaces?: string[];
+}
+
+export interface ExportResult {
+  memories: number;
+  versions: number;
+  edges: number;
+  dropped_edges: number;
+  /**
+   * The export: a header line, one line per memory with every version, one line per edge (the format
+   * memos export writes and memos import jsonl reads).
+   */
+  jsonl: string;
+}
+
+export interface ImportRequest {
+  /**
+   * Namespace to read and write (default: the server's, e.g. from MEMOS_NAMESPACE). Reads see this
+   * namespace plus the shared default one. "default" or project:|harness:|user:|agent:|run: followed
+   * by a name.
+   */
+  namespace?: string;
+  /**
+   * A memos export (JSONL). Over HTTP it may instead be the request body itself, sent as
+   * application/x-ndjson, with dry_run in the URL query.
+   */
+  jsonl?: string;
+  /** Check the export and report what would be imported; store nothing. */
+  dry_run?: boolean;
+}
+
+export interface ImportReport {
+  imported: number;
+  skipped: number;
+  versions: number;
+  edges: number;
+  skipped_edges: number;
+  embedded: number;
+  kept_embeddings: number;
+  dry_run?: boolean;
+  ids: number[];
+}
+
 /** The request of explain: the same as SearchRequest's. */
 export type ExplainRequest = SearchRequest;
 
@@ -1024,6 +1156,9 @@ export type EdgesRequest = HistoryRequest;
 
 /** The request of audit-verify: the same as StatsRequest's. */
 export type AuditVerifyRequest = StatsRequest;
+
+/** The request of audit-export: the same as StatsRequest's. */
+export type AuditExportRequest = StatsRequest;
 
 /** A client of memos' HTTP API: one method per operation. */
 export declare class MemosClient extends BaseClient {
@@ -1098,7 +1233,7 @@ export declare class MemosClient extends BaseClient {
    *
    * `POST /api/mem/explain`, MCP tool `memos_explain`.
    */
-  explain(request: ExplainRequest, options?: CallOptions): Promise<Explanation>;
+  explain(request: ExplainRequest, options?: CallOptions): Promise<ExplainResult>;
 
   /**
    * Get a memory.
@@ -1143,8 +1278,8 @@ export declare class MemosClient extends BaseClient {
    * Set when a memory was true.
    *
    * Record when what a memory says was true (event time), e.g. the user lived in Paris from 2019 to
-   * 2023: from and to as RFC3339 times or dates. Searches then find it only for that period
-   * (valid_at). Writes a new version.
+   * 2023: valid_from and valid_to as RFC3339 times or dates. Searches then find it only for that
+   * period (valid_at). Writes a new version.
    *
    * `POST /api/mem/set-validity`, MCP tool `memos_set_validity`.
    */
@@ -1212,7 +1347,7 @@ export declare class MemosClient extends BaseClient {
    *
    * `POST /api/mem/consolidate`, MCP tool `memos_consolidate`.
    */
-  consolidate(request?: ConsolidateRequest, options?: CallOptions): Promise<ConsolidateReport>;
+  consolidate(request?: ConsolidateRequest, options?: CallOptions): Promise<Report>;
 
   /**
    * Count memories.
@@ -1311,7 +1446,7 @@ export declare class MemosClient extends BaseClient {
    * valid times. Returns a page; pass its next_cursor as cursor for the next one, until there is
    * none. A page may hold fewer memories than limit, even none, and still have a next_cursor when
    * the filters leave most memories out. Quarantined and archived memories are listed only when
-   * status names them. To find memories about something, use memos_search.
+   * statuses names them. To find memories about something, use memos_search.
    *
    * `POST /api/mem/list`, MCP tool `memos_list`.
    */
@@ -1328,4 +1463,48 @@ export declare class MemosClient extends BaseClient {
    * `POST /api/mem/trace`, MCP tool `memos_trace`.
    */
   trace(request: TraceRequest, options?: CallOptions): Promise<TraceResult>;
+
+  /**
+   * List the audit log.
+   *
+   * List the tamper-evident audit log of the whole store, oldest first, filtered by memory, action,
+   * source and time: who stored, changed, released or forgot what, with the detail of each change.
+   *
+   * `POST /api/mem/audit`, MCP tool `memos_audit`.
+   */
+  audit(request?: AuditRequest, options?: CallOptions): Promise<AuditResult>;
+
+  /**
+   * Export the audit log.
+   *
+   * Verify the audit log of the whole store and return it as a self-checking document (format
+   * memos-audit/1, with its head and a digest of its entries) to keep elsewhere; memos audit verify
+   * FILE checks a saved copy with no store. A log that does not verify is not exported.
+   *
+   * `POST /api/mem/audit-export`, MCP tool `memos_audit_export`.
+   */
+  auditExport(request?: AuditExportRequest, options?: CallOptions): Promise<AuditExportResult>;
+
+  /**
+   * Export memories.
+   *
+   * Export the store (or some namespaces) as JSONL: every memory with every version, and the edges
+   * between them — a backup that memos_import or memos import jsonl restores into any store. Over
+   * HTTP the answer is the JSONL itself (application/x-ndjson).
+   *
+   * `POST /api/mem/export`, MCP tool `memos_export`.
+   */
+  export(request?: ExportRequest, options?: CallOptions): Promise<ExportResult>;
+
+  /**
+   * Import memories.
+   *
+   * Bring in a memos export (JSONL), all or nothing: the whole export is read and checked before
+   * anything is stored, then every version, edge, validity and trust is restored under new ids.
+   * Memories already in the store are skipped, so an import can be run again. Use dry_run=true
+   * first.
+   *
+   * `POST /api/mem/import`, MCP tool `memos_import`.
+   */
+  import(request?: ImportRequest, options?: CallOptions): Promise<ImportReport>;
 }

@@ -3,7 +3,7 @@
 import { BaseClient, MemosError, errorClasses } from "./runtime.js";
 
 /** The operations of the table this client was generated from, in its order. */
-export const OPERATIONS = Object.freeze(["remember", "remember-batch", "capture", "search", "context-pack", "explain", "get", "update", "history", "revert", "set-validity", "supersede", "link", "unlink", "edges", "forget", "consolidate", "stats", "audit-verify", "review", "quarantine-release", "quarantine-reject", "learn", "lessons", "lesson-outcome", "forget-source", "list", "trace"]);
+export const OPERATIONS = Object.freeze(["remember", "remember-batch", "capture", "search", "context-pack", "explain", "get", "update", "history", "revert", "set-validity", "supersede", "link", "unlink", "edges", "forget", "consolidate", "stats", "audit-verify", "review", "quarantine-release", "quarantine-reject", "learn", "lessons", "lesson-outcome", "forget-source", "list", "trace", "audit", "audit-export", "export", "import"]);
 
 /** The API answered with an error of kind invalid. */
 export class InvalidError extends MemosError {}
@@ -191,5 +191,25 @@ export class MemosClient extends BaseClient {
   /** Trace a memory's provenance. */
   trace(request, options) {
     return this.call("trace", request, options);
+  }
+
+  /** List the audit log. */
+  audit(request, options) {
+    return this.call("audit", request, options);
+  }
+
+  /** Export the audit log. */
+  auditExport(request, options) {
+    return this.call("audit-export", request, options);
+  }
+
+  /** Export memories. */
+  export(request, options) {
+    return this.call("export", request, options);
+  }
+
+  /** Import memories. */
+  import(request, options) {
+    return this.call("import", request, options);
   }
 }

@@ -31,7 +31,11 @@ type attrFlags struct {
 	status       string
 }
 
-func addAttrFlags(cmd *cobra.Command) *attrFlags {
+// attrRenamed are the old names of attribute flags.
+var attrRenamed = map[string]string{"emotion": "emotional-context", "meta": "metadata"}
+
+func (a *app) addAttrFlags(cmd *cobra.Command) *attrFlags {
+	defer a.renamed(cmd, attrRenamed)
 	f := &attrFlags{fs: cmd.Flags()}
 	fs := f.fs
 	fs.StringVarP(&f.typ, "type", "t", "", "memory type: fact, preference, event, relationship, turn, document, lesson, knowledge, note (default fact)")
@@ -44,8 +48,8 @@ func addAttrFlags(cmd *cobra.Command) *attrFlags {
 	fs.Float64Var(&f.trustScore, "trust-score", 0, "trust score in [0,1] (default: the level's)")
 	fs.StringVar(&f.validFrom, "valid-from", "", "true since (RFC3339 or YYYY-MM-DD)")
 	fs.StringVar(&f.validTo, "valid-to", "", `true until (RFC3339 or YYYY-MM-DD; "" on update clears it)`)
-	fs.StringVar(&f.emotion, "emotion", "", "emotional context (e.g. frustrated, excited)")
-	fs.StringArrayVar(&f.meta, "meta", nil, "metadata key=value (repeatable; on update, key= removes the key)")
+	fs.StringVar(&f.emotion, "emotional-context", "", "how the user felt (e.g. frustrated, excited)")
+	fs.StringArrayVar(&f.meta, "metadata", nil, "metadata key=value (repeatable; on update, key= removes the key)")
 	fs.StringVar(&f.status, "status", "", "status: active, archived or quarantined (held for review, invisible to recall)")
 	return f
 }
@@ -54,7 +58,7 @@ func (f *attrFlags) changed(name string) bool { return f.fs.Changed(name) }
 
 // attrNames lists the flags addAttrFlags defines.
 var attrNames = []string{"type", "pool", "significance", "entities", "source", "session",
-	"trust", "trust-score", "valid-from", "valid-to", "emotion", "meta", "status"}
+	"trust", "trust-score", "valid-from", "valid-to", "emotional-context", "metadata", "status"}
 
 // anyChanged reports whether any attribute flag was set.
 func (f *attrFlags) anyChanged() bool {
@@ -133,7 +137,7 @@ func (f *attrFlags) input(content string) (core.Input, error) {
 }
 
 // patch builds the Patch for update from the flags that were set. cur is the
-// current metadata, which --meta changes key by key.
+// current metadata, which --metadata changes key by key.
 func (f *attrFlags) patch(content *string, cur func() (map[string]any, error)) (core.Patch, error) {
 	p := core.Patch{Content: content}
 	if err := f.checkSignificance(); err != nil {
@@ -165,7 +169,7 @@ func (f *attrFlags) patch(content *string, cur func() (map[string]any, error)) (
 	if f.changed("session") {
 		p.Session = &f.session
 	}
-	if f.changed("emotion") {
+	if f.changed("emotional-context") {
 		p.EmotionalContext = &f.emotion
 	}
 	if f.changed("trust") {
@@ -199,7 +203,7 @@ func (f *attrFlags) patch(content *string, cur func() (map[string]any, error)) (
 		}
 		*d.dst = &t
 	}
-	if f.changed("meta") {
+	if f.changed("metadata") {
 		md, err := cur()
 		if err != nil {
 			return p, err
@@ -222,9 +226,9 @@ func applyMeta(md map[string]any, pairs []string, allowDelete bool) error {
 		k, v, ok := strings.Cut(kv, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return core.Invalidf("--meta %q: want key=value", kv)
+			return core.Invalidf("--metadata %q: want key=value", kv)
 		}
-		if err := core.CheckUTF8("--meta "+strconv.Quote(kv), kv); err != nil {
+		if err := core.CheckUTF8("--metadata "+strconv.Quote(kv), kv); err != nil {
 			return err
 		}
 		if v == "" && allowDelete {

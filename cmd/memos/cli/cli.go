@@ -167,7 +167,7 @@ New here? Run: memos quickstart`,
 		c.GroupID = "mem"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{a.listCmd(), a.traceCmd()} {
+	for _, c := range []*cobra.Command{a.listCmd(), a.traceCmd(), a.addBatchCmd()} {
 		c.GroupID = "mem"
 		root.AddCommand(c)
 	}
@@ -183,6 +183,7 @@ New here? Run: memos quickstart`,
 		c.GroupID = "setup"
 		root.AddCommand(c)
 	}
+	annotateOps(root)
 	return root
 }
 

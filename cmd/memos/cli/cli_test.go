@@ -242,7 +242,7 @@ func TestAddAttributesAndStdin(t *testing.T) {
 	r := e.runStdin("Notes from the retro:\nship smaller changes\n", "add", "-", "--json",
 		"--type", "event", "--pool", "raw", "--entities", "team, retro", "--session", "retro-9",
 		"--trust", "imported", "--trust-score", "0.4", "--valid-from", "2024-05-01", "--valid-to", "2024-06-01T12:00:00Z",
-		"--emotion", "relieved", "--meta", "k=v", "--meta", "sprint=12")
+		"--emotional-context", "relieved", "--metadata", "k=v", "--meta", "sprint=12")
 	if r.code != 0 {
 		t.Fatalf("add -: exit %d: %s", r.code, r.stderr)
 	}
@@ -259,9 +259,9 @@ func TestAddAttributesAndStdin(t *testing.T) {
 		t.Errorf("attributes not stored as given: %+v", m)
 	}
 
-	// update changes only what is given; --meta merges, key= removes.
+	// update changes only what is given; --metadata merges, key= removes.
 	m = core.Memory{} // decode afresh: JSON leaves absent fields untouched
-	e.json(&m, "update", "1", "--significance", "8", "--meta", "k=", "--meta", "reviewed=yes", "--valid-to", "")
+	e.json(&m, "update", "1", "--significance", "8", "--metadata", "k=", "--metadata", "reviewed=yes", "--valid-to", "")
 	if m.Version != 2 || m.Significance != 8 || m.Content != "Notes from the retro:\nship smaller changes" ||
 		m.Metadata["k"] != nil || m.Metadata["sprint"] != "12" || m.Metadata["reviewed"] != "yes" || !m.ValidTo.IsZero() || m.Session != "retro-9" {
 		t.Errorf("update = %+v", m)
@@ -305,10 +305,10 @@ func TestBadInput(t *testing.T) {
 		{"trust score out of range", "", []string{"add", "x", "--trust-score", "1.5"}, 2, "trust score"},
 		{"malformed namespace", "", []string{"add", "x", "--namespace", "nope"}, 2, "malformed namespace"},
 		{"namespace without name", "", []string{"add", "x", "--namespace", "project:"}, 2, "malformed namespace"},
-		{"bad date", "", []string{"add", "x", "--valid-from", "2024-13-01"}, 2, "--valid-from"},
-		{"bad time", "", []string{"add", "x", "--valid-to", "yesterday"}, 2, "--valid-to"},
+		{"bad date", "", []string{"add", "x", "--valid-from", "2024-13-01"}, 2, "valid_from"},
+		{"bad time", "", []string{"add", "x", "--valid-to", "yesterday"}, 2, "valid_to"},
 		{"valid-to before valid-from", "", []string{"add", "x", "--valid-from", "2024-06-01", "--valid-to", "2024-05-01"}, 2, "valid_to"},
-		{"bad meta", "", []string{"add", "x", "--meta", "novalue"}, 2, "key=value"},
+		{"bad meta", "", []string{"add", "x", "--metadata", "novalue"}, 2, "key=value"},
 		{"two content arguments", "", []string{"add", "Alice", "likes tea"}, 2, "quote"},
 		{"unbalanced quote", "", []string{"search", `preference AND "open`, "--mode", "fts"}, 2, "quote"},
 		{"unbalanced parenthesis", "", []string{"search", "(alice OR bob", "--mode", "fts"}, 2, "paren"},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench"
@@ -46,27 +47,25 @@ func (a *app) addCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in, err := attrs.input(content)
+			at, err := attrs.attrs()
 			if err != nil {
 				return err
 			}
-			in.Quarantine, in.Contradicts, in.DerivedFrom = quarantine, contradicts, derivedFrom
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				m, err := eng.Remember(ctx, in)
-				if err != nil {
-					return err
-				}
-				return a.emit(m, func(w io.Writer) {
+			in := &api.RememberIn{Content: content, Attrs: at,
+				Provenance: api.Provenance{Quarantine: quarantine, Contradicts: contradicts, DerivedFrom: derivedFrom}}
+			return a.runOp(cmd, "remember", in, func(out any, _ *core.Engine) func(io.Writer) {
+				m := out.(*core.Memory)
+				return func(w io.Writer) {
 					fmt.Fprintf(w, "added memory %d (%s, %s pool, significance %d, namespace %s)\n",
 						m.ID, m.Type, m.Pool, m.Significance, m.Namespace)
 					if m.Status == core.StatusQuarantined {
 						fmt.Fprintf(w, "it waits in the review queue: memos quarantine list; memos quarantine release %d\n", m.ID)
 					}
-				})
+				}
 			})
 		}),
 	}
-	attrs = addAttrFlags(cmd)
+	attrs = a.addAttrFlags(cmd)
 	fs := cmd.Flags()
 	fs.BoolVar(&quarantine, "quarantine", false, "hold the memory for review (invisible to recall until released)")
 	fs.Int64SliceVar(&contradicts, "contradicts", nil, "ids of memories this one contradicts (a contradicts edge each; the governance policy decides who waits)")
@@ -97,42 +96,22 @@ the shared "default" namespace, nothing else.`,
   memos search "config*" --namespace project:infra --json`,
 		Args: nargs(1, -1, "a query"),
 		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
-			m, err := core.ParseMode(mode)
+			in, err := rank.searchIn(strings.Join(args, " "), mode, limit, pools, types)
 			if err != nil {
 				return err
 			}
-			req := core.SearchRequest{Query: strings.Join(args, " "), Mode: m, Limit: limit}
-			if limit <= 0 {
-				return core.Invalidf("--limit %d must be at least 1", limit)
-			}
-			if req.Pools, err = parsePools(pools); err != nil {
-				return err
-			}
-			if err := rank.apply(&req); err != nil {
-				return err
-			}
-			for _, t := range types {
-				ty, err := core.ParseType(t)
-				if err != nil {
-					return err
-				}
-				req.Types = append(req.Types, ty)
-			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				res, err := eng.Search(ctx, req)
-				if err != nil {
-					return err
-				}
-				return a.emit(res, func(w io.Writer) { printSearch(w, res, eng.Namespace()) })
+			return a.runOp(cmd, "search", in, func(out any, eng *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printSearch(w, out.(*core.SearchResult), eng.Namespace()) }
 			})
 		}),
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&mode, "mode", "m", "hybrid", "hybrid, keyword, vector or fts")
 	fs.IntVarP(&limit, "limit", "l", 10, "at most this many results (1–1000)")
-	fs.StringSliceVar(&pools, "pool", nil, "only these pools (raw, memory, knowledge, or all; comma-separated or repeated)")
-	fs.StringSliceVarP(&types, "type", "t", nil, "only these types (comma-separated or repeated)")
+	fs.StringSliceVar(&pools, "pools", nil, "only these pools (raw, memory, knowledge, or all; comma-separated or repeated)")
+	fs.StringSliceVarP(&types, "types", "t", nil, "only these types (comma-separated or repeated)")
 	rank = addRankFlags(cmd, true)
+	a.renamed(cmd, rankRenamed)
 	return cmd
 }
 
@@ -162,7 +141,7 @@ func (a *app) updateCmd() *cobra.Command {
 		Use:   "update <id> [content|-]",
 		Short: "Write a new version of a memory (the old one stays in its history)",
 		Example: `  memos update 2 "Alice's home lab runs Proxmox on four nodes"
-  memos update 2 --significance 7 --meta reviewed=yes`,
+  memos update 2 --significance 7 --metadata reviewed=yes`,
 		Args: nargs(1, 2, "a memory id and optionally new content"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
@@ -201,7 +180,7 @@ func (a *app) updateCmd() *cobra.Command {
 			})
 		}),
 	}
-	attrs = addAttrFlags(cmd)
+	attrs = a.addAttrFlags(cmd)
 	return cmd
 }
 

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,14 +68,14 @@ func TestConfigPrecedence(t *testing.T) {
 	wantValue(t, vals, "vector.precision", "float32", "default", "")
 	wantValue(t, vals, "backends.sqlite.path", filepath.Join(e.home, "memory.db"), "default", "")
 	wantValue(t, vals, "home", e.home, "env", "MEMOS_HOME")
-	wantValue(t, vals, "search.candidates", nil, "default", "")
+	wantValue(t, vals, "search.candidates", float64(30), "default", "")
 
 	e.writeConfig("namespace: project:file\nsearch:\n  candidates: 20\n  recency_half_life: 48h\nembedder:\n  hash:\n    dim: 64\nbackends:\n  sqlite:\n    path: other.db\n")
 	file := filepath.Join(e.home, "config.yaml")
 	vals = e.show()
 	wantValue(t, vals, "namespace", "project:file", "file", file)
 	wantValue(t, vals, "search.candidates", float64(20), "file", file)
-	wantValue(t, vals, "search.recency_half_life", "48h0m0s", "file", file)
+	wantValue(t, vals, "search.recency_half_life", "48h", "file", file)
 	wantValue(t, vals, "embedder.hash.dim", float64(64), "file", file)
 	wantValue(t, vals, "backends.sqlite.path", filepath.Join(e.home, "other.db"), "file", file)
 
@@ -277,5 +279,71 @@ func TestQuickstartTemporaryStore(t *testing.T) {
 	}
 	if _, err := os.Stat(e.home); !os.IsNotExist(err) {
 		t.Errorf("quickstart touched MEMOS_HOME (%v)", err)
+	}
+}
+
+// TestConfigShowsEveryDefault: config show gives every setting memos knows
+// the default of its value (not "(default)"), with its source; the template
+// memos init writes shows the same defaults, and uncommenting them changes
+// nothing but the source.
+func TestConfigShowsEveryDefault(t *testing.T) {
+	e := newEnv(t).with("MEMOS_SEARCH__CANDIDATES=12")
+	vals := e.show("--backend", "sqlite")
+	wantValue(t, vals, "search.recency_half_life", "720h", "default", "")
+	wantValue(t, vals, "search.candidates", float64(12), "env", "MEMOS_SEARCH__CANDIDATES")
+	wantValue(t, vals, "backend", "sqlite", "flag", "--backend")
+	wantValue(t, vals, "server.timeout", "30s", "default", "")
+	wantValue(t, vals, "governance.trusted_score", 0.9, "default", "")
+	var unknown []string
+	for k, v := range vals {
+		if v.Value == nil && !strings.HasPrefix(k, "backends.") && !strings.HasPrefix(k, "embedder.") &&
+			!strings.HasPrefix(k, "extractor.") && !strings.HasPrefix(k, "summarizer.") && !strings.HasPrefix(k, "reranker.") {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		t.Errorf("config show has no value for %v", unknown)
+	}
+	if out := e.ok("config", "show"); !strings.Contains(out, "720h") || strings.Contains(out, "search.candidates                    (default)") {
+		t.Errorf("config show:\n%s", out)
+	}
+
+	// Uncomment every default of the template: the values stay, from the file.
+	e.ok("init")
+	b, err := os.ReadFile(filepath.Join(e.home, "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var yaml strings.Builder
+	inSection := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := strings.TrimPrefix(l, "# "); m != l && !strings.HasPrefix(m, " ") {
+			name, _, _ := strings.Cut(m, ":")
+			inSection = slices.Contains([]string{"search", "governance", "consolidate", "server"}, name)
+			if inSection {
+				yaml.WriteString(name + ":\n")
+			}
+			continue
+		}
+		if inSection && strings.HasPrefix(l, "#   ") {
+			kv, _, _ := strings.Cut(strings.TrimPrefix(l, "# "), " # ")
+			yaml.WriteString(kv + "\n")
+		}
+	}
+	e.writeConfig(yaml.String())
+	fromFile := &env{t: t, home: e.home, environ: []string{"HOME=" + t.TempDir(), "MEMOS_HOME=" + e.home}}
+	again := fromFile.show()
+	for k, v := range vals {
+		if !strings.HasPrefix(k, "search.") && !strings.HasPrefix(k, "governance.") && !strings.HasPrefix(k, "consolidate.") && !strings.HasPrefix(k, "server.") || k == "search.candidates" {
+			continue
+		}
+		w := again[k]
+		got, want := fmt.Sprint(w.Value), fmt.Sprint(v.Value)
+		if want == "[]" { // an empty list reads as not set: its default, either way
+			continue
+		}
+		if got != want || w.Source != "file" {
+			t.Errorf("%s: the template's default reads back as %v from %s, config show says %v", k, w.Value, w.Source, v.Value)
+		}
 	}
 }

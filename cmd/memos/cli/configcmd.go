@@ -78,9 +78,10 @@ func (a *app) configCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "show",
 		Short: "Print the effective configuration and where each value came from",
-		Long: `Show prints every effective setting with its source: default, file
-($MEMOS_HOME/config.yaml), env (MEMOS_* variables) or flag. A value shown as
-"(default)" is left to the component, which applies its own default.`,
+		Long: `Show prints every effective setting, its value and its source: default, file
+($MEMOS_HOME/config.yaml), env (MEMOS_* variables) or flag. A default is shown
+with its value; only a module's own settings (a backend's, an embedder's, ...)
+that nothing set show "(the module's default)": the module applies it.`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.loadConfig(cmd, "")
@@ -107,7 +108,7 @@ func printConfig(w io.Writer, cfg *config.Config) {
 	tw := table(w)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
 	for _, v := range cfg.Values {
-		val := "(default)"
+		val := "(the module's default)"
 		if v.Value != nil {
 			val = fmt.Sprint(v.Value)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
 )
@@ -88,19 +89,16 @@ func (a *app) quarantineReleaseCmd() *cobra.Command {
 		Example: "  memos quarantine release 12 --trust certain --note \"checked with Alice\"",
 		Args:    nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			opts := core.ReleaseOptions{Note: note}
-			if cmd.Flags().Changed("trust") {
-				l, err := core.ParseTrustLevel(trust)
-				if err != nil {
-					return err
-				}
-				opts.TrustLevel = l
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
 			}
-			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
-				m, err := eng.Release(ctx, id, opts)
-				return m, func(w io.Writer) {
+			in := &api.ReleaseIn{ID: id, Trust: core.TrustLevel(trust), Note: note}
+			return a.runOp(cmd, "quarantine-release", in, func(out any, _ *core.Engine) func(io.Writer) {
+				m := out.(*core.Memory)
+				return func(w io.Writer) {
 					fmt.Fprintf(w, "released memory %d (version %d, trust %s %.2f)\n", m.ID, m.Version, m.Trust.Level, m.Trust.Score)
-				}, err
+				}
 			})
 		}),
 	}
@@ -131,26 +129,23 @@ func (a *app) quarantineRejectCmd() *cobra.Command {
 }
 
 func (a *app) learnCmd() *cobra.Command {
-	var in core.LessonInput
+	var in api.LearnIn
 	cmd := &cobra.Command{
 		Use:   "learn <guidance>",
 		Short: "Store a lesson: procedural guidance whose standing follows its outcomes",
 		Example: `  memos learn "run the migrations before deploying" --when "deploying the api"
-  memos lesson outcome 7 success`,
+  memos lesson outcome 7 --success`,
 		Args: nargs(1, -1, "the guidance"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			in.Guidance = strings.Join(args, " ")
-			if cmd.Flags().Changed("significance") && (in.Significance < 1 || in.Significance > 10) {
-				return core.Invalidf("--significance %d is outside 1–10", in.Significance)
+			if cmd.Flags().Changed("significance") && in.Significance == 0 {
+				return api.SignificanceError(0)
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				l, err := eng.Learn(ctx, in)
-				if err != nil {
-					return err
-				}
-				return a.emit(l, func(w io.Writer) {
+			return a.runOp(cmd, "learn", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				l := out.(*core.Lesson)
+				return func(w io.Writer) {
 					fmt.Fprintf(w, "learned lesson %d (score %.2f): %s\n", l.Memory.ID, l.Score, l.Memory.Content)
-				})
+				}
 			})
 		}),
 	}
@@ -198,7 +193,8 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 			})
 		}),
 	}
-	list.Flags().BoolVar(&all, "all", false, "also list archived lessons")
+	list.Flags().BoolVar(&all, "include-archived", false, "also list lessons archived after failing repeatedly")
+	a.renamed(list, map[string]string{"all": "include-archived"})
 	show := &cobra.Command{
 		Use:   "show <id>",
 		Short: "Show a lesson with its outcome record",
@@ -210,20 +206,35 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 			})
 		}),
 	}
-	var note string
+	var (
+		note    string
+		success bool
+	)
 	outcome := &cobra.Command{
-		Use:     "outcome <id> success|failure",
-		Short:   "Record that following a lesson succeeded or failed",
-		Example: `  memos lesson outcome 7 failure --note "the migration locked the table"`,
-		Args:    nargs(2, 2, "a lesson id and success or failure"),
+		Use:   "outcome <id> --success=true|false",
+		Short: "Record that following a lesson succeeded (--success) or failed (--success=false)",
+		Example: `  memos lesson outcome 7 --success
+  memos lesson outcome 7 --success=false --note "the migration locked the table"`,
+		Args: nargs(1, 2, "a lesson id and --success=true or false"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			var ok bool
-			switch args[1] {
-			case "success":
-				ok = true
-			case "failure":
-			default:
-				return core.Invalidf("outcome %q: want success or failure", args[1])
+			ok := success
+			given := cmd.Flags().Changed("success")
+			if len(args) == 2 {
+				// The outcome used to be a word after the id.
+				switch args[1] {
+				case "success", "failure":
+					ok = args[1] == "success"
+				default:
+					return core.Invalidf("outcome %q: give --success=true or --success=false", args[1])
+				}
+				if given && ok != success {
+					return core.Invalidf("--success=%t and %q disagree; give --success only", success, args[1])
+				}
+				fmt.Fprintf(a.stderr, "memos: \"lesson outcome <id> %s\" is now \"lesson outcome <id> --success=%t\"; the old form goes away in the next release\n", args[1], ok)
+				given = true
+			}
+			if !given {
+				return core.Invalidf("say how it went: --success (it worked) or --success=false (it did not)")
 			}
 			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
 				l, err := eng.LessonOutcome(ctx, id, ok, note)
@@ -231,6 +242,7 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 			})
 		}),
 	}
+	outcome.Flags().BoolVar(&success, "success", false, "true when following the lesson worked, false when it did not (required)")
 	outcome.Flags().StringVar(&note, "note", "", "what happened (recorded in the audit log)")
 	cmd.AddCommand(list, show, outcome)
 	return cmd
@@ -325,7 +337,7 @@ updates with what changed (validity and status with old and new values),
 quarantine decisions, lesson outcomes, deletions with their certificates and
 model switches — each entry chained by SHA-256 to the one before it, and each
 entry about a memory version binding that version's SHA-256.`,
-		Example: `  memos audit --memory 12
+		Example: `  memos audit --memory-id 12
   memos audit --action quarantine. --json
   memos audit verify
   memos audit export audit.json && memos audit verify audit.json`,
@@ -368,13 +380,14 @@ entry about a memory version binding that version's SHA-256.`,
 		}),
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&memory, "memory", "", "only entries about this memory id")
+	fs.StringVar(&memory, "memory-id", "", "only entries about this memory id")
 	fs.StringVar(&f.Action, "action", "", `only this action (remember, update, forget, …) or prefix ending in "." (quarantine.)`)
 	fs.StringVar(&f.Source, "source", "", "only entries that name this source")
 	fs.StringVar(&since, "since", "", "only entries at or after this time")
 	fs.StringVar(&until, "until", "", "only entries before this time")
 
 	cmd.AddCommand(a.auditVerifyCmd(), a.auditExportCmd())
+	a.renamed(cmd, map[string]string{"memory": "memory-id"})
 	return cmd
 }
 

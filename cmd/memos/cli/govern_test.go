@@ -75,7 +75,7 @@ func TestGovernanceCommands(t *testing.T) {
 
 			var l core.Lesson
 			e.json(&l, "learn", "back up before upgrading", "--when", "upgrading proxmox")
-			e.json(&l, "lesson", "outcome", "6", "success", "--note", "went fine")
+			e.json(&l, "lesson", "outcome", "6", "--success", "--note", "went fine")
 			if l.Successes != 1 || l.Score != 2.0/3 {
 				t.Errorf("lesson after a success: %+v", l)
 			}

@@ -33,27 +33,27 @@ namespace, status and, newest first, the creation time) are checked on at
 most a few thousand memories per page, so a page may hold fewer memories
 than --limit, even none, and still have a next one.
 
-Quarantined and archived memories are listed only when --status names them
-(--status all lists every status).`,
+Quarantined and archived memories are listed only when --statuses names them
+(--statuses all lists every status).`,
 		Example: `  memos list
-  memos list --type preference,fact --entity Alice --limit 50
-  memos list --status quarantined,archived --sort significance
+  memos list --types preference,fact --entity Alice --limit 50
+  memos list --statuses quarantined,archived --sort significance
   memos list --source-prefix conversation:42 --created-after 2025-01-01 --json`,
 		Args: nargs(0, 0, "no arguments (filters are flags)"),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if in.Pool, err = parsePools(pools); err != nil {
+			if in.Pools, err = parsePools(pools); err != nil {
 				return err
 			}
 			for _, s := range types {
-				in.Type = append(in.Type, core.Type(s))
+				in.Types = append(in.Types, core.Type(s))
 			}
 			for _, s := range statuses {
 				if s == "all" {
-					in.Status = core.Statuses
+					in.Statuses = core.Statuses
 					break
 				}
-				in.Status = append(in.Status, core.Status(s))
+				in.Statuses = append(in.Statuses, core.Status(s))
 			}
 			for _, s := range trust {
 				in.Trust = append(in.Trust, core.TrustLevel(s))
@@ -76,9 +76,9 @@ Quarantined and archived memories are listed only when --status names them
 	}
 	fs := cmd.Flags()
 	fs.BoolVar(&in.NamespaceOnly, "namespace-only", false, `list the namespace alone, without the shared "default" one`)
-	fs.StringSliceVar(&pools, "pool", nil, "only these pools (raw, memory, knowledge; comma-separated or repeated)")
-	fs.StringSliceVar(&types, "type", nil, "only these types (comma-separated or repeated)")
-	fs.StringSliceVar(&statuses, "status", nil, "only these statuses: active (default), quarantined, archived, or all")
+	fs.StringSliceVar(&pools, "pools", nil, "only these pools (raw, memory, knowledge; comma-separated or repeated)")
+	fs.StringSliceVar(&types, "types", nil, "only these types (comma-separated or repeated)")
+	fs.StringSliceVar(&statuses, "statuses", nil, "only these statuses: active (default), quarantined, archived, or all")
 	fs.StringSliceVar(&trust, "trust", nil, "only these trust levels (certain, inferred, imported, contradicted)")
 	fs.StringVar(&in.SourcePrefix, "source-prefix", "", "only memories whose source starts with this, e.g. conversation:42")
 	fs.StringVar(&in.Entity, "entity", "", "only memories about this entity (case-insensitive)")
@@ -96,6 +96,7 @@ Quarantined and archived memories are listed only when --status names them
 	fs.StringVar(&in.Sort, "sort", "recency", "recency (newest first) or significance (most significant first, then newest)")
 	fs.IntVarP(&in.Limit, "limit", "l", core.DefaultListLimit, fmt.Sprintf("at most this many memories in the page (1–%d)", core.MaxListLimit))
 	fs.StringVar(&in.Cursor, "cursor", "", "continue the listing: the cursor the previous page printed")
+	a.renamed(cmd, map[string]string{"pool": "pools", "type": "types", "status": "statuses"})
 	return cmd
 }
 

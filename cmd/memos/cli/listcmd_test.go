@@ -45,15 +45,15 @@ func TestListCommand(t *testing.T) {
 	}
 
 	var page core.ListResult
-	e.json(&page, "list", "--sort", "significance", "--source-prefix", "conversation:0", "--entity", "alice", "--created-after", "2000-01-01", "--type", "fact")
+	e.json(&page, "list", "--sort", "significance", "--source-prefix", "conversation:0", "--entity", "alice", "--created-after", "2000-01-01", "--types", "fact")
 	if got := []int64{}; len(page.Memories) != 3 || !slices.Equal(append(got, page.Memories[0].ID, page.Memories[1].ID, page.Memories[2].ID), []int64{added[4], added[2], added[0]}) {
 		t.Errorf("filtered list: %+v", page.Memories)
 	}
-	e.json(&page, "list", "--status", "quarantined")
+	e.json(&page, "list", "--statuses", "quarantined")
 	if len(page.Memories) != 1 || page.Memories[0].ID != held.ID {
 		t.Errorf("list --status quarantined: %+v", page.Memories)
 	}
-	e.json(&page, "list", "--status", "all", "--namespace", "project:b", "--namespace-only")
+	e.json(&page, "list", "--statuses", "all", "--namespace", "project:b", "--namespace-only")
 	if len(page.Memories) != 1 || page.Memories[0].ID != other.ID {
 		t.Errorf("list --namespace project:b --namespace-only: %+v", page.Memories)
 	}
@@ -66,7 +66,7 @@ func TestListCommand(t *testing.T) {
 		t.Errorf("an empty list:\n%s", out)
 	}
 	for _, bad := range [][]string{{"list", "--cursor", "nonsense"}, {"list", "--sort", "oldest"}, {"list", "--created-after", "yesterday"},
-		{"list", "--status", "gone"}, {"list", "--limit", "0"}, {"list", "extra"}} {
+		{"list", "--statuses", "gone"}, {"list", "--limit", "0"}, {"list", "extra"}} {
 		if r := e.run(bad...); r.code != 2 || r.stderr == "" {
 			t.Errorf("memos %s: exit %d, stderr %q; want 2 and a message", strings.Join(bad, " "), r.code, r.stderr)
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/core/provider/rerank/reranktest"
@@ -197,7 +198,7 @@ func TestRerankerPlugin(t *testing.T) {
 	if len(res.Hits) == 0 || res.Hits[0].Memory.Content != "the apple orchard visit in autumn" {
 		t.Fatalf("search with the reranker plugin: %+v; want the orchard note first", res.Hits)
 	}
-	var x core.Explanation
+	var x api.ExplainOut
 	e.json(&x, "explain", "apple orchard autumn")
 	scored := 0
 	for _, c := range x.Candidates {

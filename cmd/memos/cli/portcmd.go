@@ -27,11 +27,11 @@ func (a *app) exportCmd() *cobra.Command {
 with every version (content, type, pool, significance, entities, source,
 session, trust, validity, status, metadata, access statistics), then one line
 per edge. Vectors are not written; an import embeds with its store's model.
---only limits the export to namespaces (edges that lead outside are dropped
+--namespaces limits the export to namespaces (edges that lead outside are dropped
 and counted). The format is versioned and documented in the README;
 "memos import jsonl" restores it into any store.`,
 		Example: `  memos export > backup.jsonl
-  memos export --only project:infra -o infra.jsonl
+  memos export --namespaces project:infra -o infra.jsonl
   memos import jsonl backup.jsonl --home /tmp/restore`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
@@ -62,7 +62,8 @@ and counted). The format is versioned and documented in the README;
 		}),
 	}
 	cmd.Flags().StringVar(&format, "format", "jsonl", "output format (jsonl)")
-	cmd.Flags().StringSliceVar(&only, "only", nil, "export only these namespaces (repeatable or comma-separated)")
+	cmd.Flags().StringSliceVar(&only, "namespaces", nil, "export only these namespaces (repeatable or comma-separated)")
+	a.renamed(cmd, map[string]string{"only": "namespaces"})
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output (replaced atomically)")
 	return cmd
 }

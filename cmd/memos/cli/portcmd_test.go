@@ -88,7 +88,7 @@ func TestCaptureCommand(t *testing.T) {
 	if r := e.runStdin(conv, "capture", "--session", "chat-42"); r.code != 0 || !strings.Contains(r.stdout, "(0 new) and extracted 0 memories") {
 		t.Fatalf("second capture: %s%s", r.stdout, r.stderr)
 	}
-	out := e.ok("search", "what does melanie love", "--pool", "memory")
+	out := e.ok("search", "what does melanie love", "--pools", "memory")
 	if !strings.Contains(out, "Melanie loves painting landscapes") {
 		t.Fatalf("search after capture:\n%s", out)
 	}

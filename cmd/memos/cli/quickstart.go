@@ -190,7 +190,7 @@ func (t *tour) remember() ([]int64, *core.Engine, error) {
 		{core.Input{Content: "Alice and Bob co-maintain the infrastructure repository", Type: core.TypeRelationship, Entities: []string{"Alice", "Bob"}},
 			[]string{"--type", "relationship", "--entities", "Alice,Bob"}},
 		{core.Input{Content: "When a deploy fails, roll back first and debug second", Type: core.TypeLesson, Significance: 7, Metadata: map[string]any{"learned_from": "incident-12"}},
-			[]string{"--type", "lesson", "--significance", "7", "--meta", "learned_from=incident-12"}},
+			[]string{"--type", "lesson", "--significance", "7", "--metadata", "learned_from=incident-12"}},
 	}
 	var ids []int64
 	for _, m := range mems {

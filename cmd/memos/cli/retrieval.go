@@ -38,7 +38,7 @@ func addRankFlags(cmd *cobra.Command, expand bool) *rankFlags {
 	fs.StringVar(&f.temporal, "temporal", "", "the same as --valid-at")
 	fs.BoolVar(&f.includeQuarantined, "include-quarantined", false, "also show memories waiting in the review queue")
 	fs.StringVar(&f.asOf, "as-of", "", "what the store believed at this time: each memory's version current then")
-	fs.StringVar(&f.refTime, "ref-time", "", "when the question was asked (RFC3339 or YYYY-MM-DD; default now): what its time words, such as \"yesterday\", \"last weekend\" or \"in May\", are read against")
+	fs.StringVar(&f.refTime, "reference-time", "", "when the question was asked (RFC3339 or YYYY-MM-DD; default now): what its time words, such as \"yesterday\", \"last weekend\" or \"in May\", are read against")
 	fs.BoolVar(&f.mmr, "mmr", false, "re-rank by maximal marginal relevance so that paraphrases do not take every slot")
 	fs.Float64Var(&f.mmrLambda, "mmr-lambda", 0, "MMR's balance of relevance against novelty, 0–1 (default search.mmr_lambda)")
 	if expand {
@@ -64,14 +64,39 @@ func (f *rankFlags) apply(req *core.SearchRequest) error {
 	if req.AsOf, err = parseTime("as-of", f.asOf); err != nil {
 		return err
 	}
-	if req.ReferenceTime, err = parseTime("ref-time", f.refTime); err != nil {
+	if req.ReferenceTime, err = parseTime("reference-time", f.refTime); err != nil {
 		return err
 	}
 	req.MMR, req.MMRLambda, req.NoExpand = f.mmr, f.mmrLambda, f.noExpand
 	return nil
 }
 
-// parsePools reads --pool values; "all" (or none) means every pool.
+// searchIn is the input of search and explain: the query and the flags.
+func (f *rankFlags) searchIn(query, mode string, limit int, pools, types []string) (*api.SearchIn, error) {
+	if limit <= 0 {
+		return nil, core.Invalidf("--limit %d must be at least 1", limit)
+	}
+	in := &api.SearchIn{Query: query, Mode: mode, Limit: limit, NoExpand: f.noExpand}
+	var err error
+	if in.Pools, err = parsePools(pools); err != nil {
+		return nil, err
+	}
+	if in.Types, err = parseTypes(types); err != nil {
+		return nil, err
+	}
+	in.ValidAt = f.validAt
+	if f.fs.Changed("temporal") {
+		if f.fs.Changed("valid-at") {
+			return nil, core.Invalidf("--temporal and --valid-at are the same setting; give one")
+		}
+		in.ValidAt = f.temporal
+	}
+	in.AsOf, in.ReferenceTime = f.asOf, f.refTime
+	in.MMR, in.MMRLambda, in.IncludeQuarantined = f.mmr, f.mmrLambda, f.includeQuarantined
+	return in, nil
+}
+
+// parsePools reads --pools values; "all" (or none) means every pool.
 func parsePools(ss []string) ([]core.Pool, error) {
 	var out []core.Pool
 	for _, s := range ss {
@@ -119,37 +144,27 @@ last with the reason. It records no access statistics.`,
   memos explain "alice's lab" --mmr --json`,
 		Args: nargs(1, -1, "a query"),
 		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
-			m, err := core.ParseMode(mode)
+			in, err := rank.searchIn(strings.Join(args, " "), mode, limit, pools, types)
 			if err != nil {
 				return err
 			}
-			req := core.SearchRequest{Query: strings.Join(args, " "), Mode: m, Limit: limit}
-			if req.Pools, err = parsePools(pools); err != nil {
-				return err
-			}
-			if req.Types, err = parseTypes(types); err != nil {
-				return err
-			}
-			if err := rank.apply(&req); err != nil {
-				return err
-			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				x, err := eng.Explain(ctx, req)
-				if err != nil {
-					return err
-				}
-				return a.emit(x, func(w io.Writer) { printExplain(w, x) })
+			return a.runOp(cmd, "explain", in, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printExplain(w, out.(*api.ExplainOut).Explanation) }
 			})
 		}),
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&mode, "mode", "m", "hybrid", "hybrid, keyword, vector or fts")
 	fs.IntVarP(&limit, "limit", "l", 10, "at most this many results (1–1000)")
-	fs.StringSliceVar(&pools, "pool", nil, "only these pools (raw, memory, knowledge, or all)")
-	fs.StringSliceVarP(&types, "type", "t", nil, "only these types (comma-separated or repeated)")
+	fs.StringSliceVar(&pools, "pools", nil, "only these pools (raw, memory, knowledge, or all; comma-separated or repeated)")
+	fs.StringSliceVarP(&types, "types", "t", nil, "only these types (comma-separated or repeated)")
 	rank = addRankFlags(cmd, true)
+	a.renamed(cmd, rankRenamed)
 	return cmd
 }
+
+// rankRenamed are the old names of search's, explain's and pack's flags.
+var rankRenamed = map[string]string{"pool": "pools", "type": "types", "ref-time": "reference-time"}
 
 func printExplain(w io.Writer, x *core.Explanation) {
 	fmt.Fprintf(w, "%s search %s", x.Mode, quoteQuery(x.Query))
@@ -305,9 +320,10 @@ json (or --json) the pack with its token accounting.`,
 	fs.IntVarP(&req.Limit, "limit", "l", 20, "the most memories considered (1–200)")
 	fs.IntVar(&req.Lessons, "lessons", 3, "the most lessons included (-1: none)")
 	fs.IntVar(&req.Neighbours, "neighbours", 5, "the most graph neighbours included (-1: none)")
-	fs.StringSliceVar(&pools, "pool", nil, "only these pools (raw, memory, knowledge, or all)")
-	fs.StringSliceVarP(&types, "type", "t", nil, "only these types (comma-separated or repeated)")
+	fs.StringSliceVar(&pools, "pools", nil, "only these pools (raw, memory, knowledge, or all; comma-separated or repeated)")
+	fs.StringSliceVarP(&types, "types", "t", nil, "only these types (comma-separated or repeated)")
 	rank = addRankFlags(cmd, false)
+	a.renamed(cmd, rankRenamed)
 	return cmd
 }
 
@@ -316,29 +332,29 @@ func (a *app) setValidityCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "set-validity <id>",
 		Short: "Set when a memory was true (writes a new version)",
-		Long: `set-validity sets a memory's event-time interval: --from is when what it records
-became true, --to when it stopped being true (either may be empty: since
-always, still true). The previous interval stays in its history.`,
-		Example: `  memos set-validity 12 --from 2024-01-01 --to 2024-06-30
-  memos set-validity 12 --to 2025-03-01T12:00:00Z`,
+		Long: `set-validity sets a memory's event-time interval: --valid-from is when what it
+records became true, --valid-to when it stopped being true (either may be
+empty: since always, still true). The previous interval stays in its history.`,
+		Example: `  memos set-validity 12 --valid-from 2024-01-01 --valid-to 2024-06-30
+  memos set-validity 12 --valid-to 2025-03-01T12:00:00Z`,
 		Args: nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("from") && !cmd.Flags().Changed("to") {
-				return core.Invalidf("give --from, --to or both")
+			if !cmd.Flags().Changed("valid-from") && !cmd.Flags().Changed("valid-to") {
+				return core.Invalidf("give --valid-from, --valid-to or both")
 			}
-			f, err := parseTime("from", from)
+			f, err := parseTime("valid-from", from)
 			if err != nil {
 				return err
 			}
-			t, err := parseTime("to", to)
+			t, err := parseTime("valid-to", to)
 			if err != nil {
 				return err
 			}
 			var fp, tp *time.Time
-			if cmd.Flags().Changed("from") {
+			if cmd.Flags().Changed("valid-from") {
 				fp = &f
 			}
-			if cmd.Flags().Changed("to") {
+			if cmd.Flags().Changed("valid-to") {
 				tp = &t
 			}
 			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
@@ -349,8 +365,9 @@ always, still true). The previous interval stays in its history.`,
 			})
 		}),
 	}
-	cmd.Flags().StringVar(&from, "from", "", "when it became true (RFC3339 or YYYY-MM-DD; empty: since always)")
-	cmd.Flags().StringVar(&to, "to", "", "when it stopped being true (empty: still true)")
+	cmd.Flags().StringVar(&from, "valid-from", "", "when it became true (RFC3339 or YYYY-MM-DD; empty: since always)")
+	cmd.Flags().StringVar(&to, "valid-to", "", "when it stopped being true (empty: still true)")
+	a.renamed(cmd, map[string]string{"from": "valid-from", "to": "valid-to"})
 	return cmd
 }
 
@@ -389,21 +406,18 @@ leaves it alone.`,
 			if err != nil {
 				return err
 			}
-			in, err := attrs.input(content)
+			at, err := attrs.attrs()
 			if err != nil {
 				return err
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				m, err := eng.Supersede(ctx, old, in)
-				if err != nil {
-					return err
-				}
-				return a.emit(m, func(w io.Writer) {
+			return a.runOp(cmd, "supersede", &api.SupersedeIn{ID: old, Content: content, Attrs: at}, func(out any, _ *core.Engine) func(io.Writer) {
+				m := out.(*core.Memory)
+				return func(w io.Writer) {
 					fmt.Fprintf(w, "added memory %d, valid %s; it supersedes memory %d\n", m.ID, validity(m), old)
-				})
+				}
 			})
 		}),
 	}
-	attrs = addAttrFlags(cmd)
+	attrs = a.addAttrFlags(cmd)
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/provider/rerank/reranktest"
 )
@@ -21,7 +22,7 @@ func TestExplainCommand(t *testing.T) {
 			t.Fatalf("explain output lacks %q:\n%s", want, out)
 		}
 	}
-	var x core.Explanation
+	var x api.ExplainOut
 	e.json(&x, "explain", "what does alice like", "--valid-at", "2019-06-01")
 	var found bool
 	for _, c := range x.Candidates {
@@ -35,7 +36,7 @@ func TestExplainCommand(t *testing.T) {
 	if !found || x.ValidAt.Year() != 2019 {
 		t.Fatalf("explain --valid-at 2019: %+v", x.Candidates)
 	}
-	if r := e.run("explain", "x", "--as-of", "yesterday"); r.code != 2 || !strings.Contains(r.stderr, "--as-of") {
+	if r := e.run("explain", "x", "--as-of", "yesterday"); r.code != 2 || !strings.Contains(r.stderr, `as_of "yesterday"`) {
 		t.Fatalf("bad --as-of: %d %s", r.code, r.stderr)
 	}
 }
@@ -90,7 +91,7 @@ func TestValidityAndSupersedeCommands(t *testing.T) {
 		t.Fatalf("search --valid-at 2022: %v", hitIDs(res))
 	}
 	var m core.Memory
-	e.json(&m, "set-validity", fmt.Sprint(berlin.ID), "--from", "2019-01-01")
+	e.json(&m, "set-validity", fmt.Sprint(berlin.ID), "--valid-from", "2019-01-01")
 	if m.Version != 3 || m.ValidFrom.Year() != 2019 || m.ValidTo.Year() != 2024 {
 		t.Fatalf("set-validity --from keeps --to: %+v", m)
 	}
@@ -100,7 +101,7 @@ func TestValidityAndSupersedeCommands(t *testing.T) {
 		t.Fatalf("as of 2000 the store knew nothing: %v", hitIDs(res))
 	}
 	res = core.SearchResult{}
-	e.json(&res, "search", "bob lives", "--pool", "all", "--mmr", "--no-expand")
+	e.json(&res, "search", "bob lives", "--pools", "all", "--mmr", "--no-expand")
 	if len(res.Hits) != 1 {
 		t.Fatalf("search --pool all --mmr: %v", hitIDs(res))
 	}
@@ -134,7 +135,7 @@ func TestHTTPReranker(t *testing.T) {
 	if len(res.Hits) == 0 || res.Hits[0].Memory.ID != orchard.ID {
 		t.Fatalf("reranked search: %v, want %d first", hitIDs(res), orchard.ID)
 	}
-	var x core.Explanation
+	var x api.ExplainOut
 	e.json(&x, "explain", "apple")
 	if x.Rerank == "" || x.Candidates[0].RerankScore == nil || *x.Candidates[0].RerankScore != 0.9 {
 		t.Fatalf("explain: rerank %q, first candidate %+v", x.Rerank, x.Candidates[0])
@@ -167,14 +168,14 @@ func TestSearchRefTime(t *testing.T) {
 	e.add("went hiking on the ridge trail", "--valid-from", "2023-03-18T10:00:00Z")
 	old := e.add("went hiking at the lake", "--valid-from", "2023-02-04T10:00:00Z")
 	e.add("Caroline: I went hiking yesterday", "--valid-from", "2023-05-08T13:00:00Z")
-	out := e.ok("search", "where did I go hiking last weekend", "--ref-time", "2023-03-21")
+	out := e.ok("search", "where did I go hiking last weekend", "--reference-time", "2023-03-21")
 	for _, want := range []string{`time: "last weekend" = 2023-03-18 to 2023-03-19 (asked 2023-03-21T00:00:00Z)`, "WHEN", "2023-03-18 10:00"} {
 		if !strings.Contains(out, want) {
-			t.Fatalf("search --ref-time output lacks %q:\n%s", want, out)
+			t.Fatalf("search --reference-time output lacks %q:\n%s", want, out)
 		}
 	}
 	var res core.SearchResult
-	e.json(&res, "search", "where did I go hiking last weekend", "--ref-time", "2023-02-07")
+	e.json(&res, "search", "where did I go hiking last weekend", "--reference-time", "2023-02-07")
 	if len(res.Hits) == 0 || res.Hits[0].Memory.ID != old.ID {
 		t.Fatalf("asked on 7 February: %+v", res.Hits)
 	}
@@ -182,16 +183,16 @@ func TestSearchRefTime(t *testing.T) {
 	if !strings.Contains(out, "[yesterday = 2023-05-07]") {
 		t.Fatalf("a when question does not show the resolved date:\n%s", out)
 	}
-	out = e.ok("explain", "where did I go hiking last weekend", "--ref-time", "2023-03-21")
+	out = e.ok("explain", "where did I go hiking last weekend", "--reference-time", "2023-03-21")
 	if !strings.Contains(out, "time ×2.00 (2023-03-18 10:00)") {
 		t.Fatalf("explain does not show the time factor:\n%s", out)
 	}
-	md := e.ok("pack", "where did I go hiking last weekend", "--ref-time", "2023-03-21")
+	md := e.ok("pack", "where did I go hiking last weekend", "--reference-time", "2023-03-21")
 	if !strings.Contains(md, `Time: "last weekend" = 2023-03-18 to 2023-03-19 (asked 2023-03-21)`) {
 		t.Fatalf("pack header:\n%s", md)
 	}
-	if r := e.run("search", "x", "--ref-time", "last week"); r.code != 2 || !strings.Contains(r.stderr, "--ref-time") {
-		t.Fatalf("bad --ref-time: %d %s", r.code, r.stderr)
+	if r := e.run("search", "x", "--reference-time", "last week"); r.code != 2 || !strings.Contains(r.stderr, `reference_time "last week"`) {
+		t.Fatalf("bad --reference-time: %d %s", r.code, r.stderr)
 	}
 }
 

@@ -60,11 +60,31 @@ const (
 	SourceFlag    Source = "flag"
 )
 
+// sectionDefaults returns the defaults of a section whose defaults memos
+// knows (nil for the others: a module's settings are its own), as a value of
+// the section's config type.
+func sectionDefaults(prefix string) any {
+	switch prefix {
+	case "search":
+		return core.DefaultSearchConfig()
+	case "governance":
+		return core.DefaultGovernConfig()
+	case "consolidate":
+		return core.DefaultConsolidateConfig()
+	case "server":
+		return Server{Addr: server.DefaultAddr, MaxBody: server.DefaultMaxBody, Timeout: server.DefaultTimeout,
+			ShutdownTimeout: server.DefaultShutdownTimeout}
+	}
+	return nil
+}
+
 // Value is one effective setting and where it came from.
 type Value struct {
 	Key string `json:"key"`
-	// Value is nil when nothing set the key and the component applies its own
-	// default (for instance search.candidates is 50 inside the engine).
+	// Value is the effective value: the one set, else the default. It is nil
+	// only for a module's setting (a backend's, an embedder's, ...) that
+	// nothing set: the module applies its own default, which it does not
+	// tell.
 	Value  any    `json:"value"`
 	Source Source `json:"source"`
 	// Origin names the file, environment variable or flag that set the value.

@@ -10,6 +10,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/maps"
 
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/core"
 )
 
@@ -207,13 +208,24 @@ func (ld *loader) decode(prefix string, newCfg func() any) (any, []Value, error)
 		rv = rv.Elem()
 	}
 	values := make([]Value, 0, len(fields))
+	def := reflect.ValueOf(sectionDefaults(prefix))
+	for def.Kind() == reflect.Pointer {
+		def = def.Elem()
+	}
 	for _, f := range fields {
 		full := prefix + "." + f.key
 		fv := rv.FieldByIndex(f.index)
 		setKey := ld.setKey(full)
 		var shown any
-		if setKey != "" || !fv.IsZero() {
+		switch {
+		case setKey != "" || !fv.IsZero():
 			shown = display(f.key, fv)
+		case def.IsValid():
+			dv := def.FieldByIndex(f.index)
+			if dv.Kind() == reflect.Slice && dv.IsNil() {
+				dv = reflect.MakeSlice(dv.Type(), 0, 0) // none: [], not null
+			}
+			shown = display(f.key, dv)
 		}
 		val := Value{Key: full, Value: shown, Source: SourceDefault}
 		if setKey != "" {
@@ -247,12 +259,12 @@ func display(key string, v reflect.Value) any {
 		}
 		v = v.Elem()
 	}
-	if secret(key) && !v.IsZero() {
+	if secret(key) && !v.IsZero() && !(v.Kind() == reflect.Slice && v.Len() == 0) {
 		return "********"
 	}
 	switch {
 	case v.Type() == durationType:
-		return time.Duration(v.Int()).String()
+		return api.FormatDuration(time.Duration(v.Int()))
 	case v.Kind() == reflect.Map && v.Type().Key().Kind() == reflect.String:
 		out := make(map[string]any, v.Len())
 		for it := v.MapRange(); it.Next(); {

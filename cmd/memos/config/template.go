@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -82,16 +83,18 @@ func Template() string {
 		d, err := core.LookupSummarizer(n)
 		return d.NewConfig, err
 	})
-	line(0, "consolidate", "", "memos consolidate and dream; unset keys take the engine's defaults")
-	for _, f := range fieldsOf(reflect.TypeFor[core.ConsolidateConfig]()) {
-		line(1, f.key, "", describe(f.typ))
+	// section lists a section whose defaults memos knows, each key with
+	// its default value.
+	section := func(name, comment string, skip int) {
+		def := reflect.ValueOf(sectionDefaults(name))
+		line(0, name, "", comment)
+		for _, f := range fieldsOf(def.Type())[skip:] {
+			line(1, f.key, yamlValue(display(f.key, def.FieldByIndex(f.index))), describe(f.typ))
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
-	line(0, "governance", "", "the review queue, contradictions and lessons; unset keys take the engine's defaults")
-	for _, f := range fieldsOf(reflect.TypeFor[core.GovernConfig]()) {
-		line(1, f.key, "", describe(f.typ))
-	}
-	b.WriteString("\n")
+	section("consolidate", "memos consolidate and dream", 0)
+	section("governance", "the review queue, contradictions and lessons", 0)
 	line(0, "reranker", "", "reorders the best search candidates (search.rerank_top); none by default")
 	line(1, "name", "", "compiled in: "+strings.Join(core.RerankerNames(), ", ")+` (none: off)`)
 	for _, name := range core.RerankerNames() {
@@ -110,15 +113,35 @@ func Template() string {
 	line(1, "hnsw_threshold", strconv.Itoa(core.DefaultHNSWThreshold), "where auto switches to hnsw")
 	line(1, "precision", DefaultVectorPrecision, "int8: a quarter of the vector memory, scores off by ~0.001")
 	b.WriteString("\n")
-	line(0, "search", "", "ranking; unset keys take the engine's defaults")
-	for _, f := range fieldsOf(reflect.TypeFor[core.SearchConfig]()) {
-		line(1, f.key, "", describe(f.typ))
+	section("search", "ranking", 0)
+	section("server", "memos serve; tokens: a list of {name, token, namespaces}, also MEMOS_TOKEN; an addr that is not loopback requires a token", 0)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// yamlValue writes a default as a YAML value: plain where that reads the
+// same, else as JSON (which YAML reads).
+func yamlValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "[]"
+	case string:
+		if x != "" && strings.Trim(x, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/") == "" && x != "true" && x != "false" {
+			return x
+		}
 	}
-	b.WriteString("\n")
-	line(0, "server", "", "memos serve; tokens: a list of {name, token, namespaces}, also MEMOS_TOKEN")
-	line(1, "addr", "127.0.0.1:7077", "an address that is not loopback requires a token")
-	for _, f := range fieldsOf(reflect.TypeFor[Server]())[1:] {
-		line(1, f.key, "", describe(f.typ))
+	rv := reflect.ValueOf(v)
+	if (rv.Kind() == reflect.Slice || rv.Kind() == reflect.Map) && rv.Len() == 0 {
+		if rv.Kind() == reflect.Map {
+			return "{}"
+		}
+		return "[]"
 	}
-	return b.String()
+	if s, ok := v.(fmt.Stringer); ok {
+		return yamlValue(s.String())
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

@@ -37,6 +37,10 @@ OPERATIONS: Tuple[str, ...] = (
     "forget-source",
     "list",
     "trace",
+    "audit",
+    "audit-export",
+    "export",
+    "import",
 )
 
 #: The error kinds the API answers with.
@@ -176,6 +180,9 @@ _RememberRequestOptional = TypedDict(
         "valid_to": str,
         # Free JSON metadata (at most 16 KiB).
         "metadata": Dict[str, Any],
+        # active (default), archived (kept, out of recall) or quarantined (held for review, out of
+        # recall).
+        "status": Literal["active", "archived", "quarantined"],
         # Hold it for a person's review (memos_review) instead of letting it into recall.
         "quarantine": bool,
         # Ids of memories this one contradicts (each gets a contradicts edge; the governance
@@ -190,7 +197,7 @@ _RememberRequestOptional = TypedDict(
 class RememberRequest(_RememberRequestRequired, _RememberRequestOptional):
     """RememberRequest: a JSON object with namespace, content, type, pool,
     significance, entities, emotional_context, source, session, trust, trust_score,
-    valid_from, valid_to, metadata, quarantine, contradicts, derived_from.
+    valid_from, valid_to, metadata, status, quarantine, contradicts, derived_from.
     """
 
 
@@ -301,6 +308,9 @@ _BatchMemoryOptional = TypedDict(
         "valid_to": str,
         # Free JSON metadata (at most 16 KiB).
         "metadata": Dict[str, Any],
+        # active (default), archived (kept, out of recall) or quarantined (held for review, out of
+        # recall).
+        "status": Literal["active", "archived", "quarantined"],
         # Hold it for a person's review (memos_review) instead of letting it into recall.
         "quarantine": bool,
         # Ids of memories this one contradicts (each gets a contradicts edge; the governance
@@ -315,7 +325,7 @@ _BatchMemoryOptional = TypedDict(
 class BatchMemory(_BatchMemoryRequired, _BatchMemoryOptional):
     """BatchMemory: a JSON object with content, type, pool, significance, entities,
     emotional_context, source, session, trust, trust_score, valid_from, valid_to,
-    metadata, quarantine, contradicts, derived_from.
+    metadata, status, quarantine, contradicts, derived_from.
     """
 
 
@@ -453,6 +463,9 @@ _SearchRequestOptional = TypedDict(
         "as_of": str,
         # Re-rank so that paraphrases do not take every slot.
         "mmr": bool,
+        # Also return memories waiting in the review queue (of the namespace and default, as
+        # memos_review lists them).
+        "include_quarantined": bool,
         # MMR's balance of relevance against novelty.
         "mmr_lambda": float,
         # When the question was asked (RFC3339 or YYYY-MM-DD; default now): what its time words,
@@ -464,7 +477,8 @@ _SearchRequestOptional = TypedDict(
 
 class SearchRequest(_SearchRequestRequired, _SearchRequestOptional):
     """SearchRequest: a JSON object with namespace, query, mode, limit, no_expand,
-    pools, types, valid_at, as_of, mmr, mmr_lambda, reference_time.
+    pools, types, valid_at, as_of, mmr, include_quarantined, mmr_lambda,
+    reference_time.
     """
 
 
@@ -488,16 +502,16 @@ class TimeMention(_TimeMentionRequired, _TimeMentionOptional):
     """TimeMention: a JSON object with text, from, to."""
 
 
-_SearchHitRequired = TypedDict(
-    "_SearchHitRequired",
+_ResultRequired = TypedDict(
+    "_ResultRequired",
     {
         "memory": Memory,
         "score": float,
     },
 )
 
-_SearchHitOptional = TypedDict(
-    "_SearchHitOptional",
+_ResultOptional = TypedDict(
+    "_ResultOptional",
     {
         "keyword_rank": int,
         "vector_rank": int,
@@ -509,9 +523,9 @@ _SearchHitOptional = TypedDict(
 )
 
 
-class SearchHit(_SearchHitRequired, _SearchHitOptional):
-    """SearchHit: a JSON object with memory, score, keyword_rank, vector_rank,
-    similarity, origin, time_mentions, event_time.
+class Result(_ResultRequired, _ResultOptional):
+    """Result: a JSON object with memory, score, keyword_rank, vector_rank, similarity,
+    origin, time_mentions, event_time.
     """
 
 
@@ -540,7 +554,7 @@ _SearchResultRequired = TypedDict(
     {
         "query": str,
         "mode": str,
-        "hits": List[SearchHit],
+        "hits": List[Result],
     },
 )
 
@@ -587,6 +601,9 @@ _ContextPackRequestOptional = TypedDict(
         "as_of": str,
         # Re-rank so that paraphrases do not take every slot.
         "mmr": bool,
+        # Also return memories waiting in the review queue (of the namespace and default, as
+        # memos_review lists them).
+        "include_quarantined": bool,
         # MMR's balance of relevance against novelty.
         "mmr_lambda": float,
         # When the question was asked (RFC3339 or YYYY-MM-DD; default now): what its time words,
@@ -598,8 +615,8 @@ _ContextPackRequestOptional = TypedDict(
 
 class ContextPackRequest(_ContextPackRequestOptional):
     """ContextPackRequest: a JSON object with namespace, query, bootstrap, budget,
-    limit, lessons, neighbours, pools, types, valid_at, as_of, mmr, mmr_lambda,
-    reference_time.
+    limit, lessons, neighbours, pools, types, valid_at, as_of, mmr,
+    include_quarantined, mmr_lambda, reference_time.
     """
 
 
@@ -678,7 +695,7 @@ _SearchConfigRequired = TypedDict(
         "vector_weight": float,
         "significance_boost": float,
         "trust_weight": float,
-        "recency_half_life": int,
+        "recency_half_life": str,
         "recency_weight": float,
         "distilled_boost": float,
         "min_similarity": float,
@@ -693,16 +710,16 @@ _SearchConfigRequired = TypedDict(
         "edge_factors": Dict[str, float],
         "mmr_lambda": float,
         "rerank_top": int,
-        "rerank_timeout": int,
+        "rerank_timeout": str,
         "rerank_pause_after": int,
-        "rerank_pause": int,
+        "rerank_pause": str,
         "feedback_terms": int,
         "feedback_queries": str,
         "feedback_docs": int,
         "feedback_max_query_terms": int,
         "feedback_weight": float,
         "disable_access_tracking": bool,
-        "access_flush": int,
+        "access_flush": str,
         "time_boost": float,
         "time_candidates": int,
         "dated_boost": float,
@@ -782,20 +799,22 @@ class CandidateExplanation(_CandidateExplanationRequired, _CandidateExplanationO
     """
 
 
-_ExplanationRequired = TypedDict(
-    "_ExplanationRequired",
+_ExplainResultRequired = TypedDict(
+    "_ExplainResultRequired",
     {
         "query": str,
         "mode": str,
         "valid_at": str,
+        # The weights and thresholds in force, named and written as in the configuration file
+        # (search.*).
         "config": SearchConfig,
         "candidates": List[CandidateExplanation],
         "result": SearchResult,
     },
 )
 
-_ExplanationOptional = TypedDict(
-    "_ExplanationOptional",
+_ExplainResultOptional = TypedDict(
+    "_ExplainResultOptional",
     {
         "keyword": str,
         "as_of": str,
@@ -806,8 +825,8 @@ _ExplanationOptional = TypedDict(
 )
 
 
-class Explanation(_ExplanationRequired, _ExplanationOptional):
-    """Explanation: a JSON object with query, mode, keyword, valid_at, as_of, mmr,
+class ExplainResult(_ExplainResultRequired, _ExplainResultOptional):
+    """ExplainResult: a JSON object with query, mode, keyword, valid_at, as_of, mmr,
     config, rerank, feedback, candidates, result.
     """
 
@@ -880,6 +899,9 @@ _UpdateRequestOptional = TypedDict(
         "valid_to": str,
         # Free JSON metadata (at most 16 KiB).
         "metadata": Dict[str, Any],
+        # active (default), archived (kept, out of recall) or quarantined (held for review, out of
+        # recall).
+        "status": Literal["active", "archived", "quarantined"],
     }, total=False,
 )
 
@@ -887,7 +909,7 @@ _UpdateRequestOptional = TypedDict(
 class UpdateRequest(_UpdateRequestRequired, _UpdateRequestOptional):
     """UpdateRequest: a JSON object with namespace, id, content, type, pool,
     significance, entities, emotional_context, source, session, trust, trust_score,
-    valid_from, valid_to, metadata.
+    valid_from, valid_to, metadata, status.
     """
 
 
@@ -967,15 +989,15 @@ _SetValidityRequestOptional = TypedDict(
         # project:|harness:|user:|agent:|run: followed by a name.
         "namespace": str,
         # When it became true (RFC3339 or YYYY-MM-DD; "" since always; absent: unchanged).
-        "from": str,
+        "valid_from": str,
         # When it stopped being true ("" still true; absent: unchanged).
-        "to": str,
+        "valid_to": str,
     }, total=False,
 )
 
 
 class SetValidityRequest(_SetValidityRequestRequired, _SetValidityRequestOptional):
-    """SetValidityRequest: a JSON object with namespace, id, from, to."""
+    """SetValidityRequest: a JSON object with namespace, id, valid_from, valid_to."""
 
 
 _SupersedeRequestRequired = TypedDict(
@@ -1021,6 +1043,9 @@ _SupersedeRequestOptional = TypedDict(
         "valid_to": str,
         # Free JSON metadata (at most 16 KiB).
         "metadata": Dict[str, Any],
+        # active (default), archived (kept, out of recall) or quarantined (held for review, out of
+        # recall).
+        "status": Literal["active", "archived", "quarantined"],
     }, total=False,
 )
 
@@ -1028,7 +1053,7 @@ _SupersedeRequestOptional = TypedDict(
 class SupersedeRequest(_SupersedeRequestRequired, _SupersedeRequestOptional):
     """SupersedeRequest: a JSON object with namespace, id, content, type, pool,
     significance, entities, emotional_context, source, session, trust, trust_score,
-    valid_from, valid_to, metadata.
+    valid_from, valid_to, metadata, status.
     """
 
 
@@ -1257,8 +1282,8 @@ class PageChange(_PageChangeRequired):
     """PageChange: a JSON object with id, action, members."""
 
 
-_ConsolidateReportRequired = TypedDict(
-    "_ConsolidateReportRequired",
+_ReportRequired = TypedDict(
+    "_ReportRequired",
     {
         "before": int,
         "after": int,
@@ -1269,8 +1294,8 @@ _ConsolidateReportRequired = TypedDict(
     },
 )
 
-_ConsolidateReportOptional = TypedDict(
-    "_ConsolidateReportOptional",
+_ReportOptional = TypedDict(
+    "_ReportOptional",
     {
         "dry_run": bool,
         "notes": List[str],
@@ -1278,9 +1303,9 @@ _ConsolidateReportOptional = TypedDict(
 )
 
 
-class ConsolidateReport(_ConsolidateReportRequired, _ConsolidateReportOptional):
-    """ConsolidateReport: a JSON object with dry_run, before, after, merges, archived,
-    pages, took_ns, notes.
+class Report(_ReportRequired, _ReportOptional):
+    """Report: a JSON object with dry_run, before, after, merges, archived, pages,
+    took_ns, notes.
     """
 
 
@@ -1483,7 +1508,7 @@ _QuarantineReleaseRequestOptional = TypedDict(
         # project:|harness:|user:|agent:|run: followed by a name.
         "namespace": str,
         # Give it this trust level (default: keep its own).
-        "trust_level": Literal["certain", "inferred", "imported", "contradicted"],
+        "trust": Literal["certain", "inferred", "imported", "contradicted"],
         # Why, recorded in the audit log.
         "note": str,
     }, total=False,
@@ -1491,7 +1516,7 @@ _QuarantineReleaseRequestOptional = TypedDict(
 
 
 class QuarantineReleaseRequest(_QuarantineReleaseRequestRequired, _QuarantineReleaseRequestOptional):
-    """QuarantineReleaseRequest: a JSON object with namespace, id, trust_level, note."""
+    """QuarantineReleaseRequest: a JSON object with namespace, id, trust, note."""
 
 
 _QuarantineRejectRequestRequired = TypedDict(
@@ -1538,12 +1563,20 @@ _LearnRequestOptional = TypedDict(
         "when": str,
         # Where it came from.
         "source": str,
+        # The conversation or run it belongs to.
+        "session": str,
+        # Names of the people, places, projects or tools it is about.
+        "entities": List[str],
+        # 1-10 (default 5); outcomes move it.
+        "significance": int,
     }, total=False,
 )
 
 
 class LearnRequest(_LearnRequestRequired, _LearnRequestOptional):
-    """LearnRequest: a JSON object with namespace, guidance, when, source."""
+    """LearnRequest: a JSON object with namespace, guidance, when, source, session,
+    entities, significance.
+    """
 
 
 _LessonRequired = TypedDict(
@@ -1691,11 +1724,11 @@ _ListRequestOptional = TypedDict(
         # List the namespace alone, without the shared default one.
         "namespace_only": bool,
         # Only these pools: raw, memory, knowledge (default: all).
-        "pool": List[str],
+        "pools": List[str],
         # Only these memory types (default: all).
-        "type": List[str],
+        "types": List[str],
         # Only these statuses: active, quarantined, archived (default: active only).
-        "status": List[str],
+        "statuses": List[str],
         # Only these trust levels: certain, inferred, imported, contradicted (default: all).
         "trust": List[str],
         # Only memories whose source starts with this, e.g. conversation:42.
@@ -1725,9 +1758,9 @@ _ListRequestOptional = TypedDict(
 
 
 class ListRequest(_ListRequestOptional):
-    """ListRequest: a JSON object with namespace, namespace_only, pool, type, status,
-    trust, source_prefix, entity, created_after, created_before, updated_after,
-    updated_before, valid_after, valid_before, sort, limit, cursor.
+    """ListRequest: a JSON object with namespace, namespace_only, pools, types,
+    statuses, trust, source_prefix, entity, created_after, created_before,
+    updated_after, updated_before, valid_after, valid_before, sort, limit, cursor.
     """
 
 
@@ -1829,6 +1862,176 @@ class TraceResult(_TraceResultRequired, _TraceResultOptional):
     """TraceResult: a JSON object with memory, derived_from, derived, truncated."""
 
 
+_AuditRequestOptional = TypedDict(
+    "_AuditRequestOptional",
+    {
+        # Namespace to read and write (default: the server's, e.g. from MEMOS_NAMESPACE). Reads
+        # see this namespace plus the shared default one. "default" or
+        # project:|harness:|user:|agent:|run: followed by a name.
+        "namespace": str,
+        # Only entries about this memory.
+        "memory_id": int,
+        # Only this action (remember, update, forget, ...) or a prefix ending in a dot
+        # (quarantine.).
+        "action": str,
+        # Only entries that name this source.
+        "source": str,
+        # Only entries at or after this time (RFC3339 or YYYY-MM-DD).
+        "since": str,
+        # Only entries before this time.
+        "until": str,
+    }, total=False,
+)
+
+
+class AuditRequest(_AuditRequestOptional):
+    """AuditRequest: a JSON object with namespace, memory_id, action, source, since,
+    until.
+    """
+
+
+_AuditEntryRequired = TypedDict(
+    "_AuditEntryRequired",
+    {
+        "seq": int,
+        "time": str,
+        "action": str,
+        "prev_hash": str,
+        "hash": str,
+    },
+)
+
+_AuditEntryOptional = TypedDict(
+    "_AuditEntryOptional",
+    {
+        "memory_id": int,
+        "detail": str,
+    }, total=False,
+)
+
+
+class AuditEntry(_AuditEntryRequired, _AuditEntryOptional):
+    """AuditEntry: a JSON object with seq, time, action, memory_id, detail, prev_hash,
+    hash.
+    """
+
+
+_AuditResultRequired = TypedDict(
+    "_AuditResultRequired",
+    {
+        "entries": List[AuditEntry],
+    },
+)
+
+
+class AuditResult(_AuditResultRequired):
+    """AuditResult: a JSON object with entries."""
+
+
+_AuditExportResultRequired = TypedDict(
+    "_AuditExportResultRequired",
+    {
+        "format": str,
+        "exported_at": str,
+        "head": str,
+        "entries": List[AuditEntry],
+        "entries_sha256": str,
+    },
+)
+
+
+class AuditExportResult(_AuditExportResultRequired):
+    """AuditExportResult: a JSON object with format, exported_at, head, entries,
+    entries_sha256.
+    """
+
+
+_ExportRequestOptional = TypedDict(
+    "_ExportRequestOptional",
+    {
+        # Namespace to read and write (default: the server's, e.g. from MEMOS_NAMESPACE). Reads
+        # see this namespace plus the shared default one. "default" or
+        # project:|harness:|user:|agent:|run: followed by a name.
+        "namespace": str,
+        # Export only these namespaces (default: the whole store); edges that lead outside are
+        # left out and counted.
+        "namespaces": List[str],
+    }, total=False,
+)
+
+
+class ExportRequest(_ExportRequestOptional):
+    """ExportRequest: a JSON object with namespace, namespaces."""
+
+
+_ExportResultRequired = TypedDict(
+    "_ExportResultRequired",
+    {
+        "memories": int,
+        "versions": int,
+        "edges": int,
+        "dropped_edges": int,
+        # The export: a header line, one line per memory with every version, one line per edge
+        # (the format memos export writes and memos import jsonl reads).
+        "jsonl": str,
+    },
+)
+
+
+class ExportResult(_ExportResultRequired):
+    """ExportResult: a JSON object with memories, versions, edges, dropped_edges,
+    jsonl.
+    """
+
+
+_ImportRequestOptional = TypedDict(
+    "_ImportRequestOptional",
+    {
+        # Namespace to read and write (default: the server's, e.g. from MEMOS_NAMESPACE). Reads
+        # see this namespace plus the shared default one. "default" or
+        # project:|harness:|user:|agent:|run: followed by a name.
+        "namespace": str,
+        # A memos export (JSONL). Over HTTP it may instead be the request body itself, sent as
+        # application/x-ndjson, with dry_run in the URL query.
+        "jsonl": str,
+        # Check the export and report what would be imported; store nothing.
+        "dry_run": bool,
+    }, total=False,
+)
+
+
+class ImportRequest(_ImportRequestOptional):
+    """ImportRequest: a JSON object with namespace, jsonl, dry_run."""
+
+
+_ImportReportRequired = TypedDict(
+    "_ImportReportRequired",
+    {
+        "imported": int,
+        "skipped": int,
+        "versions": int,
+        "edges": int,
+        "skipped_edges": int,
+        "embedded": int,
+        "kept_embeddings": int,
+        "ids": List[int],
+    },
+)
+
+_ImportReportOptional = TypedDict(
+    "_ImportReportOptional",
+    {
+        "dry_run": bool,
+    }, total=False,
+)
+
+
+class ImportReport(_ImportReportRequired, _ImportReportOptional):
+    """ImportReport: a JSON object with imported, skipped, versions, edges,
+    skipped_edges, embedded, kept_embeddings, dry_run, ids.
+    """
+
+
 #: The request of explain: the same as SearchRequest's.
 ExplainRequest = SearchRequest
 
@@ -1837,6 +2040,9 @@ EdgesRequest = HistoryRequest
 
 #: The request of audit-verify: the same as StatsRequest's.
 AuditVerifyRequest = StatsRequest
+
+#: The request of audit-export: the same as StatsRequest's.
+AuditExportRequest = StatsRequest
 
 
 class Client(BaseClient):
@@ -1865,6 +2071,7 @@ class Client(BaseClient):
         valid_from: Optional[str] = None,
         valid_to: Optional[str] = None,
         metadata: Optional[Dict[str, Any]] = None,
+        status: Optional[Literal["active", "archived", "quarantined"]] = None,
         quarantine: Optional[bool] = None,
         contradicts: Optional[List[int]] = None,
         derived_from: Optional[List[int]] = None,
@@ -1896,6 +2103,7 @@ class Client(BaseClient):
             "valid_from": valid_from,
             "valid_to": valid_to,
             "metadata": metadata,
+            "status": status,
             "quarantine": quarantine,
             "contradicts": contradicts,
             "derived_from": derived_from,
@@ -1961,6 +2169,7 @@ class Client(BaseClient):
         valid_at: Optional[str] = None,
         as_of: Optional[str] = None,
         mmr: Optional[bool] = None,
+        include_quarantined: Optional[bool] = None,
         mmr_lambda: Optional[float] = None,
         reference_time: Optional[str] = None,
     ) -> SearchResult:
@@ -1986,6 +2195,7 @@ class Client(BaseClient):
             "valid_at": valid_at,
             "as_of": as_of,
             "mmr": mmr,
+            "include_quarantined": include_quarantined,
             "mmr_lambda": mmr_lambda,
             "reference_time": reference_time,
         }
@@ -2006,6 +2216,7 @@ class Client(BaseClient):
         valid_at: Optional[str] = None,
         as_of: Optional[str] = None,
         mmr: Optional[bool] = None,
+        include_quarantined: Optional[bool] = None,
         mmr_lambda: Optional[float] = None,
         reference_time: Optional[str] = None,
     ) -> Pack:
@@ -2033,6 +2244,7 @@ class Client(BaseClient):
             "valid_at": valid_at,
             "as_of": as_of,
             "mmr": mmr,
+            "include_quarantined": include_quarantined,
             "mmr_lambda": mmr_lambda,
             "reference_time": reference_time,
         }
@@ -2051,9 +2263,10 @@ class Client(BaseClient):
         valid_at: Optional[str] = None,
         as_of: Optional[str] = None,
         mmr: Optional[bool] = None,
+        include_quarantined: Optional[bool] = None,
         mmr_lambda: Optional[float] = None,
         reference_time: Optional[str] = None,
-    ) -> Explanation:
+    ) -> ExplainResult:
         """Explain a search.
 
         Show how a search ranked every candidate (keyword and vector ranks, fused score,
@@ -2073,10 +2286,11 @@ class Client(BaseClient):
             "valid_at": valid_at,
             "as_of": as_of,
             "mmr": mmr,
+            "include_quarantined": include_quarantined,
             "mmr_lambda": mmr_lambda,
             "reference_time": reference_time,
         }
-        return cast(Explanation, self.call("explain", body))
+        return cast(ExplainResult, self.call("explain", body))
 
     def get(
         self,
@@ -2117,6 +2331,7 @@ class Client(BaseClient):
         valid_from: Optional[str] = None,
         valid_to: Optional[str] = None,
         metadata: Optional[Dict[str, Any]] = None,
+        status: Optional[Literal["active", "archived", "quarantined"]] = None,
     ) -> Memory:
         """Update a memory.
 
@@ -2142,6 +2357,7 @@ class Client(BaseClient):
             "valid_from": valid_from,
             "valid_to": valid_to,
             "metadata": metadata,
+            "status": status,
         }
         return cast(Memory, self.call("update", body))
 
@@ -2189,22 +2405,22 @@ class Client(BaseClient):
         id: int,
         *,
         namespace: Optional[str] = None,
-        from_: Optional[str] = None,
-        to: Optional[str] = None,
+        valid_from: Optional[str] = None,
+        valid_to: Optional[str] = None,
     ) -> Memory:
         """Set when a memory was true.
 
         Record when what a memory says was true (event time), e.g. the user lived in
-        Paris from 2019 to 2023: from and to as RFC3339 times or dates. Searches then
-        find it only for that period (valid_at). Writes a new version.
+        Paris from 2019 to 2023: valid_from and valid_to as RFC3339 times or dates.
+        Searches then find it only for that period (valid_at). Writes a new version.
 
         POST /api/mem/set-validity, MCP tool memos_set_validity.
         """
         body: Dict[str, Any] = {
             "namespace": namespace,
             "id": id,
-            "from": from_,
-            "to": to,
+            "valid_from": valid_from,
+            "valid_to": valid_to,
         }
         return cast(Memory, self.call("set-validity", body))
 
@@ -2226,6 +2442,7 @@ class Client(BaseClient):
         valid_from: Optional[str] = None,
         valid_to: Optional[str] = None,
         metadata: Optional[Dict[str, Any]] = None,
+        status: Optional[Literal["active", "archived", "quarantined"]] = None,
     ) -> Memory:
         """Supersede a memory.
 
@@ -2253,6 +2470,7 @@ class Client(BaseClient):
             "valid_from": valid_from,
             "valid_to": valid_to,
             "metadata": metadata,
+            "status": status,
         }
         return cast(Memory, self.call("supersede", body))
 
@@ -2353,7 +2571,7 @@ class Client(BaseClient):
         namespace: Optional[str] = None,
         dry_run: Optional[bool] = None,
         pages: Optional[bool] = None,
-    ) -> ConsolidateReport:
+    ) -> Report:
         """Consolidate memories.
 
         Tidy the namespace's memories: merge duplicates (the survivor keeps their
@@ -2369,7 +2587,7 @@ class Client(BaseClient):
             "dry_run": dry_run,
             "pages": pages,
         }
-        return cast(ConsolidateReport, self.call("consolidate", body))
+        return cast(Report, self.call("consolidate", body))
 
     def stats(
         self,
@@ -2429,7 +2647,7 @@ class Client(BaseClient):
         id: int,
         *,
         namespace: Optional[str] = None,
-        trust_level: Optional[Literal["certain", "inferred", "imported", "contradicted"]] = None,
+        trust: Optional[Literal["certain", "inferred", "imported", "contradicted"]] = None,
         note: Optional[str] = None,
     ) -> Memory:
         """Release a quarantined memory.
@@ -2442,7 +2660,7 @@ class Client(BaseClient):
         body: Dict[str, Any] = {
             "namespace": namespace,
             "id": id,
-            "trust_level": trust_level,
+            "trust": trust,
             "note": note,
         }
         return cast(Memory, self.call("quarantine-release", body))
@@ -2475,6 +2693,9 @@ class Client(BaseClient):
         namespace: Optional[str] = None,
         when: Optional[str] = None,
         source: Optional[str] = None,
+        session: Optional[str] = None,
+        entities: Optional[List[str]] = None,
+        significance: Optional[int] = None,
     ) -> Lesson:
         """Learn a lesson.
 
@@ -2489,6 +2710,9 @@ class Client(BaseClient):
             "guidance": guidance,
             "when": when,
             "source": source,
+            "session": session,
+            "entities": entities,
+            "significance": significance,
         }
         return cast(Lesson, self.call("learn", body))
 
@@ -2564,9 +2788,9 @@ class Client(BaseClient):
         *,
         namespace: Optional[str] = None,
         namespace_only: Optional[bool] = None,
-        pool: Optional[List[str]] = None,
-        type: Optional[List[str]] = None,
-        status: Optional[List[str]] = None,
+        pools: Optional[List[str]] = None,
+        types: Optional[List[str]] = None,
+        statuses: Optional[List[str]] = None,
         trust: Optional[List[str]] = None,
         source_prefix: Optional[str] = None,
         entity: Optional[str] = None,
@@ -2587,7 +2811,7 @@ class Client(BaseClient):
         entity and created, updated or valid times. Returns a page; pass its next_cursor
         as cursor for the next one, until there is none. A page may hold fewer memories
         than limit, even none, and still have a next_cursor when the filters leave most
-        memories out. Quarantined and archived memories are listed only when status
+        memories out. Quarantined and archived memories are listed only when statuses
         names them. To find memories about something, use memos_search.
 
         POST /api/mem/list, MCP tool memos_list.
@@ -2595,9 +2819,9 @@ class Client(BaseClient):
         body: Dict[str, Any] = {
             "namespace": namespace,
             "namespace_only": namespace_only,
-            "pool": pool,
-            "type": type,
-            "status": status,
+            "pools": pools,
+            "types": types,
+            "statuses": statuses,
             "trust": trust,
             "source_prefix": source_prefix,
             "entity": entity,
@@ -2639,11 +2863,107 @@ class Client(BaseClient):
         }
         return cast(TraceResult, self.call("trace", body))
 
+    def audit(
+        self,
+        *,
+        namespace: Optional[str] = None,
+        memory_id: Optional[int] = None,
+        action: Optional[str] = None,
+        source: Optional[str] = None,
+        since: Optional[str] = None,
+        until: Optional[str] = None,
+    ) -> AuditResult:
+        """List the audit log.
+
+        List the tamper-evident audit log of the whole store, oldest first, filtered by
+        memory, action, source and time: who stored, changed, released or forgot what,
+        with the detail of each change.
+
+        POST /api/mem/audit, MCP tool memos_audit.
+        """
+        body: Dict[str, Any] = {
+            "namespace": namespace,
+            "memory_id": memory_id,
+            "action": action,
+            "source": source,
+            "since": since,
+            "until": until,
+        }
+        return cast(AuditResult, self.call("audit", body))
+
+    def audit_export(
+        self,
+        *,
+        namespace: Optional[str] = None,
+    ) -> AuditExportResult:
+        """Export the audit log.
+
+        Verify the audit log of the whole store and return it as a self-checking
+        document (format memos-audit/1, with its head and a digest of its entries) to
+        keep elsewhere; memos audit verify FILE checks a saved copy with no store. A log
+        that does not verify is not exported.
+
+        POST /api/mem/audit-export, MCP tool memos_audit_export.
+        """
+        body: Dict[str, Any] = {
+            "namespace": namespace,
+        }
+        return cast(AuditExportResult, self.call("audit-export", body))
+
+    def export(
+        self,
+        *,
+        namespace: Optional[str] = None,
+        namespaces: Optional[List[str]] = None,
+    ) -> ExportResult:
+        """Export memories.
+
+        Export the store (or some namespaces) as JSONL: every memory with every version,
+        and the edges between them — a backup that memos_import or memos import jsonl
+        restores into any store. Over HTTP the answer is the JSONL itself
+        (application/x-ndjson).
+
+        POST /api/mem/export, MCP tool memos_export.
+        """
+        body: Dict[str, Any] = {
+            "namespace": namespace,
+            "namespaces": namespaces,
+        }
+        return cast(ExportResult, self.call("export", body))
+
+    def import_(
+        self,
+        *,
+        namespace: Optional[str] = None,
+        jsonl: Optional[str] = None,
+        dry_run: Optional[bool] = None,
+    ) -> ImportReport:
+        """Import memories.
+
+        Bring in a memos export (JSONL), all or nothing: the whole export is read and
+        checked before anything is stored, then every version, edge, validity and trust
+        is restored under new ids. Memories already in the store are skipped, so an
+        import can be run again. Use dry_run=true first.
+
+        POST /api/mem/import, MCP tool memos_import.
+        """
+        body: Dict[str, Any] = {
+            "namespace": namespace,
+            "jsonl": jsonl,
+            "dry_run": dry_run,
+        }
+        return cast(ImportReport, self.call("import", body))
+
 
 __all__ = [
     "Archival",
+    "AuditEntry",
+    "AuditExportRequest",
+    "AuditExportResult",
     "AuditProblem",
     "AuditReport",
+    "AuditRequest",
+    "AuditResult",
     "AuditVerifyRequest",
     "BatchMemory",
     "CanceledError",
@@ -2653,7 +2973,6 @@ __all__ = [
     "Client",
     "ClosedError",
     "ConflictError",
-    "ConsolidateReport",
     "ConsolidateRequest",
     "ContextPackRequest",
     "ContradictedMemory",
@@ -2666,7 +2985,9 @@ __all__ = [
     "Embedding",
     "ErrorKind",
     "ExplainRequest",
-    "Explanation",
+    "ExplainResult",
+    "ExportRequest",
+    "ExportResult",
     "ForbiddenError",
     "ForgetRequest",
     "ForgetSourceReport",
@@ -2674,6 +2995,8 @@ __all__ = [
     "GetRequest",
     "HistoryRequest",
     "HistoryResult",
+    "ImportReport",
+    "ImportRequest",
     "InternalError",
     "InvalidError",
     "LearnRequest",
@@ -2699,12 +3022,13 @@ __all__ = [
     "RememberBatchRequest",
     "RememberBatchResult",
     "RememberRequest",
+    "Report",
+    "Result",
     "RevertRequest",
     "ReviewItem",
     "ReviewRequest",
     "ReviewResult",
     "SearchConfig",
-    "SearchHit",
     "SearchRequest",
     "SearchResult",
     "SetValidityRequest",

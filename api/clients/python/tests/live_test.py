@@ -123,7 +123,7 @@ def main() -> None:
     assert admin.get(m1["id"], version=2)["content"] == upd["content"]
 
     # Event time and supersede.
-    valid = admin.set_validity(lisbon["id"], from_="2023-01-01")
+    valid = admin.set_validity(lisbon["id"], valid_from="2023-01-01")
     assert valid.get("valid_from", "").startswith("2023-01-01"), valid
     berlin = admin.supersede(lisbon["id"], "Alice lives in Berlin since 2026", source="conversation:3#turn-1")
     assert berlin["id"] != lisbon["id"]
@@ -161,7 +161,7 @@ def main() -> None:
     held2 = admin.remember("Alice might be moving to Mars", quarantine=True)
     assert held["status"] == "quarantined", held
     assert any(it["memory"]["id"] == held["id"] for it in admin.review()["items"])
-    released = admin.quarantine_release(held["id"], trust_level="certain", note="checked with Alice")
+    released = admin.quarantine_release(held["id"], trust="certain", note="checked with Alice")
     assert released["status"] == "active", released
     assert admin.quarantine_reject(held2["id"], reason="speculation")["memory_id"] == held2["id"]
 
@@ -179,6 +179,19 @@ def main() -> None:
     assert stats["by_namespace"].get(NS, 0) > 0, stats
     audit = admin.audit_verify()
     assert audit["entries"] > 0 and audit.get("broken", 0) == 0, audit
+    log = admin.audit(action="remember")
+    assert log["entries"] and all(e["action"] == "remember" for e in log["entries"]), log["entries"][:1]
+    audit_export = admin.audit_export()
+    assert len(audit_export["entries"]) == audit["entries"], audit_export["head"]
+
+    # The store as JSONL, and back: a dry run checks it and stores nothing.
+    exported = admin.export(namespaces=[NS])
+    assert exported["memories"] > 0 and len(exported["jsonl"].split("\n")) > exported["memories"], exported["memories"]
+    dry = admin.import_(jsonl=exported["jsonl"], dry_run=True)
+    assert dry.get("dry_run") is True, dry
+    assert dry["imported"] + dry["skipped"] == exported["memories"], dry
+    half = exported["jsonl"][: len(exported["jsonl"]) // 2]
+    fails(lambda: admin.import_(jsonl=half), InvalidError, "invalid", 400)
 
     # Errors, each with its class, kind and status.
     fails(lambda: admin.get(987654321), NotFoundError, "not_found", 404)

@@ -117,7 +117,7 @@ assert.equal(rev.content, m1.content);
 assert.equal((await admin.get({ id: m1.id, version: 2 })).content, upd.content);
 
 // Event time and supersede.
-const valid = await admin.setValidity({ id: lisbon.id, from: "2023-01-01" });
+const valid = await admin.setValidity({ id: lisbon.id, valid_from: "2023-01-01" });
 assert.ok(valid.valid_from?.startsWith("2023-01-01"), valid.valid_from);
 const berlin = await admin.supersede({ id: lisbon.id, content: "Alice lives in Berlin since 2026", source: "conversation:3#turn-1" });
 assert.notEqual(berlin.id, lisbon.id);
@@ -155,7 +155,7 @@ const held2 = await admin.remember({ content: "Alice might be moving to Mars", q
 assert.equal(held.status, "quarantined");
 const queue = await admin.review();
 assert.ok(queue.items.some((it) => it.memory.id === held.id));
-const released = await admin.quarantineRelease({ id: held.id, trust_level: "certain", note: "checked with Alice" });
+const released = await admin.quarantineRelease({ id: held.id, trust: "certain", note: "checked with Alice" });
 assert.equal(released.status, "active");
 const rejected = await admin.quarantineReject({ id: held2.id, reason: "speculation" });
 assert.equal(rejected.memory_id, held2.id);
@@ -178,6 +178,18 @@ assert.ok((stats.by_namespace[ns] ?? 0) > 0, JSON.stringify(stats.by_namespace))
 const audit = await admin.auditVerify();
 assert.ok(audit.entries > 0);
 assert.equal(audit.broken ?? 0, 0);
+const log = await admin.audit({ action: "remember" });
+assert.ok(log.entries.length > 0 && log.entries.every((e) => e.action === "remember"), JSON.stringify(log.entries[0]));
+const auditExport = await admin.auditExport();
+assert.equal(auditExport.entries.length, audit.entries);
+
+// The store as JSONL, and back: a dry run checks it and stores nothing.
+const exported = await admin.export({ namespaces: [ns] });
+assert.ok(exported.memories > 0 && exported.jsonl.split("\n").length > exported.memories, JSON.stringify(exported).slice(0, 200));
+const checked = await admin.import({ jsonl: exported.jsonl, dry_run: true });
+assert.equal(checked.dry_run, true);
+assert.equal(checked.imported + checked.skipped, exported.memories);
+await fails(() => admin.import({ jsonl: exported.jsonl.slice(0, exported.jsonl.length / 2) }), InvalidError, "invalid", 400);
 
 // Errors, each with its class, kind and status.
 await fails(() => admin.get({ id: 987654321 }), NotFoundError, "not_found", 404);
