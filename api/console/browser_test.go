@@ -203,11 +203,22 @@ func darkMode(on bool) chromedp.Action[chromedp.Void] {
 
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
+	// A node found just before the browser replaces the document (a form's
+	// navigation still settling) is gone by the time its text is asked
+	// for: ask again, a few times, for the node the new document has.
+	var err error
+	for range 5 {
+		var s string
+		if s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel))); err == nil {
+			return s
+		}
+		if !strings.Contains(err.Error(), "No node with given id") {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	return s
+	t.Fatalf("text of %s: %v", sel, err)
+	return ""
 }
 
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {

@@ -120,8 +120,9 @@ func (q *req) search() {
 		return
 	}
 	d.Searched = true
-	x, err := call[core.Explanation](q, "explain", &in)
+	out, err := call[api.ExplainOut](q, "explain", &in)
 	if err == nil {
+		x := out.Explanation
 		d.Explain = x
 		byID := map[int64]*core.CandidateExplanation{}
 		for i := range x.Candidates {
