@@ -61,7 +61,12 @@ func TestPruneBounds(t *testing.T) {
 	}
 	var live []int64
 	next := 0
+	// Full size only without the race detector (.ci/run runs it so, beside
+	// TestPrunedSearch); under -race the checks take some 30 times longer.
 	steps, queries := longtest.Pick(4, 12), longtest.Pick(10, 25)
+	if raceEnabled {
+		steps, queries = 3, 8
+	}
 	for step := range steps {
 		err := d.Update(ctx, func(tx driver.Tx) error {
 			for range 40 + rng.IntN(40) {
