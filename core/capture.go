@@ -4,12 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/memos-go/memos/core/driver"
 )
 
 // CaptureRequest is a conversation (or the next part of one) to remember.
@@ -278,40 +279,7 @@ func capturedKeys(ctx context.Context, b Backend, ns, session string) (map[strin
 			ids[i] = m.ID
 		}
 		slices.Sort(ids) // as a scan visits them: a later memory's key wins
-		return eachMemory(tx, ids, visit)
+		return driver.EachMemory(tx, ids, visit)
 	})
 	return keys, turns, err
-}
-
-// eachMemory calls fn with the current version of each of ids that
-// exists, in the order of ids, reading them at once when the backend can
-// (MultiGetter).
-func eachMemory(tx ReadTx, ids []int64, fn func(*Memory) error) error {
-	if mg, ok := tx.(MultiGetter); ok {
-		got, err := mg.GetMany(ids)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if m := got[id]; m != nil {
-				if err := fn(m); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	for _, id := range ids {
-		m, err := tx.Get(id, 0)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := fn(m); err != nil {
-			return err
-		}
-	}
-	return nil
 }
