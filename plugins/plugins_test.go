@@ -18,6 +18,7 @@ import (
 
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/embedtest"
+	"github.com/memos-go/memos/core/testbin"
 	"github.com/memos-go/memos/plugins"
 	"github.com/memos-go/memos/plugins/internal/testembed"
 )
@@ -31,13 +32,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin.plugin = filepath.Join(dir, "testplugin")
-	bin.host = filepath.Join(dir, "testhost")
-	for out, pkg := range map[string]string{bin.plugin: "./testdata/testplugin", bin.host: "./testdata/testhost"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building", pkg, ":", err)
+	for out, pkg := range map[*string]string{&bin.plugin: "./testdata/testplugin", &bin.host: "./testdata/testhost"} {
+		if *out, err = testbin.BuildIn(dir, pkg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.RemoveAll(dir)
 			os.Exit(1)
 		}

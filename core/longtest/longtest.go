@@ -14,7 +14,9 @@
 package longtest
 
 import (
+	"flag"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -52,4 +54,24 @@ func Skip(t testing.TB, why string) {
 		t.Fatal(msg + "; CI must set it (.ci/run)")
 	}
 	t.Skip(msg)
+}
+
+// QuickRapidChecks lowers the number of cases pgregory.net/rapid checks per
+// property to n in the quick set. A package whose properties are costly
+// (each case opens a store) calls it from TestMain after flag.Parse. An
+// explicit -rapid.checks flag or RAPID_CHECKS variable, and the long set,
+// keep rapid's own count.
+func QuickRapidChecks(n int) {
+	if Enabled() || os.Getenv("RAPID_CHECKS") != "" {
+		return
+	}
+	f := flag.Lookup("rapid.checks")
+	if f == nil {
+		return
+	}
+	given := false
+	flag.Visit(func(v *flag.Flag) { given = given || v == f })
+	if !given {
+		_ = f.Value.Set(strconv.Itoa(n))
+	}
 }

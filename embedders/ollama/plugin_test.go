@@ -2,11 +2,10 @@ package ollama_test
 
 import (
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/memos-go/memos/core/embedtest"
+	"github.com/memos-go/memos/core/testbin"
 	"github.com/memos-go/memos/plugins"
 )
 
@@ -16,10 +15,7 @@ func TestAsPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}
-	bin := filepath.Join(t.TempDir(), "memos-embed-ollama")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/memos-embed-ollama").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Build(t, "./cmd/memos-embed-ollama")
 	f := &fake{t: t, dim: 8}
 	srv := httptest.NewServer(f)
 	defer srv.Close()

@@ -1,11 +1,10 @@
 package openai_test
 
 import (
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/memos-go/memos/core/embedtest"
+	"github.com/memos-go/memos/core/testbin"
 	"github.com/memos-go/memos/plugins"
 )
 
@@ -15,10 +14,7 @@ func TestAsPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}
-	bin := filepath.Join(t.TempDir(), "memos-embed-openai")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/memos-embed-openai").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Build(t, "./cmd/memos-embed-openai")
 	f := &fake{}
 	url := serve(t, f)
 	p, err := plugins.Open(t.Context(), plugins.Config{Path: bin, Args: []string{

@@ -2,11 +2,10 @@ package wordvec_test
 
 import (
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/memos-go/memos/core/embedtest"
+	"github.com/memos-go/memos/core/testbin"
 	"github.com/memos-go/memos/embedders/wordvec"
 	"github.com/memos-go/memos/plugins"
 )
@@ -17,10 +16,7 @@ func TestAsPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}
-	bin := filepath.Join(t.TempDir(), "memos-embed-wordvec")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/memos-embed-wordvec").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Build(t, "./cmd/memos-embed-wordvec")
 	path := fixture(t, true, false)
 	p, err := plugins.Open(t.Context(), plugins.Config{Path: bin, Args: []string{"-path", path, "-dim", "4"}})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/memos-go/memos/core/testbin"
 )
 
 // buildMemos builds the real memos binary (cmd/memos) into a temporary
@@ -16,20 +18,7 @@ import (
 // build reuses the packages the test binary was compiled from.
 func buildMemos(t *testing.T) string {
 	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to build the memos binary")
-	}
-	bin := filepath.Join(t.TempDir(), "memos")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command(gobin, append(args, "..")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testbin.Build(t, "..")
 }
 
 // TestBinaryConcurrentWriters runs two memos processes that add memories to

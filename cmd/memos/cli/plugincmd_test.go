@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/embedtest"
 	"github.com/memos-go/memos/core/provider/rerank/reranktest"
+	"github.com/memos-go/memos/core/testbin"
 	"github.com/memos-go/memos/plugins"
 )
 
@@ -27,19 +27,7 @@ import (
 // so that the build reuses the test binary's packages.
 func buildPlugin(t *testing.T, pkg string) string {
 	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to build a plugin")
-	}
-	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	if out, err := exec.Command(gobin, append(args, pkg)...).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return bin
+	return testbin.Build(t, pkg)
 }
 
 func TestPluginTestPasses(t *testing.T) {
