@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/corpus"
+	"github.com/memos-go/memos/core/longtest"
 	_ "github.com/memos-go/memos/core/vector/hnsw"
 	"github.com/memos-go/memos/embedders/hash"
 )
@@ -262,6 +264,10 @@ func BenchmarkContextPack100k(b *testing.B) {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	// Each case of TestConsolidateProperties opens a store: 20 cases in the
+	// quick set, rapid's 100 in the long one.
+	longtest.QuickRapidChecks(20)
 	code := m.Run()
 	if benchStore.dir != "" {
 		os.RemoveAll(benchStore.dir)

@@ -738,7 +738,9 @@ func TestAutoVectorIndexSwitchUnderLoad(t *testing.T) {
 		})
 	}
 	var forgot []int64
+	written := make(chan struct{})
 	wg.Go(func() {
+		defer close(written)
 		for i := 150; i < 400; i++ {
 			m, err := e.Remember(ctx, core.Input{Content: content(i)})
 			if err != nil {
@@ -754,6 +756,19 @@ func TestAutoVectorIndexSwitchUnderLoad(t *testing.T) {
 			}
 		}
 	})
+	// The index switches once the writes have crossed the threshold; the
+	// minute waitIndex allows starts when they are done, however slowly a
+	// busy machine ran them.
+	select {
+	case <-written:
+	case <-time.After(10 * time.Minute):
+		t.Fatal("250 writes took more than 10 minutes")
+	}
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
 	waitIndex(t, e, "hnsw")
 	close(stop)
 	wg.Wait()
