@@ -42,11 +42,14 @@ func question(r *rand.Rand) string {
 // Not part of the tests: go test -run '^$' -bench Scaling -benchtime 300x
 // ./cmd/memos/internal/multihost/ (as root). MEMOS_MULTIHOST_PIN=1 pins
 // serve host i to CPU i mod NumCPU with GOMAXPROCS=1;
-// MEMOS_MULTIHOST_DELAY=1ms adds that one-way delay between the serve hosts
-// and PostgreSQL; MEMOS_MULTIHOST_MEMORIES (default 2000) sizes the store.
+// MEMOS_MULTIHOST_DELAY=1ms puts a proxy between the serve hosts and
+// PostgreSQL that adds that one-way delay and counts round trips per
+// request (db-trips/op; 0s counts without delay); MEMOS_MULTIHOST_MEMORIES
+// (default 2000) sizes the store.
 func BenchmarkScaling(b *testing.B) {
 	opts := options{hosts: 3, pin: os.Getenv("MEMOS_MULTIHOST_PIN") == "1"}
 	if d := os.Getenv("MEMOS_MULTIHOST_DELAY"); d != "" {
+		opts.proxy = true
 		var err error
 		if opts.delay, err = time.ParseDuration(d); err != nil {
 			b.Fatalf("MEMOS_MULTIHOST_DELAY: %v", err)
@@ -111,6 +114,7 @@ func runLoad(b *testing.B, c *cluster, hosts []*host, op string, clients int) {
 		return serve, nsTicks(c.pgNS), cpuTicks(os.Getpid())
 	}
 	s0, p0, c0 := ticks()
+	t0 := c.trips.Load()
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -142,6 +146,7 @@ func runLoad(b *testing.B, c *cluster, hosts []*host, op string, clients int) {
 	wall := time.Since(start)
 	b.StopTimer()
 	s1, p1, c1 := ticks()
+	trips := c.trips.Load() - t0
 	if n := failed.Load(); n > 0 {
 		b.Fatalf("%d of %d requests failed, the first: %v", n, b.N, firstErr.Load())
 	}
@@ -157,5 +162,8 @@ func runLoad(b *testing.B, c *cluster, hosts []*host, op string, clients int) {
 	b.ReportMetric(pct(s1-s0), "serve-cpu%")
 	b.ReportMetric(pct(p1-p0), "pg-cpu%")
 	b.ReportMetric(pct(c1-c0), "client-cpu%")
+	if c.opts.proxy {
+		b.ReportMetric(float64(trips)/float64(b.N), "db-trips/op")
+	}
 	b.ReportMetric(0, "ns/op") // wall time per request says nothing with concurrent clients
 }

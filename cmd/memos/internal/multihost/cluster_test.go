@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -65,7 +66,8 @@ var leftoverRE = regexp.MustCompile(`^` + namePrefix + `(\d+)`)
 // options shape a cluster.
 type options struct {
 	hosts int           // serve hosts (default 3)
-	delay time.Duration // one-way delay added between the serve hosts and PostgreSQL
+	proxy bool          // the serve hosts reach PostgreSQL through a proxy that counts and delays
+	delay time.Duration // the proxy's one-way delay
 	pin   bool          // pin serve host i to CPU i mod NumCPU, with GOMAXPROCS=1
 }
 
@@ -83,6 +85,7 @@ type cluster struct {
 	hosts  []*host
 	http   *http.Client
 	proxy  net.Listener
+	trips  atomic.Int64 // chunks the proxy forwarded from a serve host to PostgreSQL
 }
 
 // host is one `memos serve` process in its namespace.
@@ -178,12 +181,12 @@ func newCluster(t testing.TB, opts options) *cluster {
 
 	c.bin = buildMemos(t, c.dir)
 	c.startPostgres(t, pgUser)
-	if opts.delay > 0 {
+	if opts.proxy {
 		c.startProxy(t)
 	}
 	for i := range opts.hosts {
 		h := &host{c: c, i: i, ns: fmt.Sprintf("%s-s%d", c.id, i+1), addr: fmt.Sprintf(subnet+":%d", hostOctet+i, servePort),
-			home: filepath.Join(c.dir, fmt.Sprintf("s%d", i+1)), cpu: -1, proxy: opts.delay > 0}
+			home: filepath.Join(c.dir, fmt.Sprintf("s%d", i+1)), cpu: -1, proxy: opts.proxy}
 		if opts.pin {
 			h.cpu = i % runtime.NumCPU()
 		}
@@ -508,8 +511,9 @@ func (c *cluster) restartPostgres(down time.Duration) error {
 
 // startProxy listens on the PostgreSQL host's address, port proxyPort, and
 // forwards to the server on its loopback, holding every chunk for
-// opts.delay in each direction: the kernel of the machine the tests were
-// written on has no netem, and a proxy adds the same round-trip cost.
+// opts.delay in each direction (the kernel of the machine the tests were
+// written on has no netem; a proxy adds the same cost to a round trip) and
+// counting the chunks sent to the server: a client's round trips.
 func (c *cluster) startProxy(t testing.TB) {
 	t.Helper()
 	err := inNetns(c.pgNS, func() (err error) {
@@ -532,15 +536,16 @@ func (c *cluster) startProxy(t testing.TB) {
 					in.Close()
 					return
 				}
-				go delayCopy(out, in, c.opts.delay)
-				delayCopy(in, out, c.opts.delay)
+				go delayCopy(out, in, c.opts.delay, &c.trips)
+				delayCopy(in, out, c.opts.delay, nil)
 			}()
 		}
 	}()
 }
 
-// delayCopy copies src to dst, each chunk d after it was read, in order.
-func delayCopy(dst, src net.Conn, d time.Duration) {
+// delayCopy copies src to dst, each chunk d after it was read, in order,
+// and counts the chunks in n (when not nil).
+func delayCopy(dst, src net.Conn, d time.Duration, n *atomic.Int64) {
 	type chunk struct {
 		b  []byte
 		at time.Time
@@ -550,9 +555,12 @@ func delayCopy(dst, src net.Conn, d time.Duration) {
 		defer close(q)
 		for {
 			b := make([]byte, 32<<10)
-			n, err := src.Read(b)
-			if n > 0 {
-				q <- chunk{b[:n], time.Now().Add(d)}
+			k, err := src.Read(b)
+			if k > 0 {
+				if n != nil {
+					n.Add(1)
+				}
+				q <- chunk{b[:k], time.Now().Add(d)}
 			}
 			if err != nil {
 				return
