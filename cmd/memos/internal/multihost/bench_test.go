@@ -45,16 +45,10 @@ func question(r *rand.Rand) string {
 // MEMOS_MULTIHOST_DELAY=1ms puts a proxy between the serve hosts and
 // PostgreSQL that adds that one-way delay and counts round trips per
 // request (db-trips/op; 0s counts without delay); MEMOS_MULTIHOST_MEMORIES
-// (default 2000) sizes the store.
+// (default 2000) sizes the store; MEMOS_MULTIHOST_MAX_CONNS sets each
+// host's backends.postgres.max_conns.
 func BenchmarkScaling(b *testing.B) {
-	opts := options{hosts: 3, pin: os.Getenv("MEMOS_MULTIHOST_PIN") == "1"}
-	if d := os.Getenv("MEMOS_MULTIHOST_DELAY"); d != "" {
-		opts.proxy = true
-		var err error
-		if opts.delay, err = time.ParseDuration(d); err != nil {
-			b.Fatalf("MEMOS_MULTIHOST_DELAY: %v", err)
-		}
-	}
+	opts := envOptions(b)
 	clients := envInt(b, "MEMOS_MULTIHOST_CLIENTS", 12)
 	memories := envInt(b, "MEMOS_MULTIHOST_MEMORIES", 2000)
 	load, _ := os.ReadFile("/proc/loadavg")
@@ -71,6 +65,27 @@ func BenchmarkScaling(b *testing.B) {
 	}
 	load, _ = os.ReadFile("/proc/loadavg")
 	b.Logf("load average after: %s", strings.Join(strings.Fields(string(load))[:3], " "))
+}
+
+// envOptions reads MEMOS_MULTIHOST_PIN, MEMOS_MULTIHOST_DELAY and
+// MEMOS_MULTIHOST_MAX_CONNS.
+func envOptions(t testing.TB) options {
+	opts := options{hosts: 3, pin: os.Getenv("MEMOS_MULTIHOST_PIN") == "1"}
+	if v := os.Getenv("MEMOS_MULTIHOST_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("MEMOS_MULTIHOST_MAX_CONNS=%q: want a positive number", v)
+		}
+		opts.conns = n
+	}
+	if d := os.Getenv("MEMOS_MULTIHOST_DELAY"); d != "" {
+		opts.proxy = true
+		var err error
+		if opts.delay, err = time.ParseDuration(d); err != nil {
+			t.Fatalf("MEMOS_MULTIHOST_DELAY: %v", err)
+		}
+	}
+	return opts
 }
 
 func envInt(b *testing.B, name string, def int) int {

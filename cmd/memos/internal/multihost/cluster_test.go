@@ -69,6 +69,7 @@ type options struct {
 	proxy bool          // the serve hosts reach PostgreSQL through a proxy that counts and delays
 	delay time.Duration // the proxy's one-way delay
 	pin   bool          // pin serve host i to CPU i mod NumCPU, with GOMAXPROCS=1
+	conns int           // backends.postgres.max_conns (0: the default)
 }
 
 // cluster is one PostgreSQL host, the serve hosts and a client host, each in
@@ -592,6 +593,7 @@ func (h *host) writeConfig(t testing.TB) {
 backends:
   postgres:
     dsn: postgres://memos@%s/postgres?sslmode=verify-full&sslrootcert=%s
+    max_conns: %d
 server:
   addr: %s
   tokens:
@@ -600,7 +602,7 @@ server:
     - name: alice
       token: %s
       namespaces: [%q]
-`, dbAddr, filepath.Join(h.c.dir, "ca.crt"), h.addr, adminToken, aliceToken, aliceNS)
+`, dbAddr, filepath.Join(h.c.dir, "ca.crt"), h.c.opts.conns, h.addr, adminToken, aliceToken, aliceNS)
 	if err := os.WriteFile(filepath.Join(h.home, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

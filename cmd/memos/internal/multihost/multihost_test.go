@@ -43,9 +43,10 @@ type auditReport struct {
 // staleness, tokens, concurrent writers, a host killed under load, the
 // database restarted under load, and, after all of it, the audit chain.
 // The subtests share the cluster and run in order; each leaves it with
-// three hosts serving.
+// three hosts serving. MEMOS_MULTIHOST_DELAY and MEMOS_MULTIHOST_PIN shape
+// the cluster as for BenchmarkScaling.
 func TestMultiHost(t *testing.T) {
-	c := newCluster(t, options{hosts: 3})
+	c := newCluster(t, envOptions(t))
 	for _, st := range []struct {
 		name string
 		fn   func(*testing.T, *cluster)
