@@ -402,7 +402,7 @@ func testKillHost(t *testing.T, c *cluster) {
 }
 
 // testRestartPostgres restarts the database while writers on every host
-// remember. While it is down every failure must be a 503 of kind
+// remember and a reader on every host searches. While it is down every failure must be a 503 of kind
 // unavailable (not a hang, not a 500); afterwards every host serves again
 // without being restarted. Writers retry a write that failed only after
 // a lookup by its unique source shows it was not stored (a COMMIT cut off
@@ -481,6 +481,26 @@ func testRestartPostgres(t *testing.T, c *cluster) {
 			})
 		}
 	}
+	// A reader per host: searches fail the same way and recover too.
+	var searched atomic.Int64
+	for _, h := range c.hosts {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				err := c.call(ctx, h, adminToken, "search", map[string]any{"query": "load across the database restart"}, nil)
+				if err == nil {
+					searched.Add(1)
+					continue
+				}
+				l.fail(h, err, status(err) == http.StatusServiceUnavailable && err.(*apiError).Kind == "unavailable")
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+	}
 	time.Sleep(time.Second)
 	down := time.Now()
 	if err := c.restartPostgres(2 * time.Second); err != nil {
@@ -523,8 +543,8 @@ func testRestartPostgres(t *testing.T, c *cluster) {
 	if n503 == 0 {
 		t.Errorf("no request failed with 503 while the database was down (%v down); failures %v", up.Sub(down), l.failures)
 	}
-	t.Logf("database down for %v: %d answers 503 unavailable, slowest request %v, %d writes answered 503 were found stored: %q",
-		up.Sub(down).Round(time.Millisecond), n503, time.Duration(slowest.Load()).Round(time.Millisecond), len(l.landed), l.landed)
+	t.Logf("database down for %v: %d answers 503 unavailable, slowest write %v, %d searches answered, %d writes answered 503 were found stored: %q",
+		up.Sub(down).Round(time.Millisecond), n503, time.Duration(slowest.Load()).Round(time.Millisecond), searched.Load(), len(l.landed), l.landed)
 	checkStored(t, c, c.hosts[1], "restart:", l)
 }
 
