@@ -103,9 +103,7 @@ func (e *Engine) Supersede(ctx context.Context, old int64, in Input) (*Memory, e
 	if err != nil {
 		return nil, &Error{Op: op, ID: old, Err: err}
 	}
-	if err := e.vec.Sync(ctx); err != nil {
-		return nil, &Error{Op: op, ID: old, Err: err}
-	}
+	e.synced(ctx)
 	return out, nil
 }
 

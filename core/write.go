@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"runtime"
@@ -214,10 +215,18 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
-	if err := e.vec.Sync(ctx); err != nil {
-		return nil, &Error{Op: op, Err: err}
-	}
+	e.synced(ctx)
 	return ms, nil
+}
+
+// synced brings the vector index up to date after a write that committed.
+// A failure (the database unreachable just after the COMMIT) does not fail
+// the write: the next search syncs the index first, and a caller told that
+// a committed write failed would retry it and store it twice.
+func (s *shared) synced(ctx context.Context) {
+	if err := s.vec.Sync(ctx); err != nil {
+		slog.Warn("memos: the write committed, but bringing the vector index up to date failed; the next search does it", "err", err)
+	}
 }
 
 // insert stores m (made from in) in tx: it applies the quarantine policy
@@ -640,9 +649,7 @@ func (e *Engine) writeVersionDetail(ctx context.Context, op string, id int64, ch
 	if err != nil {
 		return nil, &Error{Op: op, ID: id, Err: err}
 	}
-	if err := e.vec.Sync(ctx); err != nil {
-		return nil, &Error{Op: op, ID: id, Err: err}
-	}
+	e.synced(ctx)
 	return out, nil
 }
 
