@@ -266,6 +266,45 @@ func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) er
 // Edges returns the edges that start or end at id, ordered by (From, To, Type).
 func (t *readTx) Edges(id int64) ([]driver.Edge, error) { return sqlrow.Edges(t, qEdges, id) }
 
+// qEdgesMany reads the edges of the ids $1 in one statement, each with the
+// id it belongs to: through the primary key for the edges from an id,
+// through edges_to for those to it (a loop once).
+var qEdgesMany = `SELECT from_id, ` + sqlrow.EdgeCols + ` FROM edges WHERE from_id = ANY($1)
+	UNION ALL
+	SELECT to_id, ` + sqlrow.EdgeCols + ` FROM edges WHERE to_id = ANY($1) AND from_id <> to_id
+	ORDER BY 1, 2, 3, 4`
+
+// EdgesMany returns the edges of every id of ids that has some, in one
+// statement (see driver.MultiEdgeReader).
+func (t *readTx) EdgesMany(ids []int64) (map[int64][]driver.Edge, error) {
+	out := map[int64][]driver.Edge{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := t.Each(qEdgesMany, []any{ids}, func(s sqlrow.Scanner) error {
+		var id int64
+		e, err := sqlrow.ScanEdge(idScanner{s, &id})
+		if err != nil {
+			return err
+		}
+		out[id] = append(out[id], e)
+		return nil
+	})
+	if err != nil {
+		return nil, t.fail(fmt.Sprintf("edges of %d memories", len(ids)), err)
+	}
+	return out, nil
+}
+
+// idScanner reads a leading id column into id, then the rest as the
+// wrapped scanner's caller asks.
+type idScanner struct {
+	s  sqlrow.Scanner
+	id *int64
+}
+
+func (s idScanner) Scan(dest ...any) error { return s.s.Scan(append([]any{s.id}, dest...)...) }
+
 // Meta returns a store-level setting, or ErrNotFound.
 func (t *readTx) Meta(key string) (string, error) {
 	return sqlrow.Meta(t, `SELECT value FROM meta WHERE key = $1`, key)
