@@ -37,13 +37,21 @@ var (
 	qGet     = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1`
 	qGetMany = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ANY($1)`
 	// Versions carry the memory's live access statistics: they belong to the
-	// memory, not to a version.
-	qGetVersion = `SELECT ` + sqlrow.Prefixed("v") + `, m.last_accessed_at, m.access_count
-		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
-		WHERE v.id = $1 AND v.version = $2`
-	qHistory = `SELECT ` + sqlrow.Prefixed("v") + `, m.last_accessed_at, m.access_count
-		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
-		WHERE v.id = $1 ORDER BY v.version`
+	// memory, not to a version. The current version is the memories row;
+	// memory_versions holds the ones before it (a row at or after the
+	// current version, which only a memos older than schema version 3
+	// still writing to the store could leave, is ignored).
+	qGetVersion = `SELECT ` + versionCols() + `, m.last_accessed_at, m.access_count
+			FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
+			WHERE v.id = $1 AND v.version = $2 AND v.version < m.version
+		UNION ALL
+		SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1 AND version = $2`
+	qHistory = `SELECT ` + versionCols() + `, m.last_accessed_at, m.access_count
+			FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
+			WHERE v.id = $1 AND v.version < m.version
+		UNION ALL
+		SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1
+		ORDER BY 2`
 	qEdges = `SELECT ` + sqlrow.EdgeCols + ` FROM edges
 		WHERE from_id = $1 OR to_id = $1 ORDER BY from_id, to_id, type`
 	qChanges = `SELECT seq, id, false, namespace, pool, status, embedding_model, embedding_dim, embedding
@@ -54,12 +62,53 @@ var (
 
 	qInsert = `INSERT INTO memories (` + memoryCols + `, last_accessed_at, access_count, seq, ntokens, terms)
 		VALUES (` + params(1, sqlrow.NMemoryCols+4) + `, array_to_tsvector($` + fmt.Sprint(sqlrow.NMemoryCols+5) + `::text[]))`
-	qInsertVersion = `INSERT INTO memory_versions (` + memoryCols + `) VALUES (` + params(1, sqlrow.NMemoryCols) + `)`
+	// qKeepVersion copies the current version of memory $1 into
+	// memory_versions before Put replaces it, without the content when it
+	// equals the new version's ($2) and without the embedding when its
+	// bytes do ($3); see schemaV3.
+	qKeepVersion = `INSERT INTO memory_versions (` + memoryCols + `)
+		SELECT ` + strings.NewReplacer(
+		"content,", "CASE WHEN content = $2::text THEN NULL ELSE content END,",
+		"embedding_dim, embedding", "embedding_dim, CASE WHEN embedding_dim > 0 AND embedding = $3::bytea THEN NULL ELSE embedding END",
+	).Replace(memoryCols) + ` FROM memories WHERE id = $1
+		ON CONFLICT (id, version) DO UPDATE SET (` + strings.TrimPrefix(memoryCols, "id, version, ") + `) =
+		(` + excluded(strings.TrimPrefix(memoryCols, "id, version, ")) + `)`
 	// Every column but id (the first), then seq, ntokens, terms; id last.
 	qPut = `UPDATE memories SET (` + strings.TrimPrefix(memoryCols, "id, ") + `, seq, ntokens, terms) =
 		(` + params(1, sqlrow.NMemoryCols-1+2) + `, array_to_tsvector($` + fmt.Sprint(sqlrow.NMemoryCols+2) + `::text[]))
 		WHERE id = $` + fmt.Sprint(sqlrow.NMemoryCols+3)
 )
+
+// versionCols returns memoryCols for the version row aliased v of the
+// memory aliased m, with the content and embedding a row leaves out (NULL:
+// the same as the next version's, see schemaV3) taken from the first later
+// version that has them, or from the current row.
+func versionCols() string {
+	cols := strings.Split(sqlrow.Prefixed("v"), ", ")
+	later := func(col string) string {
+		return `coalesce((SELECT n.` + col + ` FROM memory_versions AS n
+			WHERE n.id = v.id AND n.version > v.version AND n.version < m.version AND n.` + col + ` IS NOT NULL
+			ORDER BY n.version LIMIT 1), m.` + col + `)`
+	}
+	for i, c := range cols {
+		switch c {
+		case "v.content":
+			cols[i] = `coalesce(v.content, ` + later("content") + `)`
+		case "v.embedding":
+			cols[i] = `CASE WHEN v.embedding IS NULL AND v.embedding_dim > 0 THEN ` + later("embedding") + ` ELSE v.embedding END`
+		}
+	}
+	return strings.Join(cols, ", ")
+}
+
+// excluded renders the columns cols ("a, b") as "excluded.a, excluded.b".
+func excluded(cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = "excluded." + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // readTx implements driver.ReadTx and driver.AuditReader over one pgx
 // transaction, bound to the context of its View or Update. A connection
@@ -437,10 +486,7 @@ func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
 	}
 	t.mu.Unlock()
 	row[0] = id
-	err = t.batch(
-		stmt{qInsert, append(row[:len(row):len(row)], seq, n, terms)},
-		stmt{qInsertVersion, row[:sqlrow.NMemoryCols]},
-	)
+	err = t.batch(stmt{qInsert, append(row[:len(row):len(row)], seq, n, terms)})
 	if err != nil {
 		return t.fail(fmt.Sprintf("insert memory %d", id), err)
 	}
@@ -476,8 +522,9 @@ func (t *writeTx) current(op string, id int64) (version, ntokens int, err error)
 	return version, ntokens, nil
 }
 
-// Put stores m as version m.Version of memory m.ID and makes it current.
-// The memory's access statistics are kept: they are not versioned.
+// Put stores m as version m.Version of memory m.ID and makes it current;
+// the version it replaces moves to memory_versions. The memory's access
+// statistics are kept: they are not versioned.
 func (t *writeTx) Put(m *driver.Memory) error {
 	if m == nil {
 		return driver.Invalidf("put: nil memory")
@@ -497,7 +544,8 @@ func (t *writeTx) Put(m *driver.Memory) error {
 	terms, n := analyze(m.Content)
 	seq := t.nextSeq()
 	put := append(append([]any(nil), args[1:]...), seq, n, terms, m.ID)
-	if err := t.batch(stmt{qPut, put}, stmt{qInsertVersion, args}); err != nil {
+	keep := stmt{qKeepVersion, []any{m.ID, args[sqlrow.Content], args[sqlrow.Embedding]}}
+	if err := t.batch(keep, stmt{qPut, put}); err != nil {
 		return t.fail(op, err)
 	}
 	t.mu.Lock()

@@ -1,0 +1,5 @@
+package postgres
+
+// SchemaV1 is the first schema's DDL, for tests that restore a store as an
+// older memos wrote it.
+var SchemaV1 = schemaV1
