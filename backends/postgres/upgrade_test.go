@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -182,8 +183,8 @@ func TestUpgradeFromV2(t *testing.T) {
 	defer conn.Close(ctx)
 	s := pgx.Identifier{schema}.Sanitize()
 	var version string
-	if err := conn.QueryRow(ctx, `SELECT value FROM `+s+`.meta WHERE key = 'postgres.schema_version'`).Scan(&version); err != nil || version != "3" {
-		t.Errorf("schema version %q (%v), want 3", version, err)
+	if err := conn.QueryRow(ctx, `SELECT value FROM `+s+`.meta WHERE key = 'postgres.schema_version'`).Scan(&version); err != nil || version != strconv.Itoa(postgres.SchemaVersion) {
+		t.Errorf("schema version %q (%v), want %d", version, err, postgres.SchemaVersion)
 	}
 	var rows, noContent, noVector, current, missing int
 	err = conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE content IS NULL),
