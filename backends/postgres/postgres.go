@@ -111,6 +111,7 @@ var (
 	_ driver.AuditReader     = (*readTx)(nil)
 	_ driver.Importer        = (*writeTx)(nil)
 	_ driver.MultiGetter     = (*readTx)(nil)
+	_ driver.MultiEdgeReader = (*readTx)(nil)
 	_ driver.ChangeWaiter    = (*DB)(nil)
 	_ driver.BackendStater   = (*DB)(nil)
 )

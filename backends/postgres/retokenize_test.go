@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -76,8 +77,8 @@ func TestRetokenizeMigration(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT tokens FROM `+s+`.store`).Scan(&tokens); err != nil {
 		t.Fatal(err)
 	}
-	if version != "2" || tokens != want {
-		t.Errorf("schema version %s, %d tokens; want 2, %d", version, tokens, want)
+	if version != strconv.Itoa(postgres.SchemaVersion) || tokens != want {
+		t.Errorf("schema version %s, %d tokens; want %d, %d", version, tokens, postgres.SchemaVersion, want)
 	}
 	for _, c := range contents {
 		var n int

@@ -24,7 +24,7 @@ const (
 // advisory lock, so that a store is never half-migrated and two processes
 // opening a new store at once do not both create it. Append new ones;
 // never edit a released one.
-var migrations = []migration{{sql: schemaV1}, {run: retokenize}}
+var migrations = []migration{{sql: schemaV1}, {run: retokenize}, {sql: schemaV3}}
 
 // migration is one step of migrations: SQL statements, or a function that
 // runs in the transaction.
@@ -201,6 +201,64 @@ var schemaV1 = []string{
 		prev_hash text   NOT NULL DEFAULT '',
 		hash      text   NOT NULL DEFAULT ''
 	)`,
+}
+
+// schemaV3 stores each version once, as sqlite (schema 2) and bolt (format
+// 2) do. Before, memory_versions held every version as a full copy, the
+// current one included, so the current content and embedding were stored
+// twice. From version 3, memories holds the current version and
+// memory_versions only the versions before it; a version row also leaves
+// out what it shares with the version after it: its content is NULL when
+// it equals the next version's, and its embedding is NULL (with
+// embedding_dim > 0) when its bytes equal the next version's. A reader
+// resolves a NULL from the first later version that has the value
+// (memories, at the latest); see versionCols.
+//
+// The upgrade builds the new table from the old one in the opening
+// transaction and drops the old one, so that the space it held returns to
+// the operating system at once (an UPDATE in place would leave dead tuples
+// behind for a VACUUM FULL). In the old table every version has its row,
+// the current one included, so w (the version after v) is always there
+// for a version that is kept.
+var schemaV3 = []string{
+	`CREATE TABLE memory_versions_v3 (
+		id                bigint           NOT NULL,
+		version           integer          NOT NULL,
+		namespace         text             NOT NULL,
+		pool              text             NOT NULL,
+		type              text             NOT NULL,
+		content           text,
+		significance      integer          NOT NULL,
+		entities          text,
+		emotional_context text             NOT NULL,
+		source            text             NOT NULL,
+		session           text             NOT NULL,
+		trust_level       text             NOT NULL,
+		trust_score       double precision NOT NULL,
+		valid_from        text,
+		valid_to          text,
+		created_at        text,
+		updated_at        text,
+		status            text             NOT NULL,
+		metadata          text,
+		embedding_model   text             NOT NULL,
+		embedding_dim     integer          NOT NULL,
+		embedding         bytea,
+		CONSTRAINT memory_versions_v3_pkey PRIMARY KEY (id, version)
+	)`,
+	`INSERT INTO memory_versions_v3 (` + memoryCols + `)
+		SELECT v.id, v.version, v.namespace, v.pool, v.type,
+			CASE WHEN v.content IS NOT DISTINCT FROM w.content THEN NULL ELSE v.content END,
+			v.significance, v.entities, v.emotional_context, v.source, v.session, v.trust_level, v.trust_score,
+			v.valid_from, v.valid_to, v.created_at, v.updated_at, v.status, v.metadata, v.embedding_model, v.embedding_dim,
+			CASE WHEN v.embedding_dim > 0 AND v.embedding IS NOT DISTINCT FROM w.embedding THEN NULL ELSE v.embedding END
+		FROM memory_versions AS v
+		JOIN memories AS m ON m.id = v.id AND v.version < m.version
+		LEFT JOIN memory_versions AS w ON w.id = v.id AND w.version = v.version + 1
+		ORDER BY v.id, v.version`,
+	`DROP TABLE memory_versions`,
+	`ALTER TABLE memory_versions_v3 RENAME TO memory_versions`,
+	`ALTER INDEX memory_versions_v3_pkey RENAME TO memory_versions_pkey`,
 }
 
 // migrate brings the schema to schemaVersion in tx: it creates it in an

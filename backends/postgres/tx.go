@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -37,29 +38,83 @@ var (
 	qGet     = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1`
 	qGetMany = `SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ANY($1)`
 	// Versions carry the memory's live access statistics: they belong to the
-	// memory, not to a version.
-	qGetVersion = `SELECT ` + sqlrow.Prefixed("v") + `, m.last_accessed_at, m.access_count
-		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
-		WHERE v.id = $1 AND v.version = $2`
-	qHistory = `SELECT ` + sqlrow.Prefixed("v") + `, m.last_accessed_at, m.access_count
-		FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
-		WHERE v.id = $1 ORDER BY v.version`
+	// memory, not to a version. The current version is the memories row;
+	// memory_versions holds the ones before it (a row at or after the
+	// current version, which only a memos older than schema version 3
+	// still writing to the store could leave, is ignored).
+	qGetVersion = `SELECT ` + versionCols() + `, m.last_accessed_at, m.access_count
+			FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
+			WHERE v.id = $1 AND v.version = $2 AND v.version < m.version
+		UNION ALL
+		SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1 AND version = $2`
+	qHistory = `SELECT ` + versionCols() + `, m.last_accessed_at, m.access_count
+			FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
+			WHERE v.id = $1 AND v.version < m.version
+		UNION ALL
+		SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1
+		ORDER BY 2`
 	qEdges = `SELECT ` + sqlrow.EdgeCols + ` FROM edges
 		WHERE from_id = $1 OR to_id = $1 ORDER BY from_id, to_id, type`
-	qChanges = `SELECT seq, id, false, namespace, pool, status, embedding_model, embedding_dim, embedding
-			FROM memories WHERE (seq, id) > ($1, $2)
+	// Each side of qChanges is ordered and limited itself, so that the
+	// planner reads both through their (seq, id) indexes and merges them:
+	// with the limit only on the union it scanned and sorted the whole
+	// table for every page (0.8 s a page at 100k memories, load 30), which
+	// made building a vector index from the log take minutes.
+	qChanges = `(SELECT seq, id, false, namespace, pool, status, embedding_model, embedding_dim, embedding
+			FROM memories WHERE (seq, id) > ($1, $2) ORDER BY seq, id LIMIT $3)
 		UNION ALL
-		SELECT seq, id, true, '', '', '', '', 0, NULL FROM tombstones WHERE (seq, id) > ($1, $2)
+		(SELECT seq, id, true, '', '', '', '', 0, NULL FROM tombstones WHERE (seq, id) > ($1, $2) ORDER BY seq, id LIMIT $3)
 		ORDER BY 1, 2 LIMIT $3`
 
 	qInsert = `INSERT INTO memories (` + memoryCols + `, last_accessed_at, access_count, seq, ntokens, terms)
 		VALUES (` + params(1, sqlrow.NMemoryCols+4) + `, array_to_tsvector($` + fmt.Sprint(sqlrow.NMemoryCols+5) + `::text[]))`
-	qInsertVersion = `INSERT INTO memory_versions (` + memoryCols + `) VALUES (` + params(1, sqlrow.NMemoryCols) + `)`
+	// qKeepVersion copies the current version of memory $1 into
+	// memory_versions before Put replaces it, without the content when it
+	// equals the new version's ($2) and without the embedding when its
+	// bytes do ($3); see schemaV3.
+	qKeepVersion = `INSERT INTO memory_versions (` + memoryCols + `)
+		SELECT ` + strings.NewReplacer(
+		"content,", "CASE WHEN content = $2::text THEN NULL ELSE content END,",
+		"embedding_dim, embedding", "embedding_dim, CASE WHEN embedding_dim > 0 AND embedding = $3::bytea THEN NULL ELSE embedding END",
+	).Replace(memoryCols) + ` FROM memories WHERE id = $1
+		ON CONFLICT (id, version) DO UPDATE SET (` + strings.TrimPrefix(memoryCols, "id, version, ") + `) =
+		(` + excluded(strings.TrimPrefix(memoryCols, "id, version, ")) + `)`
 	// Every column but id (the first), then seq, ntokens, terms; id last.
 	qPut = `UPDATE memories SET (` + strings.TrimPrefix(memoryCols, "id, ") + `, seq, ntokens, terms) =
 		(` + params(1, sqlrow.NMemoryCols-1+2) + `, array_to_tsvector($` + fmt.Sprint(sqlrow.NMemoryCols+2) + `::text[]))
 		WHERE id = $` + fmt.Sprint(sqlrow.NMemoryCols+3)
 )
+
+// versionCols returns memoryCols for the version row aliased v of the
+// memory aliased m, with the content and embedding a row leaves out (NULL:
+// the same as the next version's, see schemaV3) taken from the first later
+// version that has them, or from the current row.
+func versionCols() string {
+	cols := strings.Split(sqlrow.Prefixed("v"), ", ")
+	later := func(col string) string {
+		return `coalesce((SELECT n.` + col + ` FROM memory_versions AS n
+			WHERE n.id = v.id AND n.version > v.version AND n.version < m.version AND n.` + col + ` IS NOT NULL
+			ORDER BY n.version LIMIT 1), m.` + col + `)`
+	}
+	for i, c := range cols {
+		switch c {
+		case "v.content":
+			cols[i] = `coalesce(v.content, ` + later("content") + `)`
+		case "v.embedding":
+			cols[i] = `CASE WHEN v.embedding IS NULL AND v.embedding_dim > 0 THEN ` + later("embedding") + ` ELSE v.embedding END`
+		}
+	}
+	return strings.Join(cols, ", ")
+}
+
+// excluded renders the columns cols ("a, b") as "excluded.a, excluded.b".
+func excluded(cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = "excluded." + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // readTx implements driver.ReadTx and driver.AuditReader over one pgx
 // transaction, bound to the context of its View or Update. A connection
@@ -266,6 +321,45 @@ func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) er
 // Edges returns the edges that start or end at id, ordered by (From, To, Type).
 func (t *readTx) Edges(id int64) ([]driver.Edge, error) { return sqlrow.Edges(t, qEdges, id) }
 
+// qEdgesMany reads the edges of the ids $1 in one statement, each with the
+// id it belongs to: through the primary key for the edges from an id,
+// through edges_to for those to it (a loop once).
+var qEdgesMany = `SELECT from_id, ` + sqlrow.EdgeCols + ` FROM edges WHERE from_id = ANY($1)
+	UNION ALL
+	SELECT to_id, ` + sqlrow.EdgeCols + ` FROM edges WHERE to_id = ANY($1) AND from_id <> to_id
+	ORDER BY 1, 2, 3, 4`
+
+// EdgesMany returns the edges of every id of ids that has some, in one
+// statement (see driver.MultiEdgeReader).
+func (t *readTx) EdgesMany(ids []int64) (map[int64][]driver.Edge, error) {
+	out := map[int64][]driver.Edge{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := t.Each(qEdgesMany, []any{ids}, func(s sqlrow.Scanner) error {
+		var id int64
+		e, err := sqlrow.ScanEdge(idScanner{s, &id})
+		if err != nil {
+			return err
+		}
+		out[id] = append(out[id], e)
+		return nil
+	})
+	if err != nil {
+		return nil, t.fail(fmt.Sprintf("edges of %d memories", len(ids)), err)
+	}
+	return out, nil
+}
+
+// idScanner reads a leading id column into id, then the rest as the
+// wrapped scanner's caller asks.
+type idScanner struct {
+	s  sqlrow.Scanner
+	id *int64
+}
+
+func (s idScanner) Scan(dest ...any) error { return s.s.Scan(append([]any{s.id}, dest...)...) }
+
 // Meta returns a store-level setting, or ErrNotFound.
 func (t *readTx) Meta(key string) (string, error) {
 	return sqlrow.Meta(t, `SELECT value FROM meta WHERE key = $1`, key)
@@ -280,10 +374,39 @@ func (t *readTx) Seq() (uint64, error) {
 	return uint64(seq), nil
 }
 
+// maxChangePage bounds the rows of one page of Changes: 16 MiB of
+// 256-dimension vectors.
+const maxChangePage = 16384
+
 // Changes calls fn, in ascending (Seq, ID) order, once for every memory
 // changed after since. A transaction's writes share one Seq.
+//
+// The pages grow from pageSize to maxChangePage, doubling: a caller that
+// stops early (is the store empty?) or follows a short tail reads one
+// small page, and one that reads the whole log (an engine opening builds
+// its vector index from it) a dozen at 100k memories, not 400 round trips.
 func (t *readTx) Changes(since uint64, fn func(driver.Change) error) error {
-	return sqlrow.Changes(t, qChanges, since, pageSize, fn)
+	if since > math.MaxInt64 {
+		return nil
+	}
+	// (since, MaxInt64) excludes every change at since itself.
+	afterSeq, afterID := int64(since), int64(math.MaxInt64)
+	for size := pageSize; ; size = min(2*size, maxChangePage) {
+		cs, err := sqlrow.Collect(t, qChanges, []any{afterSeq, afterID, size}, sqlrow.ScanChange)
+		if err != nil {
+			return t.fail(fmt.Sprintf("read changes since %d", since), err)
+		}
+		for _, c := range cs {
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+		if len(cs) < size {
+			return nil
+		}
+		last := cs[len(cs)-1]
+		afterSeq, afterID = int64(last.Seq), last.ID
+	}
 }
 
 // Audit calls fn for every audit entry in ascending Seq order.
@@ -398,10 +521,7 @@ func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
 	}
 	t.mu.Unlock()
 	row[0] = id
-	err = t.batch(
-		stmt{qInsert, append(row[:len(row):len(row)], seq, n, terms)},
-		stmt{qInsertVersion, row[:sqlrow.NMemoryCols]},
-	)
+	err = t.batch(stmt{qInsert, append(row[:len(row):len(row)], seq, n, terms)})
 	if err != nil {
 		return t.fail(fmt.Sprintf("insert memory %d", id), err)
 	}
@@ -437,8 +557,9 @@ func (t *writeTx) current(op string, id int64) (version, ntokens int, err error)
 	return version, ntokens, nil
 }
 
-// Put stores m as version m.Version of memory m.ID and makes it current.
-// The memory's access statistics are kept: they are not versioned.
+// Put stores m as version m.Version of memory m.ID and makes it current;
+// the version it replaces moves to memory_versions. The memory's access
+// statistics are kept: they are not versioned.
 func (t *writeTx) Put(m *driver.Memory) error {
 	if m == nil {
 		return driver.Invalidf("put: nil memory")
@@ -458,7 +579,8 @@ func (t *writeTx) Put(m *driver.Memory) error {
 	terms, n := analyze(m.Content)
 	seq := t.nextSeq()
 	put := append(append([]any(nil), args[1:]...), seq, n, terms, m.ID)
-	if err := t.batch(stmt{qPut, put}, stmt{qInsertVersion, args}); err != nil {
+	keep := stmt{qKeepVersion, []any{m.ID, args[sqlrow.Content], args[sqlrow.Embedding]}}
+	if err := t.batch(keep, stmt{qPut, put}); err != nil {
 		return t.fail(op, err)
 	}
 	t.mu.Lock()

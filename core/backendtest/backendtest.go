@@ -115,6 +115,7 @@ var cases = []testCase{
 	{"Audit", []string{"Tx.AppendAudit", "AuditReader.Audit"}, testAudit},
 	{"Import", []string{"Importer.InsertAt", "Importer.ReserveIDs"}, testImport},
 	{"GetMany", []string{"MultiGetter.GetMany"}, testGetMany},
+	{"EdgesMany", []string{"MultiEdgeReader.EdgesMany", "ReadTx.Edges"}, testEdgesMany},
 	{"IndexedReaders", []string{"SessionReader.Session", "UpdateReader.UpdatedAfter", "RankReader.Ranked", "Tx.Touch", "Tx.Put", "Tx.Delete"}, testIndexedReaders},
 	{"RankedPages", []string{"RankReader.Ranked"}, testRankedPages},
 	{"List", []string{"ListReader.List", "Tx.Put", "Tx.Delete"}, testList},

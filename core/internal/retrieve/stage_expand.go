@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -104,16 +103,18 @@ func graphProposals(tx driver.ReadTx, seeds []*candidate, cfg *SearchConfig) ([]
 	if cfg.GraphFactor <= 0 {
 		return nil, nil
 	}
+	ids := make([]int64, len(seeds))
+	for i, s := range seeds {
+		ids[i] = s.id
+	}
+	// One read for every seed where the backend can (MultiEdgeReader).
+	all, err := driver.EdgesOf(tx, ids)
+	if err != nil {
+		return nil, err
+	}
 	var props []proposal
 	for _, s := range seeds {
-		edges, err := tx.Edges(s.id)
-		if errors.Is(err, driver.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, ed := range edges {
+		for _, ed := range all[s.id] {
 			f := cfg.edgeFactor(ed.Type) * ed.Weight
 			if f <= 0 {
 				continue
