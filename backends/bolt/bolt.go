@@ -102,7 +102,7 @@ type DB struct {
 	// pruneRows is Config.KeywordPruneRows (-1: off); pruneCounts counts
 	// keyword searches by how they were answered (pruneOutcome, search.go).
 	pruneRows   int
-	pruneCounts [4]atomic.Int64
+	pruneCounts [3]atomic.Int64
 
 	guard guard.Guard // Close waits for View, Update and searches in progress
 }

@@ -18,10 +18,9 @@ import (
 // every match, on a real store of dev turns (or the bench workload without
 // the shared data): for the dev questions and random ORs of words and
 // phrases, unfiltered and filtered, with a small row budget so that many
-// searches take two phases. When the bound proves the result, it is
-// exactly the exact search's (ids, order, scores); an approximate result's
-// hits that the exact search also returns have the same scores; with
-// keyword_prune_rows -1 no search takes two phases.
+// searches take two phases. Every result is exactly the exact search's
+// (ids, order, scores), however it was answered; with keyword_prune_rows -1
+// no search takes two phases.
 func TestPrunedSearch(t *testing.T) {
 	ctx := context.Background()
 	n := 3000
@@ -56,7 +55,7 @@ func TestPrunedSearch(t *testing.T) {
 	search := func(rows int, q query.Node, f driver.Filter, limit int) ([]driver.Hit, pruneOutcome) {
 		t.Helper()
 		d.pruneRows = rows // no other search runs
-		var before [4]int64
+		var before [3]int64
 		for k := range before {
 			before[k] = d.pruneCounts[k].Load()
 		}
@@ -72,8 +71,7 @@ func TestPrunedSearch(t *testing.T) {
 		t.Fatalf("%s: no outcome counted", q)
 		return nil, 0
 	}
-	var outcomes [4]int
-	var overlap, overlapN float64
+	var outcomes [3]int
 	for i, q := range queries {
 		f := filters[i%len(filters)]
 		limit := []int{10, 30, 5}[i/len(filters)%3]
@@ -83,24 +81,12 @@ func TestPrunedSearch(t *testing.T) {
 		}
 		got, outcome := search(150, q, f, limit)
 		outcomes[outcome]++
-		switch outcome {
-		case pruneApprox:
-			n, err := backendtest.SharedHits(got, want)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			if len(want) > 0 {
-				overlap += float64(n) / float64(len(want))
-				overlapN++
-			}
-		default:
-			if !slices.Equal(got, want) {
-				t.Fatalf("%s (outcome %d, limit %d, filter %+v):\n got %s\nwant %s", q, outcome, limit, f, backendtest.FormatHits(got), backendtest.FormatHits(want))
-			}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s (outcome %d, limit %d, filter %+v):\n got %s\nwant %s", q, outcome, limit, f, backendtest.FormatHits(got), backendtest.FormatHits(want))
 		}
 	}
-	t.Logf("%d queries: not prunable %d, exact %d, proved %d, approximate %d (mean overlap with the exact top %.3f)",
-		len(queries), outcomes[pruneNotTried], outcomes[pruneExact], outcomes[pruneProved], outcomes[pruneApprox], overlap/max(overlapN, 1))
+	t.Logf("%d queries: not prunable %d, exact %d, proved %d",
+		len(queries), outcomes[pruneNotTried], outcomes[pruneExact], outcomes[pruneProved])
 	if outcomes[pruneProved] == 0 || outcomes[pruneExact] == 0 {
 		t.Errorf("outcomes %v: want searches both proved and answered exactly", outcomes)
 	}

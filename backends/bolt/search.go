@@ -35,8 +35,9 @@ import (
 // drop the candidate, and scores the kept ones with FTS5's bm25 formula, so
 // that both backends rank alike. User text never reaches bleve's query-string parser.
 //
-// An OR of plain terms and phrases that matches many documents scores only
-// the candidates of its rarest ones (keyword_prune_rows, see prune.go).
+// An OR of plain terms and phrases that matches many documents scores the
+// candidates of its rarest ones first, and more only until the result is
+// proved exact (keyword_prune_rows, see prune.go).
 
 // candidates returns a bleve query whose matches are a superset of e's.
 func candidates(q *text.Query, e text.Expr) bq.Query {

@@ -4,10 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/backendtest/devbench"
+	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/query"
 )
 
 // BenchmarkNaturalPrune compares the two-phase keyword search with FTS5
@@ -33,4 +38,100 @@ func BenchmarkNaturalPrune(b *testing.B) {
 		return backendtest.PruneStore{Index: d, Close: d.Close,
 			Proved: d.pruneCounts[pruneProved].Load, Approx: func() int64 { return 0 }}, nil
 	})
+}
+
+// BenchmarkPruneReads measures what the two-phase keyword search reads with
+// the terms' stored frontiers (bound.go) and without them (every phrase
+// bounded by MaxTerm, as before they were kept), on the store
+// BenchmarkNatural keeps in $MEMOS_BENCH_DIR: every dev question, top 10
+// (MEMOS_BENCH_LIMIT sets another k), unfiltered, the two settings
+// alternated pass by pass after a warm-up pass of each. It reports, per
+// search, the postings, lengths and contents read, the p50 and p95 of each
+// setting, and fails if any result differs between the two.
+func BenchmarkPruneReads(b *testing.B) {
+	dir := os.Getenv("MEMOS_BENCH_DIR")
+	path := filepath.Join(dir, "natural-sqlite-100k", "store")
+	if _, err := os.Stat(path); dir == "" || err != nil {
+		b.Skip("needs the store BenchmarkNatural keeps in $MEMOS_BENCH_DIR (natural-sqlite-100k)")
+	}
+	limit := 10
+	if v := os.Getenv("MEMOS_BENCH_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("MEMOS_BENCH_LIMIT is %q; use a positive number of results", v)
+		}
+		limit = n
+	}
+	var nodes []query.Node
+	for _, s := range devbench.Questions(b, devbench.DataDir) {
+		if q := query.Natural(s); q != nil {
+			nodes = append(nodes, q)
+		}
+	}
+	ctx := context.Background()
+	d, err := Open(ctx, Config{Path: path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	type result struct {
+		hits  [][]driver.Hit
+		lat   []time.Duration
+		reads [3]int64
+	}
+	pass := func(loose bool) result {
+		d.looseBounds = loose
+		var r result
+		var before [3]int64
+		for k := range before {
+			before[k] = d.pruneReads[k].Load()
+		}
+		for _, q := range nodes {
+			start := time.Now()
+			h, err := d.SearchKeyword(ctx, q, driver.Filter{}, limit)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.lat = append(r.lat, time.Since(start))
+			r.hits = append(r.hits, h)
+		}
+		for k := range before {
+			r.reads[k] = d.pruneReads[k].Load() - before[k]
+		}
+		slices.Sort(r.lat)
+		return r
+	}
+	for b.Loop() {
+		pass(false)
+		pass(true)
+		var tight, loose []result
+		for range 2 {
+			tight = append(tight, pass(false))
+			loose = append(loose, pass(true))
+		}
+		for i := range nodes {
+			if !slices.Equal(tight[0].hits[i], loose[0].hits[i]) {
+				b.Fatalf("%s: with frontiers %s, without %s", nodes[i], backendtest.FormatHits(tight[0].hits[i]), backendtest.FormatHits(loose[0].hits[i]))
+			}
+		}
+		report := func(name string, rs []result) {
+			n := float64(len(nodes) * len(rs))
+			var lat []time.Duration
+			var reads [3]int64
+			for _, r := range rs {
+				lat = append(lat, r.lat...)
+				for k := range reads {
+					reads[k] += r.reads[k]
+				}
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), name+"-p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds()), name+"-p95-µs")
+			for k, what := range []string{"postings", "lengths", "contents"} {
+				b.ReportMetric(float64(reads[k])/n, name+"-"+what+"/search")
+			}
+		}
+		report("frontiers", tight)
+		report("maxterm", loose)
+	}
 }

@@ -37,10 +37,13 @@ import (
 //     phrase of several tokens gives the rows FTS5 matches (frequency at
 //     least one, not known).
 //  2. Each candidate's score is bounded from what is known: for each rare
-//     phrase it has, text.Corpus.Term of its frequency (or MaxTerm when not
-//     known), and for each common phrase MaxTerm, the limit of a phrase's
-//     bm25 term as its frequency grows. Term shrinks as the row grows, so
-//     the bound holds with the length 0 until the row's length is read.
+//     phrase it has, text.Corpus.Term of its frequency (or the phrase's
+//     bound when not known), and for each common phrase its bound. A
+//     phrase's bound is the largest it adds to any row: from the frontiers
+//     of its terms stored beside the index (bound.go), or MaxTerm, the
+//     limit of a phrase's bm25 term as its frequency grows. Term shrinks
+//     as the row grows, so the bound holds with the length 0 until the
+//     row's length is read.
 //  3. The candidates are taken best bound first, in batches: their lengths
 //     are read from FTS5's docsize table (a few bytes a row), which
 //     tightens their bounds; those whose bound still reaches the limit-th
@@ -53,7 +56,7 @@ import (
 //     the limit-th score: no later one can rank (a tie would need an equal
 //     score).
 //  4. A row that is not a candidate contains only common phrases, so its
-//     score is below the sum of their MaxTerms. When the limit-th score is
+//     score is below the sum of their bounds. When the limit-th score is
 //     above that, the result is provably FTS5's (same rows, order and
 //     scores). Otherwise the rarest common phrase becomes rare, its
 //     postings add candidates, and steps 2-4 run again on the candidates
@@ -69,9 +72,10 @@ import (
 //
 // So a search reads the postings of the phrases it needs and, of the rows,
 // only the lengths of the likely ones and the contents of those that may
-// rank. Nothing is stored beside FTS5's index: the bounds are computed per
-// search from the index itself (document frequencies, instances, docsize),
-// so inserts, updates and deletes cannot leave them stale. When the
+// rank. Beside FTS5's index only the terms' frontiers are stored, kept in
+// the transaction of every write and never lower than the rows left (see
+// bound.go); everything else comes from the index itself (document
+// frequencies, instances, docsize). When the
 // postings the search would read exceed pruneScanShare times
 // keyword_prune_rows, or a content cannot be tokenized here (invalid
 // UTF-8), FTS5 answers. keyword_prune_rows -1 turns the two phases off.
@@ -114,6 +118,9 @@ type prunePhrase struct {
 	stems []string   // its tokens as the index stores them
 	df    int64
 	idf   float64
+	// max bounds what the phrase adds to any row's score: its terms'
+	// stored frontiers' bound (bound.go), or MaxTerm.
+	max float64
 }
 
 // prunable returns the phrases of q when q is an OR of at least two plain
@@ -153,10 +160,14 @@ func prunable(q query.Node) []*prunePhrase {
 // document frequencies of the index whose structure and averages records
 // are key, and porter stems of content tokens.
 type pruneCache struct {
-	mu    sync.RWMutex
-	key   []byte
-	df    map[string]int64 // by phrase text (query.Node.String)
-	stems map[string]string
+	mu  sync.RWMutex
+	key []byte
+	df  map[string]int64 // by phrase text (query.Node.String)
+	// The stored frontiers (bound.go) by term, nil when the term has none,
+	// and whether rows were pending (then no frontier is used), under key.
+	bounds  map[string]text.Frontier
+	pending int // 0 unknown, 1 no, 2 yes
+	stems   map[string]string
 }
 
 const (
@@ -200,7 +211,8 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 	if !ok || corpus.Docs == 0 || corpus.Tokens == 0 {
 		return nil, pruneExact, nil
 	}
-	if err := d.phraseDFs(ctx, tx, phrases, append(structure[:len(structure):len(structure)], avg...)); err != nil {
+	key := append(structure[:len(structure):len(structure)], avg...)
+	if err := d.phraseDFs(ctx, tx, phrases, key); err != nil {
 		return nil, pruneExact, err
 	}
 
@@ -247,6 +259,9 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 	if i != len(phrases) {
 		return nil, pruneExact, fmt.Errorf("idf: %d values for %d phrases", i, len(phrases))
 	}
+	if err := d.phraseBounds(ctx, tx, phrases, corpus, key); err != nil {
+		return nil, pruneExact, err
+	}
 	return d.rankPruned(ctx, tx, phrases, plan, corpus, where, fargs, limit)
 }
 
@@ -264,16 +279,17 @@ type prunedDoc struct {
 	done    bool    // scored, or bounded below the result
 }
 
-// bound returns a number no smaller than d's score, given its phrases
-// and the sum common of MaxTerm over the phrases not looked up.
-func (d *prunedDoc) bound(c text.Corpus, idf []float64, common float64) float64 {
+// bound returns a number no smaller than d's score, given its phrases,
+// each phrase's bound maxTerm over any row, and the sum common of those
+// bounds over the phrases not looked up.
+func (d *prunedDoc) bound(c text.Corpus, idf, maxTerm []float64, common float64) float64 {
 	b := common
 	dl := max(d.dl, 0) // Term shrinks as dl grows: 0 bounds any length
 	for i, p := range d.phrases {
 		if f := d.freq[i]; f > 0 {
-			b += c.Term(f, idf[p], dl)
+			b += min(c.Term(f, idf[p], dl), maxTerm[p])
 		} else {
-			b += text.MaxTerm(idf[p])
+			b += maxTerm[p]
 		}
 	}
 	return text.RoundUp(b)
@@ -302,8 +318,9 @@ const pruneScanShare = 8
 // to the rare ones.
 func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase, plan text.PrunePlan, corpus text.Corpus, where string, fargs []any, limit int) ([]driver.Hit, pruneOutcome, error) {
 	idf := make([]float64, len(phrases))
+	maxTerm := make([]float64, len(phrases))
 	for i, p := range phrases {
-		idf[i] = p.idf
+		idf[i], maxTerm[i] = p.idf, p.max
 	}
 	var scanned int64
 	for _, j := range plan.Rare {
@@ -321,7 +338,7 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 		defer content.Close()
 	}
 	rk := &pruneRanker{
-		d: d, ctx: ctx, tx: tx, corpus: corpus, idf: idf, limit: limit,
+		d: d, ctx: ctx, tx: tx, corpus: corpus, idf: idf, maxTerm: maxTerm, limit: limit,
 		docs:    map[int64]*prunedDoc{},
 		sc:      d.newScorer(phrases),
 		freq:    make([]int, len(phrases)),
@@ -356,7 +373,7 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 		rk.known = len(common) == 0
 		var commonMax float64
 		for _, j := range common {
-			commonMax += text.MaxTerm(idf[j])
+			commonMax += maxTerm[j]
 		}
 		ok, err := rk.rank(commonMax)
 		if err != nil || !ok {
@@ -384,6 +401,7 @@ type pruneRanker struct {
 	tx      *sql.Tx
 	corpus  text.Corpus
 	idf     []float64
+	maxTerm []float64 // by phrase, see prunePhrase.max
 	limit   int
 	docs    map[int64]*prunedDoc
 	sc      *scorer
@@ -415,6 +433,7 @@ func (r *pruneRanker) postings(p *prunePhrase, i int) error {
 	}
 	defer rows.Close()
 	var last *prunedDoc
+	var n int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
@@ -435,19 +454,21 @@ func (r *pruneRanker) postings(p *prunePhrase, i int) error {
 		if len(p.stems) == 1 {
 			doc.freq[len(doc.freq)-1]++ // one row per instance
 		}
+		n++
 	}
+	r.d.pruneReads[0].Add(n)
 	return rows.Err()
 }
 
 // rank scores the candidates that may rank, best bound first, until the
 // bound of the next one is below the limit-th best score, given the sum
-// commonMax of MaxTerm over the phrases whose postings were not read. ok is
+// commonMax of the bounds of the phrases whose postings were not read. ok is
 // false when a content cannot be scored here.
 func (r *pruneRanker) rank(commonMax float64) (ok bool, err error) {
 	pending := make([]*prunedDoc, 0, len(r.docs))
 	for _, doc := range r.docs {
 		if !doc.done {
-			doc.upper = doc.bound(r.corpus, r.idf, commonMax)
+			doc.upper = doc.bound(r.corpus, r.idf, r.maxTerm, commonMax)
 			pending = append(pending, doc)
 		}
 	}
@@ -499,6 +520,7 @@ func (r *pruneRanker) lengths(docs []*prunedDoc, commonMax float64) error {
 		return err
 	}
 	defer rows.Close()
+	r.d.pruneReads[1].Add(int64(len(docs)))
 	for rows.Next() {
 		var id int64
 		var sz []byte
@@ -514,7 +536,7 @@ func (r *pruneRanker) lengths(docs []*prunedDoc, commonMax float64) error {
 		return err
 	}
 	for _, doc := range docs {
-		doc.upper = doc.bound(r.corpus, r.idf, commonMax)
+		doc.upper = doc.bound(r.corpus, r.idf, r.maxTerm, commonMax)
 	}
 	return nil
 }
@@ -547,6 +569,7 @@ func (r *pruneRanker) score(docs []*prunedDoc) (ok bool, err error) {
 		if err := rows.Scan(&id, &content); err != nil {
 			return false, err
 		}
+		r.d.pruneReads[2].Add(1)
 		dl, ok := r.sc.count(content, r.freq)
 		if !ok {
 			return false, nil
@@ -671,6 +694,7 @@ func (d *DB) phraseDFs(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase, 
 	if !bytes.Equal(c.key, key) {
 		c.key = bytes.Clone(key)
 		c.df = make(map[string]int64)
+		c.bounds, c.pending = nil, 0
 	}
 	if len(c.df) >= maxCachedDF {
 		clear(c.df)

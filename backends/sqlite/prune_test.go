@@ -59,6 +59,7 @@ func TestPrunedSearch(t *testing.T) {
 	}
 	defer d.Close()
 	contents := backendtest.FillPruneStore(t, d, ms)
+	checkStoredBounds(t, d)
 	exact, err := Open(ctx, Config{Path: path, KeywordPruneRows: -1})
 	if err != nil {
 		t.Fatal(err)

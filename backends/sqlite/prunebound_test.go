@@ -102,6 +102,7 @@ func TestPruneBounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkStoredBounds(t, d)
 		for range queries {
 			var kids []query.Node
 			for range 2 + rng.IntN(4) {
@@ -171,7 +172,34 @@ func checkPruneBounds(t *testing.T, d *DB, q *query.Or, rng *rand.Rand) {
 		fts[id] = s
 	}
 	rows.Close()
-	rk := &pruneRanker{ctx: ctx, tx: tx, corpus: corpus, idf: idf, docs: map[int64]*prunedDoc{}}
+	// The phrases' bounds from the stored frontiers: no row that has a
+	// phrase scores more for it (checked against FTS5 below).
+	if err := d.phraseBounds(ctx, tx, phrases, corpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	maxTerm := make([]float64, len(phrases))
+	for i, p := range phrases {
+		maxTerm[i] = p.max
+		if p.max > text.MaxTerm(p.idf) {
+			t.Fatalf("%s: bound of %s %g above MaxTerm %g", q, p.node, p.max, text.MaxTerm(p.idf))
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT rowid, -bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?`, p.node.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id int64
+			var s float64
+			if err := rows.Scan(&id, &s); err != nil {
+				t.Fatal(err)
+			}
+			if s > text.RoundUp(p.max) {
+				t.Fatalf("%s: row %d scores %.17g for %s alone, above its bound %.17g", q, id, s, p.node, p.max)
+			}
+		}
+		rows.Close()
+	}
+	rk := &pruneRanker{d: d, ctx: ctx, tx: tx, corpus: corpus, idf: idf, maxTerm: maxTerm, docs: map[int64]*prunedDoc{}}
 	var rare, common []int
 	for i := range phrases {
 		if i == 0 || rng.IntN(2) == 0 {
@@ -209,7 +237,7 @@ func checkPruneBounds(t *testing.T, d *DB, q *query.Or, rng *rand.Rand) {
 	}
 	var commonMax float64
 	for _, i := range common {
-		commonMax += text.MaxTerm(idf[i])
+		commonMax += maxTerm[i]
 	}
 	docs := make([]*prunedDoc, 0, len(rk.docs))
 	for _, doc := range rk.docs {
@@ -233,7 +261,7 @@ func checkPruneBounds(t *testing.T, d *DB, q *query.Or, rng *rand.Rand) {
 		if _, ok := fts[doc.id]; !ok {
 			t.Fatalf("%s: candidate %d does not match", q, doc.id)
 		}
-		if b := doc.bound(corpus, idf, commonMax); b < fts[doc.id] {
+		if b := doc.bound(corpus, idf, maxTerm, commonMax); b < fts[doc.id] {
 			t.Fatalf("%s: bound of %d without its length %.17g < bm25 %.17g", q, doc.id, b, fts[doc.id])
 		}
 	}
@@ -267,6 +295,91 @@ func checkPruneBounds(t *testing.T, d *DB, q *query.Or, rng *rand.Rand) {
 	for id, s := range fts {
 		if _, ok := rk.docs[id]; !ok && s >= text.RoundUp(commonMax) {
 			t.Fatalf("%s: row %d has no rare phrase and scores %.17g, not below the bound %.17g", q, id, s, text.RoundUp(commonMax))
+		}
+	}
+}
+
+// checkStoredBounds checks the frontiers stored beside the index against
+// the index itself: no row is pending; every term of the index has a
+// frontier and no other term has one (a forgotten word does not stay);
+// and for every row that has a term, the term's frontier has a point with
+// at least the row's instances of it and at most its length, so that the
+// frontier's bound is at least the row's bm25 term whatever the idf and
+// the index's figures (stale-high is allowed: a deleted or changed row's
+// point may stay; stale-low is not).
+func checkStoredBounds(t *testing.T, d *DB) {
+	t.Helper()
+	var pending int
+	if err := d.r.QueryRow(`SELECT count(*) FROM memories_fts_pending`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 {
+		t.Fatalf("%d rows pending after writes through memos", pending)
+	}
+	lengths := map[int64]int{}
+	rows, err := d.r.Query(`SELECT id, sz FROM memories_fts_docsize`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var sz []byte
+		if err := rows.Scan(&id, &sz); err != nil {
+			t.Fatal(err)
+		}
+		n, _ := sqliteVarint(sz)
+		lengths[id] = int(n)
+	}
+	rows.Close()
+	stored := map[string]text.Frontier{}
+	rows, err = d.r.Query(`SELECT term, pts FROM memories_fts_bound`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var term string
+		var b []byte
+		if err := rows.Scan(&term, &b); err != nil {
+			t.Fatal(err)
+		}
+		f, err := text.DecodeFrontier(b)
+		if err != nil || len(f) == 0 {
+			t.Fatalf("frontier of %q: %v (%d points)", term, err, len(f))
+		}
+		stored[term] = f
+	}
+	rows.Close()
+	type key struct {
+		term string
+		doc  int64
+	}
+	freq := map[key]int{}
+	rows, err = d.r.Query(`SELECT term, doc FROM memories_fts_instance`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k key
+		if err := rows.Scan(&k.term, &k.doc); err != nil {
+			t.Fatal(err)
+		}
+		freq[k]++
+	}
+	rows.Close()
+	indexed := map[string]bool{}
+	for k, n := range freq {
+		indexed[k.term] = true
+		f, ok := stored[k.term]
+		if !ok {
+			t.Fatalf("term %q of row %d has no frontier", k.term, k.doc)
+		}
+		if !slices.ContainsFunc(f, func(p text.FrontierPoint) bool { return p.Freq >= n && p.Len <= lengths[k.doc] }) {
+			t.Fatalf("frontier of %q %v is below row %d: %d instances in %d tokens", k.term, f, k.doc, n, lengths[k.doc])
+		}
+	}
+	for term := range stored {
+		if !indexed[term] {
+			t.Fatalf("term %q has a frontier and no row", term)
 		}
 	}
 }

@@ -36,6 +36,7 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 var migrations = []migration{
 	execAll(schemaV1...),
 	execAll(schemaV2...),
+	migrateV3,
 }
 
 // schemaVersion is the version a store has after every migration.
@@ -188,7 +189,7 @@ var schemaV1 = []string{
 // they change no data and no reader depends on their absence, so a store
 // opened by an older memos keeps working (it maintains them like any index)
 // and one opened by a newer memos gets them on its first open.
-var openIndexes = []string{
+var openIndexes = append([]string{
 	// Session expansion reads a session's members (driver.SessionReader)
 	// instead of scanning the store; turns without a session are left out.
 	`CREATE INDEX IF NOT EXISTS memories_session ON memories (namespace, session) WHERE session != ''`,
@@ -212,6 +213,11 @@ var openIndexes = []string{
 	`CREATE INDEX IF NOT EXISTS memories_list ON memories (namespace, status, created_at, id)`,
 	`CREATE INDEX IF NOT EXISTS memories_list_sig ON memories (namespace, status, significance, created_at, id)`,
 	`CREATE INDEX IF NOT EXISTS memories_created_other ON memories (namespace, status) WHERE ` + otherCreated,
+}, ftsVocabTables...)
+
+// ftsVocabTables are created by Open (they are in openIndexes) and by the
+// migration that reads them.
+var ftsVocabTables = []string{
 	// Keyword search reads the document frequency of a query's terms
 	// (prune.go). A virtual table over the FTS5 index: it stores nothing.
 	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab (memories_fts, row)`,

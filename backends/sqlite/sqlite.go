@@ -85,6 +85,12 @@ type DB struct {
 	// pruneCounts counts keyword searches by how they were answered
 	// (pruneOutcome), for tests.
 	pruneCounts [3]atomic.Int64
+	// pruneReads counts what two-phase searches read: postings (rows of
+	// the instance table or phrase matches), lengths and contents; and
+	// looseBounds makes them ignore the stored frontiers (bound.go). For
+	// tests and benchmarks.
+	pruneReads  [3]atomic.Int64
+	looseBounds bool
 
 	// scrub is set while erasure may be pending: a delete committed (here,
 	// or in another process before Open) and the checkpoint that clears its
@@ -291,6 +297,11 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 		tx.Rollback()
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "create the indexes of "+d.path, err))
 	}
+	// Rows written with plain SQL since the last write through memos.
+	if err := syncBounds(&readTx{ctx: ctx, tx: tx}, nil); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "update the keyword bounds of "+d.path, err))
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "initialise "+d.path, err))
 	}
@@ -446,6 +457,9 @@ func (d *DB) update(ctx context.Context, fn func(tx driver.Tx) error) error {
 	}()
 	if err := fn(t); err != nil {
 		return err
+	}
+	if err := t.syncBounds(); err != nil {
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "update the keyword bounds", err))
 	}
 	if err := stx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "commit", err))

@@ -132,7 +132,8 @@ var (
 	qAppendAudit = `INSERT INTO audit (time, action, memory_id, detail, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)`
 
 	writeQueries = []string{qInsert, qKeepVersion, qPut, qBumpSeq, qDelEdgesOf, qDelVersions,
-		qDelMemory, qTombstone, qTouch, qLink, qUnlink, qSetMeta, qAppendAudit}
+		qDelMemory, qTombstone, qTouch, qLink, qUnlink, qSetMeta, qAppendAudit, qContent, qBoundGet, qBoundPut,
+		qPendingRows, qPendingDone, qBoundDel, qVocabDF}
 )
 
 func placeholders(n int) string {
@@ -315,6 +316,45 @@ type writeTx struct {
 	seqMu   sync.Mutex
 	seq     int64       // 0 until the first write that advances the change log
 	deleted atomic.Bool // a Delete ran: checkpoint the WAL after commit
+
+	// Keeping the keyword bounds (bound.go): indexed is set once a write
+	// may have listed a row in memories_fts_pending or removed a content,
+	// gone holds the stems of the contents removed.
+	boundMu sync.Mutex
+	indexed bool
+	gone    map[string]bool
+}
+
+// removeContent records, for syncBounds, that the content of memory id is
+// about to leave the index: before a delete (next nil), or before a put
+// whose content is *next (nothing leaves when it is the same).
+func (t *writeTx) removeContent(id int64, next *string) error {
+	var old string
+	if err := t.scanRow(qContent, []any{id}, &old); err != nil {
+		return err
+	}
+	t.boundMu.Lock()
+	defer t.boundMu.Unlock()
+	t.indexed = true
+	if next != nil && *next == old {
+		return nil
+	}
+	if t.gone == nil {
+		t.gone = map[string]bool{}
+	}
+	addTerms(t.gone, old)
+	return nil
+}
+
+// syncBounds brings the keyword bounds up to date with the transaction's
+// writes (see bound.go); update calls it before committing.
+func (t *writeTx) syncBounds() error {
+	t.boundMu.Lock()
+	defer t.boundMu.Unlock()
+	if !t.indexed {
+		return nil
+	}
+	return syncBounds(&t.readTx, t.gone)
 }
 
 // nextSeq returns the transaction's change sequence number.
@@ -369,6 +409,9 @@ func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
 		return t.fail("insert memory", err)
 	}
 	m.ID = id
+	t.boundMu.Lock()
+	t.indexed = true
+	t.boundMu.Unlock()
 	return nil
 }
 
@@ -411,6 +454,9 @@ func (t *writeTx) Put(m *driver.Memory) error {
 		return t.fail(op, err)
 	}
 	content, vec := args[sqlrow.Content], args[sqlrow.Embedding]
+	if err := t.removeContent(m.ID, &m.Content); err != nil {
+		return t.fail(op, err)
+	}
 	if _, err := t.exec(qKeepVersion, m.ID, content, vec); err != nil {
 		return t.fail(op, err)
 	}
@@ -435,6 +481,9 @@ func (t *writeTx) Delete(id int64) error {
 	}
 	seq, err := t.nextSeq()
 	if err != nil {
+		return t.fail(op, err)
+	}
+	if err := t.removeContent(id, nil); err != nil {
 		return t.fail(op, err)
 	}
 	for _, q := range []string{qDelEdgesOf, qDelVersions, qDelMemory} { // the trigger removes the FTS entry

@@ -35,9 +35,10 @@ func TestUpgradeFromV1(t *testing.T) {
 	checkConsistent(t, d, -1)
 	var version string
 	var rows, noContent, noVector int
-	if err := d.w.QueryRow(`SELECT value FROM meta WHERE key = ?`, keySchemaVersion).Scan(&version); err != nil || version != "2" {
-		t.Errorf("schema version %q (%v), want 2", version, err)
+	if err := d.w.QueryRow(`SELECT value FROM meta WHERE key = ?`, keySchemaVersion).Scan(&version); err != nil || version != "3" {
+		t.Errorf("schema version %q (%v), want 3", version, err)
 	}
+	checkUpgradedIndex(t, d)
 	err = d.w.QueryRow(`SELECT count(*), count(*) FILTER (WHERE content IS NULL),
 		count(*) FILTER (WHERE embedding IS NULL AND embedding_dim > 0) FROM memory_versions`).Scan(&rows, &noContent, &noVector)
 	if err != nil {
@@ -48,6 +49,43 @@ func TestUpgradeFromV1(t *testing.T) {
 	if noContent == 0 || noVector == 0 || noContent == rows {
 		t.Errorf("%d version rows, %d without content, %d without vector: want some of each kind", rows, noContent, noVector)
 	}
+}
+
+// A store written by memos with schema version 2 (before the keyword
+// bounds) opens, gains the frontiers of its terms built from its index, and
+// answers as it did before.
+func TestUpgradeFromV2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	upgradetest.Gunzip(t, "sqlite-v2.db.gz", path)
+	upgradetest.Check(t, "sqlite-v2", func() (driver.Backend, error) {
+		return Open(ctx, Config{Path: path})
+	})
+	d, err := Open(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	checkConsistent(t, d, -1)
+	checkUpgradedIndex(t, d)
+}
+
+// checkUpgradedIndex checks what an upgraded store's keyword search reads
+// beside FTS5's index: the fts5vocab tables (which Open adds to a store
+// that lacks them) and a frontier for every term, none pending.
+func checkUpgradedIndex(t *testing.T, d *DB) {
+	t.Helper()
+	for _, table := range []string{"memories_fts_vocab", "memories_fts_instance"} {
+		var n int
+		if err := d.w.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, table).Scan(&n); err != nil || n != 1 {
+			t.Errorf("the upgraded store has %d tables %s (%v)", n, table, err)
+		}
+	}
+	var terms int
+	if err := d.w.QueryRow(`SELECT count(*) FROM memories_fts_bound`).Scan(&terms); err != nil || terms == 0 {
+		t.Errorf("the upgraded store has %d frontiers (%v)", terms, err)
+	}
+	checkStoredBounds(t, d)
 }
 
 // An upgrade that frees much of the file compacts it. The version 1 store
