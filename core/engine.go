@@ -13,6 +13,7 @@ import (
 
 	"github.com/memos-go/memos/core/internal/consolidate"
 	"github.com/memos-go/memos/core/internal/govern"
+	"github.com/memos-go/memos/core/internal/migrate"
 	"github.com/memos-go/memos/core/internal/retrieve"
 	"github.com/memos-go/memos/core/internal/vecsync"
 	"github.com/memos-go/memos/core/vector"
@@ -160,7 +161,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if s.gov, err = govern.NewPolicy(opts.Govern); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	if err := checkMigrated(ctx, s.b); err != nil {
+	if err := migrate.Check(ctx, s.b); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	if s.emb != nil {
