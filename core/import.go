@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/memos-go/memos/core/internal/check"
 	"github.com/memos-go/memos/core/internal/govern"
 )
 
@@ -236,7 +237,7 @@ func (e *Engine) importItems(req ImportRequest) ([][]*Memory, []string, error) {
 			if err := m.Validate(); err != nil {
 				return nil, nil, fmt.Errorf("%s version %d: %w", name, j+1, err)
 			}
-			if err := validateMetadata(m.Metadata); err != nil {
+			if err := check.Metadata(m.Metadata); err != nil {
 				return nil, nil, fmt.Errorf("%s version %d: %w", name, j+1, err)
 			}
 			if j > 0 && (m.Namespace != hist[0].Namespace || !m.CreatedAt.Equal(hist[0].CreatedAt)) {
@@ -256,7 +257,7 @@ func (e *Engine) importItems(req ImportRequest) ([][]*Memory, []string, error) {
 			return nil, nil, invalidf("%s joins memories %d and %d of the import, which has %d", name, ie.From+1, ie.To+1, len(items))
 		}
 		ie.Edge.From, ie.Edge.To = int64(ie.From)+1, int64(ie.To)+1 // for the self-link check
-		if err := normalizeEdge(&ie.Edge); err != nil {
+		if err := check.Edge(&ie.Edge); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
 		ie.Edge.CreatedAt = utc(ie.Edge.CreatedAt)
@@ -276,7 +277,7 @@ func (e *Engine) importBatch(ctx context.Context, keep bool, items [][]*Memory, 
 	for _, i := range batch {
 		for _, m := range items[i] {
 			if keep && m.Embedding.Model == e.model.ID && m.Embedding.Dim() == e.model.Dim {
-				if err := checkVectors(e.model, [][]float32{m.Embedding.Vector}, 1); err != nil {
+				if err := check.Vectors(e.model, [][]float32{m.Embedding.Vector}, 1); err != nil {
 					return fmt.Errorf("%s version %d: %w", names[i], m.Version, err)
 				}
 				kept++

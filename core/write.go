@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/internal/check"
 	"github.com/memos-go/memos/core/internal/govern"
 )
 
@@ -106,7 +106,7 @@ func newMemory(in Input, ns string, only []string, now time.Time) (*Memory, erro
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	if err := validateMetadata(m.Metadata); err != nil {
+	if err := check.Metadata(m.Metadata); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -123,23 +123,6 @@ func cleanEntities(in []string) []string {
 		}
 	}
 	return out
-}
-
-func validateMetadata(md map[string]any) error {
-	if md == nil {
-		return nil
-	}
-	if err := checkValueUTF8("metadata", md); err != nil {
-		return err
-	}
-	b, err := json.Marshal(md)
-	if err != nil {
-		return invalidf("metadata is not JSON-encodable: %v", err)
-	}
-	if len(b) > 16<<10 {
-		return invalidf("metadata is %d bytes of JSON, over the limit of 16384", len(b))
-	}
-	return nil
 }
 
 func utc(t time.Time) time.Time {
@@ -358,7 +341,7 @@ func (s *shared) embed(ctx context.Context, texts []string) ([][]float32, error)
 			defer func() { <-sem }()
 			vs, err := s.emb.Embed(ctx, texts[start:end])
 			if err == nil {
-				err = checkVectors(s.model, vs, end-start)
+				err = check.Vectors(s.model, vs, end-start)
 			}
 			if err != nil {
 				cancel(err)
@@ -372,26 +355,6 @@ func (s *shared) embed(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("embed with %s: %w", s.model.ID, err)
 	}
 	return out, nil
-}
-
-// checkVectors enforces the embedder contract of model on one batch of n
-// vectors and normalises it.
-func checkVectors(model ModelInfo, vs [][]float32, n int) error {
-	if len(vs) != n {
-		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vs), n)
-	}
-	for i, v := range vs {
-		if len(v) != model.Dim {
-			return fmt.Errorf("%w: embedder returned a vector of %d dimensions, model %s declares %d", ErrDimensionMismatch, len(v), model.ID, model.Dim)
-		}
-		for _, x := range v {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return fmt.Errorf("embedder returned a non-finite value in vector %d", i)
-			}
-		}
-		driver.Normalize(v) // a zero vector stays zero: it matches nothing
-	}
-	return nil
 }
 
 // Get returns the current version of memory id, or ErrNotFound if it does
@@ -623,7 +586,7 @@ func (e *Engine) writeVersionDetail(ctx context.Context, op string, id int64, ch
 		if err := next.Validate(); err != nil {
 			return err
 		}
-		if err := validateMetadata(next.Metadata); err != nil {
+		if err := check.Metadata(next.Metadata); err != nil {
 			return err
 		}
 		if sameVersion(cur, next) {
@@ -695,7 +658,7 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
-	if err := normalizeEdge(&edge); err != nil {
+	if err := check.Edge(&edge); err != nil {
 		return nil, &Error{Op: op, ID: edge.From, Err: err}
 	}
 	if err := checkEdgeType(e.KnownEdgeTypes(), edge.Type); err != nil {
@@ -759,27 +722,6 @@ func checkEdgeType(known []EdgeType, t EdgeType) error {
 	}
 	return invalidf("unknown edge type %q (known: %s); to use a new type, declare it with its weight in graph expansion under search.edge_factors in the configuration",
 		t, strings.Join(names, ", "))
-}
-
-// normalizeEdge applies the defaults (type relates_to, weight 1) and checks
-// the edge's type, ends and weight.
-func normalizeEdge(edge *Edge) error {
-	if edge.Type == "" {
-		edge.Type = EdgeRelatesTo
-	}
-	if err := ValidateEdgeType(edge.Type); err != nil {
-		return err
-	}
-	if edge.From == edge.To {
-		return invalidf("a memory cannot be linked to itself")
-	}
-	if edge.Weight == 0 {
-		edge.Weight = 1
-	}
-	if edge.Weight < 0 || math.IsNaN(edge.Weight) || math.IsInf(edge.Weight, 0) {
-		return invalidf("edge weight %v must be a positive number", edge.Weight)
-	}
-	return nil
 }
 
 // Unlink removes the edge (from, to, t); on a limited handle, from must be
