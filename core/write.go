@@ -384,41 +384,6 @@ func (e *Engine) GetVersion(ctx context.Context, id int64, v int) (*Memory, erro
 	return m, nil
 }
 
-func (e *Engine) getScoped(tx ReadTx, id int64, v int) (*Memory, error) {
-	cur, err := tx.Get(id, 0)
-	if err != nil {
-		return nil, err
-	}
-	if !e.inScope(cur) {
-		// Reads see the namespace and the shared default one.
-		if e.ns == DefaultNamespace {
-			return nil, fmt.Errorf("%w in namespace %s", ErrNotFound, e.ns)
-		}
-		return nil, fmt.Errorf("%w in namespace %s or %s", ErrNotFound, e.ns, DefaultNamespace)
-	}
-	if v == 0 || v == cur.Version {
-		return cur, nil
-	}
-	if v < 0 || v > cur.Version {
-		return nil, fmt.Errorf("%w: memory %d has versions 1 to %d, not %d", ErrNotFound, id, cur.Version, v)
-	}
-	return tx.Get(id, v)
-}
-
-// getWritable returns the current version of memory id for a change:
-// ErrNotFound outside this handle's scope, ErrForbidden for a memory it
-// reads but may not change (see Limit).
-func (e *Engine) getWritable(tx ReadTx, id int64) (*Memory, error) {
-	cur, err := e.getScoped(tx, id, 0)
-	if err != nil {
-		return nil, err
-	}
-	if !e.mayChange(cur.Namespace) {
-		return nil, e.readOnly(cur)
-	}
-	return cur, nil
-}
-
 // History returns every version of memory id, oldest first.
 func (e *Engine) History(ctx context.Context, id int64) ([]*Memory, error) {
 	const op = "history"
