@@ -207,44 +207,13 @@ func (e *Engine) RememberBatch(ctx context.Context, ins []Input) ([]*Memory, err
 // and the contradiction policy (near: the detector's candidates), links
 // the derived_from and contradicts edges and records provenance.
 func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) error {
-	reasons := e.gov.Reasons(m)
-	if in.Quarantine {
-		reasons = append([]string{"asked for review"}, reasons...)
+	get := func(id int64) (*Memory, error) { return e.getScoped(tx, id, 0) }
+	may := func(old *Memory) bool { return e.mayChange(old.Namespace) }
+	verdict, err := e.gov.Judge(tx, m, in.Quarantine, in.Contradicts, near, get, may)
+	if err != nil {
+		return err
 	}
-	var conflicts []conflict
-	// A trusted memory this handle may not change is never demoted: with
-	// the demote policy, the newcomer waits for review instead.
-	kept := map[int64]bool{}
-	for _, id := range in.Contradicts {
-		old, err := e.getScoped(tx, id, 0)
-		if err != nil {
-			return fmt.Errorf("contradicts %d: %w", id, err)
-		}
-		kept[id] = !e.mayChange(old.Namespace)
-		conflicts = append(conflicts, conflict{id: id, why: "stated by the writer", trusted: e.gov.Trusted(old), explicit: true})
-	}
-	for _, id := range near {
-		if slices.Contains(in.Contradicts, id) {
-			continue
-		}
-		old, err := tx.Get(id, 0)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if why := e.gov.Contradiction(m, old); why != "" {
-			kept[id] = !e.mayChange(old.Namespace)
-			conflicts = append(conflicts, conflict{id: id, why: why, trusted: e.gov.Trusted(old)})
-		}
-	}
-	for _, c := range conflicts {
-		if c.trusted && (e.gov.Contradictions == ContradictQuarantine || e.gov.Contradictions == ContradictDemote && kept[c.id]) {
-			reasons = append(reasons, fmt.Sprintf("contradicts trusted memory %d: %s", c.id, c.why))
-		}
-	}
-	if len(reasons) > 0 && m.Status == StatusActive {
+	if len(verdict.Reasons) > 0 && m.Status == StatusActive {
 		m.Status = StatusQuarantined
 	}
 	for _, id := range in.DerivedFrom {
@@ -255,28 +224,27 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 	if err := tx.Insert(m); err != nil {
 		return err
 	}
-	var contradicts []map[string]any
-	for _, c := range conflicts {
-		src := "contradiction detector: " + c.why
-		if c.explicit {
+	for _, c := range verdict.Conflicts {
+		src := "contradiction detector: " + c.Why
+		if c.Stated {
 			src = "stated by the writer"
 		}
-		if err := tx.Link(Edge{From: m.ID, To: c.id, Type: EdgeContradicts, Weight: 1, CreatedAt: m.CreatedAt, Source: src}); err != nil {
+		if err := tx.Link(Edge{From: m.ID, To: c.ID, Type: EdgeContradicts, Weight: 1, CreatedAt: m.CreatedAt, Source: src}); err != nil {
 			return err
 		}
-		contradicts = append(contradicts, map[string]any{"id": c.id, "why": c.why, "trusted": c.trusted})
-		if c.trusted && e.gov.Contradictions == ContradictDemote && !kept[c.id] {
-			old, err := tx.Get(c.id, 0)
+		if c.Demote {
+			old, err := tx.Get(c.ID, 0)
 			if err != nil {
 				return err
 			}
 			next := old.Clone()
 			next.Trust = Trust{Level: TrustContradicted, Score: min(old.Trust.Score, TrustContradicted.DefaultScore())}
-			if err := e.putVersion(tx, au, "contradicted", old, next, map[string]any{"by": m.ID, "why": c.why}); err != nil {
+			if err := e.putVersion(tx, au, "contradicted", old, next, map[string]any{"by": m.ID, "why": c.Why}); err != nil {
 				return err
 			}
 		}
 	}
+	contradicts := verdict.Detail()
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(in.DerivedFrom))) {
 		if id == m.ID {
 			continue
@@ -299,7 +267,7 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 		return err
 	}
 	if m.Status == StatusQuarantined {
-		d := map[string]any{"reasons": reasons}
+		d := map[string]any{"reasons": verdict.Reasons}
 		if len(contradicts) > 0 {
 			d["contradicts"] = contradicts
 		}
