@@ -246,11 +246,11 @@ func (e *Engine) In(ns string) (*Engine, error) {
 // readable); ForgetSource forgets only memories in nss; a trusted memory
 // outside nss that a new one contradicts is not demoted: the newcomer waits
 // for review instead. Stats leaves out the store-wide figures, and Import,
-// Export and Reembed, which reach the whole store, are ErrForbidden.
+// Export, Reembed, Audit, VerifyAudit and ExportAudit, which reach the
+// whole store, are ErrForbidden, as is every call to its Backend.
 //
 // Front-ends give a caller whose token is limited to namespaces such a
-// handle. Backend still returns the store below the engine: do not hand it
-// to such a caller.
+// handle.
 func (e *Engine) Limit(nss ...string) (*Engine, error) {
 	if len(nss) == 0 {
 		return nil, &Error{Op: "limit", Err: invalidf("no namespaces given")}
@@ -277,7 +277,15 @@ func (e *Engine) Model() ModelInfo { return e.model }
 
 // Backend returns the engine's backend, for tools such as migration and
 // benchmarks that work below the engine. Writes through it bypass validation.
-func (e *Engine) Backend() Backend { return e.b }
+// On a limited handle (Limit) it returns a backend that refuses every call,
+// Close included, with ErrForbidden: the store below the engine reaches
+// every namespace.
+func (e *Engine) Backend() Backend {
+	if e.only != nil {
+		return refused{e.reach}
+	}
+	return e.b
+}
 
 // Close saves the vector snapshot (if Options.VectorSnapshot is set; a
 // failure to save it is logged as a warning, since the next open rebuilds

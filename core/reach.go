@@ -1,9 +1,12 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/memos-go/memos/core/query"
 )
 
 // reach is what a handle may read and change, and the namespace rules
@@ -81,3 +84,14 @@ func (r reach) getWritable(tx ReadTx, id int64) (*Memory, error) {
 	return cur, nil
 }
 
+// refused is the backend of a limited handle (see Engine.Backend): every
+// call is ErrForbidden.
+type refused struct{ r reach }
+
+func (b refused) View(context.Context, func(ReadTx) error) error { return b.r.whole("backend view") }
+func (b refused) Update(context.Context, func(Tx) error) error   { return b.r.whole("backend update") }
+func (b refused) Close() error                                   { return b.r.whole("backend close") }
+
+func (b refused) SearchKeyword(context.Context, query.Node, Filter, int) ([]Hit, error) {
+	return nil, b.r.whole("keyword search")
+}
