@@ -56,11 +56,15 @@ type AuditExport = govern.AuditExport
 const AuditExportFormat = govern.AuditExportFormat
 
 // Audit returns the audit log entries that match f, oldest first. The log
-// is the store's, not a namespace's: it lists entries of every namespace.
-// It needs a backend whose ReadTx implements AuditReader.
+// is the store's, not a namespace's: it lists entries of every namespace,
+// so a limited handle (Limit) may not read it (ErrForbidden). It needs a
+// backend whose ReadTx implements AuditReader.
 func (e *Engine) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	const op = "audit"
 	if err := e.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if err := e.whole(op); err != nil {
 		return nil, err
 	}
 	var out []AuditEntry
@@ -97,6 +101,9 @@ func (e *Engine) VerifyAudit(ctx context.Context) (*AuditReport, error) {
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
+	if err := e.whole(op); err != nil {
+		return nil, err
+	}
 	rep := &AuditReport{}
 	err := e.b.View(ctx, func(tx ReadTx) error { return govern.Verify(ctx, tx, rep) })
 	if err != nil {
@@ -112,6 +119,9 @@ func (e *Engine) VerifyAudit(ctx context.Context) (*AuditReport, error) {
 // as an AuditExport. It refuses to export a log that does not verify.
 func (e *Engine) ExportAudit(ctx context.Context, w io.Writer) (*AuditReport, error) {
 	const op = "audit export"
+	if err := e.whole(op); err != nil {
+		return nil, err
+	}
 	rep, err := e.VerifyAudit(ctx)
 	if err != nil {
 		return rep, err

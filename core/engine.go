@@ -13,6 +13,7 @@ import (
 
 	"github.com/memos-go/memos/core/internal/consolidate"
 	"github.com/memos-go/memos/core/internal/govern"
+	"github.com/memos-go/memos/core/internal/migrate"
 	"github.com/memos-go/memos/core/internal/retrieve"
 	"github.com/memos-go/memos/core/internal/vecsync"
 	"github.com/memos-go/memos/core/vector"
@@ -85,10 +86,7 @@ type Options struct {
 // front-end. It is safe for concurrent use; see In for scoped handles.
 type Engine struct {
 	*shared
-	ns string // the namespace this handle writes to and reads from (with default)
-	// only, when not nil, are the namespaces this handle may change (see
-	// Limit); nil: every namespace it reads.
-	only []string
+	reach // the namespaces this handle reads and may change
 }
 
 // shared is the state every handle of one store has in common.
@@ -160,7 +158,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if s.gov, err = govern.NewPolicy(opts.Govern); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	if err := checkMigrated(ctx, s.b); err != nil {
+	if err := migrate.Check(ctx, s.b); err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
 	if s.emb != nil {
@@ -183,7 +181,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if !s.ret.Config.DisableAccessTracking {
 		s.access = newAccessLog(s.ret.Config.AccessFlush, s.b)
 	}
-	return &Engine{shared: s, ns: ns}, nil
+	return &Engine{shared: s, reach: reach{ns: ns}}, nil
 }
 
 // flushAccesses writes the pending access statistics now, for operations
@@ -233,7 +231,7 @@ func (e *Engine) In(ns string) (*Engine, error) {
 	if e.only != nil && !slices.Contains(e.only, ns) {
 		return nil, &Error{Op: "namespace", Err: fmt.Errorf("%w: this caller may not use namespace %s (it may use %s)", ErrForbidden, ns, strings.Join(e.only, ", "))}
 	}
-	return &Engine{shared: e.shared, ns: ns, only: e.only}, nil
+	return &Engine{shared: e.shared, reach: reach{ns: ns, only: e.only}}, nil
 }
 
 // Limit returns a handle like e for a caller limited to namespaces nss,
@@ -248,11 +246,11 @@ func (e *Engine) In(ns string) (*Engine, error) {
 // readable); ForgetSource forgets only memories in nss; a trusted memory
 // outside nss that a new one contradicts is not demoted: the newcomer waits
 // for review instead. Stats leaves out the store-wide figures, and Import,
-// Export and Reembed, which reach the whole store, are ErrForbidden.
+// Export, Reembed, Audit, VerifyAudit and ExportAudit, which reach the
+// whole store, are ErrForbidden, as is every call to its Backend.
 //
 // Front-ends give a caller whose token is limited to namespaces such a
-// handle. Backend still returns the store below the engine: do not hand it
-// to such a caller.
+// handle.
 func (e *Engine) Limit(nss ...string) (*Engine, error) {
 	if len(nss) == 0 {
 		return nil, &Error{Op: "limit", Err: invalidf("no namespaces given")}
@@ -268,7 +266,7 @@ func (e *Engine) Limit(nss ...string) (*Engine, error) {
 	if !slices.Contains(nss, e.ns) {
 		return nil, &Error{Op: "limit", Err: fmt.Errorf("%w: namespace %s is not among %s", ErrForbidden, e.ns, strings.Join(nss, ", "))}
 	}
-	return &Engine{shared: e.shared, ns: e.ns, only: slices.Clone(nss)}, nil
+	return &Engine{shared: e.shared, reach: reach{ns: e.ns, only: slices.Clone(nss)}}, nil
 }
 
 // Namespace returns the namespace this handle writes to.
@@ -279,35 +277,14 @@ func (e *Engine) Model() ModelInfo { return e.model }
 
 // Backend returns the engine's backend, for tools such as migration and
 // benchmarks that work below the engine. Writes through it bypass validation.
-func (e *Engine) Backend() Backend { return e.b }
-
-// scope is the set of namespaces a read of this handle may return.
-func (e *Engine) scope() []string {
-	if e.ns == DefaultNamespace {
-		return []string{DefaultNamespace}
+// On a limited handle (Limit) it returns a backend that refuses every call,
+// Close included, with ErrForbidden: the store below the engine reaches
+// every namespace.
+func (e *Engine) Backend() Backend {
+	if e.only != nil {
+		return refused{e.reach}
 	}
-	return []string{e.ns, DefaultNamespace}
-}
-
-func (e *Engine) inScope(m *Memory) bool { return slices.Contains(e.scope(), m.Namespace) }
-
-// mayChange reports whether this handle may change memories of namespace ns.
-func (e *Engine) mayChange(ns string) bool { return e.only == nil || slices.Contains(e.only, ns) }
-
-// readOnly is the error for a change to memory m, which this handle reads
-// but may not change.
-func (e *Engine) readOnly(m *Memory) error {
-	return fmt.Errorf("%w: memory %d is in namespace %s, which this caller may read but not change (it may change %s)",
-		ErrForbidden, m.ID, m.Namespace, strings.Join(e.only, ", "))
-}
-
-// whole refuses an operation op that reaches the whole store on a limited
-// handle.
-func (e *Engine) whole(op string) error {
-	if e.only == nil {
-		return nil
-	}
-	return &Error{Op: op, Err: fmt.Errorf("%w: %s reaches every namespace of the store; this caller is limited to %s", ErrForbidden, op, strings.Join(e.only, ", "))}
+	return e.b
 }
 
 // Close saves the vector snapshot (if Options.VectorSnapshot is set; a

@@ -32,14 +32,6 @@ const (
 // but not "conversation:70". This is how forget-source reads its argument.
 func SourceMatches(source, s string) bool { return govern.SourceMatches(source, s) }
 
-// conflict is a memory a new one contradicts.
-type conflict struct {
-	id       int64
-	why      string
-	trusted  bool
-	explicit bool
-}
-
 // nearest is the contradiction detector's view of the vector index: the
 // active memories in scope nearest to a vector, after a sync with the
 // store; nil without an index.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,6 +157,43 @@ func TestLimitedHandleStats(t *testing.T) {
 	}
 	if full.StoreMemories != 5 || full.Seq == 0 || full.Vectors != 5 {
 		t.Errorf("unlimited stats: store %d, seq %d, vectors %d; want 5, > 0, 5", full.StoreMemories, full.Seq, full.Vectors)
+	}
+}
+
+// A limited handle refuses what reaches past its namespaces to the whole
+// store: the audit log (every namespace's entries) and the backend below
+// the engine, which answers every call with ErrForbidden and does not
+// close the store.
+func TestLimitedHandleRefusesTheWholeStore(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t)
+	la := limit(t, e, "agent:a")
+	m := remember(t, la, core.Input{Content: "agent a keeps notes in markdown"})
+	b := la.Backend()
+	refused := map[string]func() error{
+		"audit":        func() error { _, err := la.Audit(ctx, core.AuditFilter{}); return err },
+		"audit verify": func() error { _, err := la.VerifyAudit(ctx); return err },
+		"audit export": func() error { _, err := la.ExportAudit(ctx, io.Discard); return err },
+		"backend view": func() error { return b.View(ctx, func(core.ReadTx) error { return nil }) },
+		"backend update": func() error {
+			return b.Update(ctx, func(tx core.Tx) error { return tx.Insert(&core.Memory{Content: "x"}) })
+		},
+		"backend search": func() error { _, err := b.SearchKeyword(ctx, nil, core.Filter{}, 10); return err },
+		"backend close":  b.Close,
+	}
+	for name, f := range refused {
+		if err := f(); !errors.Is(err, core.ErrForbidden) || core.KindOf(err).HTTP != 403 {
+			t.Errorf("%s through a handle limited to agent:a: %v, want forbidden", name, err)
+		}
+	}
+	if _, err := la.Get(ctx, m.ID); err != nil {
+		t.Fatalf("the store must stay open after the limited backend's Close: %v", err)
+	}
+	if _, err := e.Audit(ctx, core.AuditFilter{}); err != nil {
+		t.Errorf("audit through the unlimited handle: %v", err)
+	}
+	if err := e.Backend().View(ctx, func(core.ReadTx) error { return nil }); err != nil {
+		t.Errorf("the unlimited handle's backend: %v", err)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/internal/check"
 	"github.com/memos-go/memos/core/internal/govern"
 )
 
@@ -107,7 +107,7 @@ func newMemory(in Input, ns string, only []string, now time.Time) (*Memory, erro
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	if err := validateMetadata(m.Metadata); err != nil {
+	if err := check.Metadata(m.Metadata); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -124,23 +124,6 @@ func cleanEntities(in []string) []string {
 		}
 	}
 	return out
-}
-
-func validateMetadata(md map[string]any) error {
-	if md == nil {
-		return nil
-	}
-	if err := checkValueUTF8("metadata", md); err != nil {
-		return err
-	}
-	b, err := json.Marshal(md)
-	if err != nil {
-		return invalidf("metadata is not JSON-encodable: %v", err)
-	}
-	if len(b) > 16<<10 {
-		return invalidf("metadata is %d bytes of JSON, over the limit of 16384", len(b))
-	}
-	return nil
 }
 
 func utc(t time.Time) time.Time {
@@ -233,44 +216,13 @@ func (s *shared) synced(ctx context.Context) {
 // and the contradiction policy (near: the detector's candidates), links
 // the derived_from and contradicts edges and records provenance.
 func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) error {
-	reasons := e.gov.Reasons(m)
-	if in.Quarantine {
-		reasons = append([]string{"asked for review"}, reasons...)
+	get := func(id int64) (*Memory, error) { return e.getScoped(tx, id, 0) }
+	may := func(old *Memory) bool { return e.mayChange(old.Namespace) }
+	verdict, err := e.gov.Judge(tx, m, in.Quarantine, in.Contradicts, near, get, may)
+	if err != nil {
+		return err
 	}
-	var conflicts []conflict
-	// A trusted memory this handle may not change is never demoted: with
-	// the demote policy, the newcomer waits for review instead.
-	kept := map[int64]bool{}
-	for _, id := range in.Contradicts {
-		old, err := e.getScoped(tx, id, 0)
-		if err != nil {
-			return fmt.Errorf("contradicts %d: %w", id, err)
-		}
-		kept[id] = !e.mayChange(old.Namespace)
-		conflicts = append(conflicts, conflict{id: id, why: "stated by the writer", trusted: e.gov.Trusted(old), explicit: true})
-	}
-	for _, id := range near {
-		if slices.Contains(in.Contradicts, id) {
-			continue
-		}
-		old, err := tx.Get(id, 0)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if why := e.gov.Contradiction(m, old); why != "" {
-			kept[id] = !e.mayChange(old.Namespace)
-			conflicts = append(conflicts, conflict{id: id, why: why, trusted: e.gov.Trusted(old)})
-		}
-	}
-	for _, c := range conflicts {
-		if c.trusted && (e.gov.Contradictions == ContradictQuarantine || e.gov.Contradictions == ContradictDemote && kept[c.id]) {
-			reasons = append(reasons, fmt.Sprintf("contradicts trusted memory %d: %s", c.id, c.why))
-		}
-	}
-	if len(reasons) > 0 && m.Status == StatusActive {
+	if len(verdict.Reasons) > 0 && m.Status == StatusActive {
 		m.Status = StatusQuarantined
 	}
 	for _, id := range in.DerivedFrom {
@@ -281,28 +233,27 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 	if err := tx.Insert(m); err != nil {
 		return err
 	}
-	var contradicts []map[string]any
-	for _, c := range conflicts {
-		src := "contradiction detector: " + c.why
-		if c.explicit {
+	for _, c := range verdict.Conflicts {
+		src := "contradiction detector: " + c.Why
+		if c.Stated {
 			src = "stated by the writer"
 		}
-		if err := tx.Link(Edge{From: m.ID, To: c.id, Type: EdgeContradicts, Weight: 1, CreatedAt: m.CreatedAt, Source: src}); err != nil {
+		if err := tx.Link(Edge{From: m.ID, To: c.ID, Type: EdgeContradicts, Weight: 1, CreatedAt: m.CreatedAt, Source: src}); err != nil {
 			return err
 		}
-		contradicts = append(contradicts, map[string]any{"id": c.id, "why": c.why, "trusted": c.trusted})
-		if c.trusted && e.gov.Contradictions == ContradictDemote && !kept[c.id] {
-			old, err := tx.Get(c.id, 0)
+		if c.Demote {
+			old, err := tx.Get(c.ID, 0)
 			if err != nil {
 				return err
 			}
 			next := old.Clone()
 			next.Trust = Trust{Level: TrustContradicted, Score: min(old.Trust.Score, TrustContradicted.DefaultScore())}
-			if err := e.putVersion(tx, au, "contradicted", old, next, map[string]any{"by": m.ID, "why": c.why}); err != nil {
+			if err := e.putVersion(tx, au, "contradicted", old, next, map[string]any{"by": m.ID, "why": c.Why}); err != nil {
 				return err
 			}
 		}
 	}
+	contradicts := verdict.Detail()
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(in.DerivedFrom))) {
 		if id == m.ID {
 			continue
@@ -325,7 +276,7 @@ func (e *Engine) insert(tx Tx, au *auditor, m *Memory, in Input, near []int64) e
 		return err
 	}
 	if m.Status == StatusQuarantined {
-		d := map[string]any{"reasons": reasons}
+		d := map[string]any{"reasons": verdict.Reasons}
 		if len(contradicts) > 0 {
 			d["contradicts"] = contradicts
 		}
@@ -367,7 +318,7 @@ func (s *shared) embed(ctx context.Context, texts []string) ([][]float32, error)
 			defer func() { <-sem }()
 			vs, err := s.emb.Embed(ctx, texts[start:end])
 			if err == nil {
-				err = checkVectors(s.model, vs, end-start)
+				err = check.Vectors(s.model, vs, end-start)
 			}
 			if err != nil {
 				cancel(err)
@@ -381,26 +332,6 @@ func (s *shared) embed(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("embed with %s: %w", s.model.ID, err)
 	}
 	return out, nil
-}
-
-// checkVectors enforces the embedder contract of model on one batch of n
-// vectors and normalises it.
-func checkVectors(model ModelInfo, vs [][]float32, n int) error {
-	if len(vs) != n {
-		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vs), n)
-	}
-	for i, v := range vs {
-		if len(v) != model.Dim {
-			return fmt.Errorf("%w: embedder returned a vector of %d dimensions, model %s declares %d", ErrDimensionMismatch, len(v), model.ID, model.Dim)
-		}
-		for _, x := range v {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return fmt.Errorf("embedder returned a non-finite value in vector %d", i)
-			}
-		}
-		driver.Normalize(v) // a zero vector stays zero: it matches nothing
-	}
-	return nil
 }
 
 // Get returns the current version of memory id, or ErrNotFound if it does
@@ -428,41 +359,6 @@ func (e *Engine) GetVersion(ctx context.Context, id int64, v int) (*Memory, erro
 		e.access.overlay(m) // accesses not written yet
 	}
 	return m, nil
-}
-
-func (e *Engine) getScoped(tx ReadTx, id int64, v int) (*Memory, error) {
-	cur, err := tx.Get(id, 0)
-	if err != nil {
-		return nil, err
-	}
-	if !e.inScope(cur) {
-		// Reads see the namespace and the shared default one.
-		if e.ns == DefaultNamespace {
-			return nil, fmt.Errorf("%w in namespace %s", ErrNotFound, e.ns)
-		}
-		return nil, fmt.Errorf("%w in namespace %s or %s", ErrNotFound, e.ns, DefaultNamespace)
-	}
-	if v == 0 || v == cur.Version {
-		return cur, nil
-	}
-	if v < 0 || v > cur.Version {
-		return nil, fmt.Errorf("%w: memory %d has versions 1 to %d, not %d", ErrNotFound, id, cur.Version, v)
-	}
-	return tx.Get(id, v)
-}
-
-// getWritable returns the current version of memory id for a change:
-// ErrNotFound outside this handle's scope, ErrForbidden for a memory it
-// reads but may not change (see Limit).
-func (e *Engine) getWritable(tx ReadTx, id int64) (*Memory, error) {
-	cur, err := e.getScoped(tx, id, 0)
-	if err != nil {
-		return nil, err
-	}
-	if !e.mayChange(cur.Namespace) {
-		return nil, e.readOnly(cur)
-	}
-	return cur, nil
 }
 
 // History returns every version of memory id, oldest first.
@@ -632,7 +528,7 @@ func (e *Engine) writeVersionDetail(ctx context.Context, op string, id int64, ch
 		if err := next.Validate(); err != nil {
 			return err
 		}
-		if err := validateMetadata(next.Metadata); err != nil {
+		if err := check.Metadata(next.Metadata); err != nil {
 			return err
 		}
 		if sameVersion(cur, next) {
@@ -702,7 +598,7 @@ func (e *Engine) Link(ctx context.Context, edge Edge) (*Edge, error) {
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
-	if err := normalizeEdge(&edge); err != nil {
+	if err := check.Edge(&edge); err != nil {
 		return nil, &Error{Op: op, ID: edge.From, Err: err}
 	}
 	if err := checkEdgeType(e.KnownEdgeTypes(), edge.Type); err != nil {
@@ -766,27 +662,6 @@ func checkEdgeType(known []EdgeType, t EdgeType) error {
 	}
 	return invalidf("unknown edge type %q (known: %s); to use a new type, declare it with its weight in graph expansion under search.edge_factors in the configuration",
 		t, strings.Join(names, ", "))
-}
-
-// normalizeEdge applies the defaults (type relates_to, weight 1) and checks
-// the edge's type, ends and weight.
-func normalizeEdge(edge *Edge) error {
-	if edge.Type == "" {
-		edge.Type = EdgeRelatesTo
-	}
-	if err := ValidateEdgeType(edge.Type); err != nil {
-		return err
-	}
-	if edge.From == edge.To {
-		return invalidf("a memory cannot be linked to itself")
-	}
-	if edge.Weight == 0 {
-		edge.Weight = 1
-	}
-	if edge.Weight < 0 || math.IsNaN(edge.Weight) || math.IsInf(edge.Weight, 0) {
-		return invalidf("edge weight %v must be a positive number", edge.Weight)
-	}
-	return nil
 }
 
 // Unlink removes the edge (from, to, t); on a limited handle, from must be
