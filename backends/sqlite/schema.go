@@ -212,6 +212,12 @@ var openIndexes = []string{
 	`CREATE INDEX IF NOT EXISTS memories_list ON memories (namespace, status, created_at, id)`,
 	`CREATE INDEX IF NOT EXISTS memories_list_sig ON memories (namespace, status, significance, created_at, id)`,
 	`CREATE INDEX IF NOT EXISTS memories_created_other ON memories (namespace, status) WHERE ` + otherCreated,
+	// Stats counts memories per facet (driver.Counter) with an aggregate
+	// over this index, which holds every column the count reads.
+	`CREATE INDEX IF NOT EXISTS memories_facets ON memories (namespace, pool, type, status, version, embedding_model, embedding_dim)`,
+	// A memory's audit entries (driver.AuditMemoryReader): the review
+	// queue's reasons, the console's memory page.
+	`CREATE INDEX IF NOT EXISTS audit_memory ON audit (memory_id)`,
 	// Keyword search reads the document frequency of a query's terms
 	// (prune.go). A virtual table over the FTS5 index: it stores nothing.
 	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab (memories_fts, row)`,

@@ -26,6 +26,8 @@ var declaring = []reflect.Type{
 	reflect.TypeFor[driver.UpdateReader](),
 	reflect.TypeFor[driver.RankReader](),
 	reflect.TypeFor[driver.ListReader](),
+	reflect.TypeFor[driver.Counter](),
+	reflect.TypeFor[driver.AuditMemoryReader](),
 	reflect.TypeFor[driver.ErasureReporter](),
 }
 
@@ -42,6 +44,8 @@ var covered = []reflect.Type{
 	reflect.TypeFor[driver.UpdateReader](),
 	reflect.TypeFor[driver.RankReader](),
 	reflect.TypeFor[driver.ListReader](),
+	reflect.TypeFor[driver.Counter](),
+	reflect.TypeFor[driver.AuditMemoryReader](),
 	reflect.TypeFor[driver.ErasureReporter](),
 }
 
