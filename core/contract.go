@@ -95,6 +95,10 @@ type (
 	SessionMember         = driver.SessionMember
 	UpdateReader          = driver.UpdateReader
 	RankReader            = driver.RankReader
+	Counter               = driver.Counter
+	CountOptions          = driver.CountOptions
+	FacetCount            = driver.FacetCount
+	AuditMemoryReader     = driver.AuditMemoryReader
 	Embedder              = driver.Embedder
 	ModelInfo             = driver.ModelInfo
 	VectorIndex           = driver.VectorIndex

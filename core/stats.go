@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Stats summarises a store as seen from one handle's scope. On a limited
 // handle (see Limit) the store-wide figures — Seq, StoreMemories, Backend
@@ -36,8 +39,9 @@ type Stats struct {
 
 // Stats counts the memories in this handle's scope (every status), their
 // versions and the edges between them, and (unless the handle is limited)
-// the store's memories and index sizes. It reads every memory of the
-// store: O(n).
+// the store's memories and index sizes. With a backend whose ReadTx
+// implements Counter it reads counts (an aggregate over an index);
+// without, it reads every memory of the store: O(n).
 func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 	const op = "stats"
 	if err := e.checkOpen(op); err != nil {
@@ -52,6 +56,9 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 		var err error
 		if st.Seq, err = tx.Seq(); err != nil {
 			return err
+		}
+		if c, ok := tx.(Counter); ok {
+			return e.count(c, st)
 		}
 		// One pass over the whole store: every memory counts towards
 		// StoreMemories, those in scope towards the rest.
@@ -107,4 +114,40 @@ func (e *Engine) Stats(ctx context.Context) (*Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// count fills st from the backend's counts instead of reading every
+// memory.
+func (e *Engine) count(c Counter, st *Stats) error {
+	limited := e.only != nil
+	opts := CountOptions{}
+	if limited {
+		// A limited handle learns nothing of the other namespaces.
+		opts.Namespaces = e.scope()
+	}
+	if e.emb != nil {
+		opts.Model, opts.Dim = e.model.ID, e.model.Dim
+	}
+	fcs, err := c.Count(opts)
+	if err != nil {
+		return err
+	}
+	scope := e.scope()
+	for _, fc := range fcs {
+		st.StoreMemories += fc.Memories
+		if !slices.Contains(scope, fc.Namespace) {
+			continue
+		}
+		st.Memories += fc.Memories
+		st.ByNamespace[fc.Namespace] += fc.Memories
+		st.ByPool[string(fc.Pool)] += fc.Memories
+		st.ByType[string(fc.Type)] += fc.Memories
+		st.ByStatus[string(fc.Status)] += fc.Memories
+		st.Versions += fc.Versions
+		if limited && e.emb != nil {
+			st.Vectors += fc.Embedded
+		}
+	}
+	st.Edges, err = c.CountEdges(scope)
+	return err
 }

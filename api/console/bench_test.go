@@ -32,13 +32,21 @@ func BenchmarkConsolePages(b *testing.B) {
 		return strings.Join(w, " ")
 	}
 	ctx := context.Background()
-	const size = 10_000
-	for i := 0; i < size; i += 500 {
+	// 9,000 memories in batches (one audit entry each batch) and 1,000 one
+	// at a time (an entry each, and one more for each quarantined one), so
+	// that the audit log is not trivially short.
+	const size, single = 10_000, 1_000
+	for i := 0; i < size-single; i += 500 {
 		ins := make([]core.Input, 500)
 		for j := range ins {
 			ins[j] = core.Input{Content: sentence(), Significance: 1 + rng.IntN(10), Quarantine: (i+j)%500 == 0}
 		}
 		if _, err := eng.RememberBatch(ctx, ins); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range single {
+		if _, err := eng.Remember(ctx, core.Input{Content: sentence(), Significance: 1 + rng.IntN(10), Quarantine: i%50 == 0}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -55,6 +63,7 @@ func BenchmarkConsolePages(b *testing.B) {
 		{"browse-filtered", "/console/?sort=significance&status=active&status=quarantined&limit=50"},
 		{"search", "/console/search?q=" + words[3] + "+" + words[10]},
 		{"memory", "/console/memory/1?a=2&b=6"},
+		{"memory-single", fmt.Sprintf("/console/memory/%d", size-single/2)},
 		{"review", "/console/review"},
 		{"health", "/console/health"},
 		{"pack", "/console/pack?q=" + words[3]},

@@ -257,7 +257,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("learn: %d", st)
 	}
 	secret := l.remember(t, map[string]any{"namespace": ns, "content": "zebra plan for Alice's birthday"})
-	l.remember(t, map[string]any{"namespace": "project:b", "content": "Bob keeps the zebra logs"})
+	bob := l.remember(t, map[string]any{"namespace": "project:b", "content": "Bob keeps the zebra logs"})
 	for i := 0; i < 3; i++ {
 		l.remember(t, map[string]any{"namespace": ns, "content": fmt.Sprintf("Alice reviewed pull request %d on the editor", 40+i), "significance": 3 + i})
 	}
@@ -290,6 +290,29 @@ func TestConsoleInBrowser(t *testing.T) {
 	cookies, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.cookie"))
 	if err != nil || cookies != "" {
 		t.Errorf("the session cookie is readable by scripts: %q, %v", cookies, err)
+	}
+
+	// Paging two at a time: forward twice, then back to each page before.
+	pages := make([]string, 3)
+	do(t, ctx, "page 1", chromedp.Navigate(l.url+"/console/?ns="+ns+"&limit=2"), chromedp.WaitVisible(chromedp.ID("memories")))
+	pages[0] = text(t, ctx, "#memories")
+	for i := 1; i < 3; i++ {
+		do(t, ctx, fmt.Sprintf("page %d", i+1), chromedp.Click(chromedp.ID("next-page")), chromedp.WaitVisible(chromedp.ID("prev-page")))
+		if pages[i] = text(t, ctx, "#memories"); pages[i] == pages[i-1] {
+			t.Errorf("page %d lists what page %d listed:\n%s", i+1, i, pages[i])
+		}
+	}
+	shoot(t, ctx, dir, "browse-page-3")
+	do(t, ctx, "back to page 2", chromedp.Click(chromedp.ID("prev-page")), chromedp.WaitVisible(chromedp.ID("memories")))
+	if got := text(t, ctx, "#memories"); got != pages[1] {
+		t.Errorf("back from page 3 lists\n%s\nwant page 2's\n%s", got, pages[1])
+	}
+	do(t, ctx, "back to page 1", chromedp.Click(chromedp.ID("prev-page")), chromedp.WaitVisible(chromedp.ID("next-page")))
+	if got := text(t, ctx, "#memories"); got != pages[0] {
+		t.Errorf("back from page 2 lists\n%s\nwant page 1's\n%s", got, pages[0])
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int]("document.querySelectorAll('#prev-page, #first-page').length")); err != nil || n != 0 {
+		t.Errorf("page 1 links to a page before it (%d links, %v)", n, err)
 	}
 
 	// Keyboard: j selects the first memory, Enter opens it.
@@ -386,21 +409,34 @@ func TestConsoleInBrowser(t *testing.T) {
 	if st := l.api(t, adminToken, "audit-verify", map[string]any{}, &rep); st != 200 || rep.Broken != 0 {
 		t.Errorf("audit-verify: %d %+v", st, rep)
 	}
-	// No operation lists audit entries yet; read them from the engine.
-	entries, err := l.eng.Audit(context.Background(), core.AuditFilter{Action: "quarantine."})
-	if err != nil {
-		t.Fatal(err)
+	var log struct {
+		Entries []core.AuditEntry `json:"entries"`
+	}
+	if st := l.api(t, adminToken, "audit", map[string]any{"action": "quarantine."}, &log); st != 200 {
+		t.Fatalf("audit: %d", st)
 	}
 	var released, rejected bool
-	for _, a := range entries {
+	for _, a := range log.Entries {
 		released = released || (a.Action == "quarantine.release" && a.MemoryID == rel.ID &&
 			strings.Contains(a.Detail, "token admin") && strings.Contains(a.Detail, "checked with Alice"))
 		rejected = rejected || (a.Action == "quarantine.reject" && a.MemoryID == rej.ID &&
 			strings.Contains(a.Detail, "token admin") && strings.Contains(a.Detail, "a secret"))
 	}
 	if !released || !rejected {
-		t.Errorf("audit entries lack a decision (released %v, rejected %v): %+v", released, rejected, entries)
+		t.Errorf("audit entries lack a decision (released %v, rejected %v): %+v", released, rejected, log.Entries)
 	}
+	// The released memory's page lists its audit entries, with who
+	// released it.
+	do(t, ctx, "released memory", chromedp.Navigate(fmt.Sprintf("%s/console/memory/%d?ns=%s", l.url, rel.ID, ns)),
+		chromedp.WaitVisible(chromedp.ID("audit")))
+	if got := text(t, ctx, "#audit"); !strings.Contains(got, "remember") || !strings.Contains(got, "quarantine.release") ||
+		!strings.Contains(got, "console, token admin") || !strings.Contains(got, "checked with Alice") {
+		t.Errorf("the released memory's audit entries:\n%s", got)
+	}
+	if got := text(t, ctx, "#audit tbody tr:last-child .actor"); got != "console, token admin" {
+		t.Errorf("who released it: %q", got)
+	}
+	shoot(t, ctx, dir, "memory-audit")
 
 	// Health, with the audit log verified on demand.
 	do(t, ctx, "health", chromedp.Navigate(l.url+"/console/health?ns="+ns),
@@ -431,6 +467,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("memories")))
 	if got := text(t, sctx, "#memories"); !strings.Contains(got, "Bob keeps the zebra logs") || strings.Contains(got, "Alice") {
 		t.Errorf("scoped browse lists:\n%s", got)
+	}
+	// The audit log is the whole store's: not for a token limited to
+	// namespaces.
+	do(t, sctx, "scoped memory", chromedp.Navigate(fmt.Sprintf("%s/console/memory/%d", l.url, bob.ID)), chromedp.WaitVisible(chromedp.ID("audit-h")))
+	if got := text(t, sctx, "main"); !strings.Contains(got, "limited to namespaces") {
+		t.Errorf("scoped memory page:\n%s", got)
 	}
 	do(t, sctx, "scoped search", chromedp.Navigate(l.url+"/console/search?q=zebra+plan"), chromedp.WaitVisible(chromedp.ID("hits")))
 	if got := text(t, sctx, "main"); strings.Contains(got, "birthday") {

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -46,6 +47,7 @@ type browseData struct {
 	In       api.ListIn
 	Memories []*core.Memory
 	Next     string
+	Prev     string
 	First    string
 	Stats    *core.Stats
 	// Facets asks for the counts per facet; FacetsLink is the page with them.
@@ -71,18 +73,39 @@ func (q *req) browse() {
 	res, err := call[core.ListResult](q, "list", &in)
 	if err == nil {
 		d.Memories = res.Memories
-		if res.NextCursor != "" {
-			v := q.r.URL.Query()
-			v.Set("cursor", res.NextCursor)
-			d.Next = Prefix + "?" + v.Encode()
-		}
-		if in.Cursor != "" {
+		// A cursor leads forward only; the trail of the cursors of the pages
+		// before leads back.
+		trail := trailOf(q.form("trail"))
+		link := func(cursor string, trail []string) string {
 			v := q.r.URL.Query()
 			v.Del("cursor")
-			d.First = Prefix + "?" + v.Encode()
+			v.Del("trail")
+			if cursor != "" {
+				v.Set("cursor", cursor)
+			}
+			if len(trail) > 0 {
+				v.Set("trail", strings.Join(trail, trailSep))
+			}
+			return Prefix + "?" + v.Encode()
+		}
+		if res.NextCursor != "" {
+			next := trail
+			if in.Cursor != "" {
+				next = append(slices.Clip(trail), in.Cursor)
+			}
+			d.Next = link(res.NextCursor, next[max(0, len(next)-maxTrail):])
+		}
+		if in.Cursor != "" {
+			d.First = link("", nil)
+			if n := len(trail); n > 0 {
+				d.Prev = link(trail[n-1], trail[:n-1])
+			} else {
+				d.Prev = d.First
+			}
 		}
 		if d.Facets {
-			// Counting visits the whole namespace: only on request.
+			// On a backend without counts (bolt) counting reads every
+			// memory of the store: only on request.
 			d.Stats, err = call[core.Stats](q, "stats", &api.Empty{Scope: in.Scope})
 		} else {
 			v := q.r.URL.Query()
@@ -91,6 +114,26 @@ func (q *req) browse() {
 		}
 	}
 	q.show("browse", p, err)
+}
+
+// The trail is the cursors of the pages a person paged through before the
+// one shown, oldest first, joined by trailSep (which no cursor holds), so
+// that "Previous page" retraces them. It keeps the last maxTrail: further
+// back, "Previous page" leads to the first page.
+const (
+	trailSep = "."
+	maxTrail = 100
+)
+
+// trailOf reads a trail, dropping empty entries.
+func trailOf(s string) []string {
+	var out []string
+	for _, c := range strings.Split(s, trailSep) {
+		if c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 type searchData struct {
@@ -146,10 +189,14 @@ type memoryData struct {
 	Versions []*core.Memory
 	Edges    []edgeView
 	Trace    *core.TraceResult
-	A, B     *core.Memory
-	Diff     []segment
-	Changes  []change
-	Trusts   []core.TrustLevel
+	Audit    []auditView
+	// AuditHidden says why the audit entries are not shown (a token
+	// limited to namespaces may not read the store-wide log).
+	AuditHidden string
+	A, B        *core.Memory
+	Diff        []segment
+	Changes     []change
+	Trusts      []core.TrustLevel
 }
 
 type edgeView struct {
@@ -202,6 +249,18 @@ func (q *req) memory(rest string) {
 				d.Edges = append(d.Edges, ev)
 			}
 			d.Trace, err = call[core.TraceResult](q, "trace", &api.TraceIn{Scope: sc, ID: id, MaxDepth: 5, MaxNodes: 50})
+		}
+	}
+	if err == nil {
+		var au *api.AuditOut
+		au, err = call[api.AuditOut](q, "audit", &api.AuditIn{Scope: sc, MemoryID: id})
+		if errors.Is(err, core.ErrForbidden) {
+			d.AuditHidden, err = "The audit log covers the whole store; this token is limited to namespaces, so it may not read it.", nil
+		}
+		if au != nil {
+			for _, a := range au.Entries {
+				d.Audit = append(d.Audit, viewAudit(a, id))
+			}
 		}
 	}
 	if err == nil && len(d.Versions) > 1 {

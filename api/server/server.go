@@ -87,6 +87,9 @@ type Options struct {
 	Version string
 	// Logger receives one line per request (default slog.Default()).
 	Logger *slog.Logger
+	// NoConsole turns the web console off: every path under /console/
+	// answers 404, saying so.
+	NoConsole bool
 }
 
 // Server serves one engine over HTTP and MCP. Create it with New.
@@ -163,12 +166,14 @@ func New(eng *core.Engine, opts Options) (*Server, error) {
 	s.svc.Observe = func(ctx context.Context, o *api.Op, err error, d time.Duration) {
 		s.metrics.observe(o.Name, Transport(ctx), err, d)
 	}
-	copts := console.Options{Service: s.svc, Logger: opts.Logger}
-	if len(s.tokens) > 0 {
-		copts.Lookup = s.lookup
-	}
-	if s.console, err = console.New(copts); err != nil {
-		return nil, err
+	if !opts.NoConsole {
+		copts := console.Options{Service: s.svc, Logger: opts.Logger}
+		if len(s.tokens) > 0 {
+			copts.Lookup = s.lookup
+		}
+		if s.console, err = console.New(copts); err != nil {
+			return nil, err
+		}
 	}
 	mcpSrv := mcpserver.New(s.svc, opts.Version)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, &mcp.StreamableHTTPOptions{Logger: opts.Logger})
@@ -271,6 +276,11 @@ func (s *Server) Handler() http.Handler {
 			return
 		}
 		if console.Mounted(r.URL.Path) {
+			if s.console == nil {
+				writeError(rw, &httpError{kind: "not_found", status: http.StatusNotFound,
+					msg: "the web console is turned off on this server (server.console: false)"})
+				return
+			}
 			// The console signs people in itself (session cookie, see package console).
 			r.Body = http.MaxBytesReader(rw, r.Body, s.opts.MaxBody)
 			s.console.ServeHTTP(rw, r.WithContext(withTransport(r.Context(), "console")))

@@ -33,6 +33,11 @@ var openIndexes = []struct{ name, def string }{
 	// page. The zero time (NULL) is "", the earliest.
 	{"memories_list", `CREATE INDEX IF NOT EXISTS memories_list ON memories (namespace, status, (` + listCreated + `), id)`},
 	{"memories_list_sig", `CREATE INDEX IF NOT EXISTS memories_list_sig ON memories (namespace, status, significance, (` + listCreated + `), id)`},
+	// Stats counts memories per facet (driver.Counter) from this index
+	// alone (an index-only scan), not from the wide rows.
+	{"memories_facets", `CREATE INDEX IF NOT EXISTS memories_facets ON memories (namespace, pool, type, status, version, embedding_model, embedding_dim)`},
+	// A memory's audit entries (driver.AuditMemoryReader).
+	{"audit_memory", `CREATE INDEX IF NOT EXISTS audit_memory ON audit (memory_id, seq)`},
 }
 
 // createOpenIndexes creates the openIndexes the schema lacks. It looks

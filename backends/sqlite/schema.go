@@ -213,6 +213,12 @@ var openIndexes = append([]string{
 	`CREATE INDEX IF NOT EXISTS memories_list ON memories (namespace, status, created_at, id)`,
 	`CREATE INDEX IF NOT EXISTS memories_list_sig ON memories (namespace, status, significance, created_at, id)`,
 	`CREATE INDEX IF NOT EXISTS memories_created_other ON memories (namespace, status) WHERE ` + otherCreated,
+	// Stats counts memories per facet (driver.Counter) with an aggregate
+	// over this index, which holds every column the count reads.
+	`CREATE INDEX IF NOT EXISTS memories_facets ON memories (namespace, pool, type, status, version, embedding_model, embedding_dim)`,
+	// A memory's audit entries (driver.AuditMemoryReader): the review
+	// queue's reasons, the console's memory page.
+	`CREATE INDEX IF NOT EXISTS audit_memory ON audit (memory_id)`,
 }, ftsVocabTables...)
 
 // ftsVocabTables are created by Open (they are in openIndexes) and by the

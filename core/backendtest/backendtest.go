@@ -120,6 +120,8 @@ var cases = []testCase{
 	{"RankedPages", []string{"RankReader.Ranked"}, testRankedPages},
 	{"List", []string{"ListReader.List", "Tx.Put", "Tx.Delete"}, testList},
 	{"ListPages", []string{"ListReader.List"}, testListPages},
+	{"Count", []string{"Counter.Count", "Counter.CountEdges", "Tx.Put", "Tx.Delete"}, testCount},
+	{"AuditOf", []string{"AuditMemoryReader.AuditOf", "Tx.AppendAudit"}, testAuditOf},
 	{"QuarantineVisibility", []string{"KeywordIndex.SearchKeyword", "ReadTx.Scan", "Tx.Put", "ChangeLog.Changes"}, testQuarantineVisibility},
 	{"DeleteDerivedCycle", []string{"Tx.Delete", "GraphWriter.Link", "ReadTx.Edges"}, testDeleteDerivedCycle},
 	{"AuditCoverage", []string{"Tx.AppendAudit", "AuditReader.Audit", "Tx.Delete"}, testAuditCoverage},

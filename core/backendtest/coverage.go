@@ -27,6 +27,8 @@ var declaring = []reflect.Type{
 	reflect.TypeFor[driver.UpdateReader](),
 	reflect.TypeFor[driver.RankReader](),
 	reflect.TypeFor[driver.ListReader](),
+	reflect.TypeFor[driver.Counter](),
+	reflect.TypeFor[driver.AuditMemoryReader](),
 	reflect.TypeFor[driver.ErasureReporter](),
 }
 
@@ -44,6 +46,8 @@ var covered = []reflect.Type{
 	reflect.TypeFor[driver.UpdateReader](),
 	reflect.TypeFor[driver.RankReader](),
 	reflect.TypeFor[driver.ListReader](),
+	reflect.TypeFor[driver.Counter](),
+	reflect.TypeFor[driver.AuditMemoryReader](),
 	reflect.TypeFor[driver.ErasureReporter](),
 }
 

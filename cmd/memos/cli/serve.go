@@ -29,6 +29,7 @@ func serverOptions(cfg *config.Config) server.Options {
 		Timeout:         cfg.Server.Timeout,
 		ShutdownTimeout: cfg.Server.ShutdownTimeout,
 		CORSOrigins:     cfg.Server.CORSOrigins,
+		NoConsole:       !cfg.Server.Console,
 		StorePath:       storePath(cfg),
 		Version:         version(),
 	}

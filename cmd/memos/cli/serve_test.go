@@ -257,3 +257,42 @@ func TestMCPClient(t *testing.T) {
 		s.terminate(t)
 	})
 }
+
+// TestServeConsoleSwitch checks server.console: memos serve serves the web
+// console by default, and with server.console false answers 404 under
+// /console/ while the API still answers.
+func TestServeConsoleSwitch(t *testing.T) {
+	bin := buildMemos(t)
+	for _, c := range []struct {
+		env    string
+		status int
+		body   string
+	}{
+		{"", 200, "<title>Browse"},
+		{"MEMOS_SERVER__CONSOLE=false", 404, "server.console: false"},
+	} {
+		environ := binEnv(t)
+		if c.env != "" {
+			environ = append(environ, c.env)
+		}
+		s := serve(t, bin, environ)
+		res, err := http.Get(s.url + "/console/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.status || !strings.Contains(string(body), c.body) {
+			t.Errorf("%q: GET /console/ answered %d\n%s\nwant %d with %q", c.env, res.StatusCode, body, c.status, c.body)
+		}
+		res, err = http.Post(s.url+"/api/mem/stats", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Errorf("%q: the API answered %d", c.env, res.StatusCode)
+		}
+		s.terminate(t)
+	}
+}

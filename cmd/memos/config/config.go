@@ -73,7 +73,7 @@ func sectionDefaults(prefix string) any {
 		return core.DefaultConsolidateConfig()
 	case "server":
 		return Server{Addr: server.DefaultAddr, MaxBody: server.DefaultMaxBody, Timeout: server.DefaultTimeout,
-			ShutdownTimeout: server.DefaultShutdownTimeout}
+			ShutdownTimeout: server.DefaultShutdownTimeout, Console: true}
 	}
 	return nil
 }
@@ -175,6 +175,9 @@ type Server struct {
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	// CORSOrigins are the browser origins allowed to call the API ("*": any; default none).
 	CORSOrigins []string `koanf:"cors_origins"`
+	// Console serves the web console at /console/ (default true); false
+	// leaves only the API, MCP and the health and metrics routes.
+	Console bool `koanf:"console"`
 }
 
 // Error is a configuration error. Its message names the key and where the key
@@ -541,7 +544,9 @@ func (ld *loader) build(cfg *Config, envs map[string]string) error {
 	}
 	cfg.Govern = *gc.(*core.GovernConfig)
 	cfg.Values = append(cfg.Values, vals...)
-	sv, vals, err := ld.decode("server", func() any { return new(Server) })
+	// The server section decodes over the one default that is not its
+	// type's zero value: the console is on unless turned off.
+	sv, vals, err := ld.decode("server", func() any { return &Server{Console: true} })
 	if err != nil {
 		return err
 	}

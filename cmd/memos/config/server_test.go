@@ -26,7 +26,7 @@ server:
 		t.Fatal(err)
 	}
 	s := cfg.Server
-	if s.Addr != "0.0.0.0:9000" || s.Timeout != 5*time.Second || s.MaxBody != 2048 || len(s.CORSOrigins) != 1 {
+	if s.Addr != "0.0.0.0:9000" || s.Timeout != 5*time.Second || s.MaxBody != 2048 || len(s.CORSOrigins) != 1 || !s.Console {
 		t.Errorf("server: %+v", s)
 	}
 	if len(s.Tokens) != 2 || s.Tokens[0].Name != "agent-a" || s.Tokens[0].Namespaces[0] != "agent:a" ||
@@ -37,6 +37,11 @@ server:
 		if strings.Contains(strings.ToLower(v.Key), "token") && v.Value != "********" {
 			t.Errorf("config show would print %s = %v", v.Key, v.Value)
 		}
+	}
+	if cfg, err := load(t, "server:\n  console: false\n"); err != nil {
+		t.Error(err)
+	} else if cfg.Server.Console {
+		t.Error("server.console: false left the console on")
 	}
 	for yaml, want := range map[string]string{
 		"server:\n  adr: x\n":                 `unknown key "server.adr"`,

@@ -1,9 +1,11 @@
 package govern
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/memos-go/memos/core/driver"
 )
@@ -31,18 +33,35 @@ type ContradictedMemory struct {
 // readable says whether the caller may read a contradicted memory's
 // content.
 func Review(ctx context.Context, tx driver.ReadTx, nss []string, readable func(*driver.Memory) bool) ([]ReviewItem, error) {
-	items := []ReviewItem{}
-	byID := map[int64]int{}
-	err := tx.Scan(driver.ScanOptions{Filter: driver.Filter{Namespaces: nss, Statuses: []driver.Status{driver.StatusQuarantined}}}, func(m *driver.Memory) error {
-		byID[m.ID] = len(items)
-		items = append(items, ReviewItem{Memory: m, Reasons: []string{}})
+	var ms []*driver.Memory
+	collect := func(m *driver.Memory) error {
+		ms = append(ms, m)
 		return ctx.Err()
-	})
-	if err != nil || len(items) == 0 {
-		return items, err
+	}
+	quarantined := []driver.Status{driver.StatusQuarantined}
+	var err error
+	if lr, ok := tx.(driver.ListReader); ok {
+		// The list index reads the quarantined memories alone, not the
+		// whole scope.
+		err = lr.List(driver.ListOptions{Order: driver.ListRecent, Namespaces: nss, Statuses: quarantined}, collect)
+		slices.SortFunc(ms, func(a, b *driver.Memory) int { return cmp.Compare(a.ID, b.ID) })
+	} else {
+		err = tx.Scan(driver.ScanOptions{Filter: driver.Filter{Namespaces: nss, Statuses: quarantined}}, collect)
+	}
+	if err != nil {
+		return nil, err
+	}
+	items := make([]ReviewItem, len(ms))
+	if len(items) == 0 {
+		return items, nil
+	}
+	byID := map[int64]int{}
+	for i, m := range ms {
+		byID[m.ID] = i
+		items[i] = ReviewItem{Memory: m, Reasons: []string{}}
 	}
 	// The latest quarantine decision of each memory says why.
-	if err := Read(tx, func(a driver.AuditEntry) error {
+	reasons := func(a driver.AuditEntry) error {
 		i, ok := byID[a.MemoryID]
 		if !ok || a.Action != "quarantine" {
 			return nil
@@ -54,7 +73,15 @@ func Review(ctx context.Context, tx driver.ReadTx, nss []string, readable func(*
 			items[i].Reasons = d.Reasons
 		}
 		return nil
-	}); err != nil {
+	}
+	if ar, ok := tx.(driver.AuditMemoryReader); ok {
+		// Each memory's own entries, through the backend's index.
+		for _, m := range ms {
+			if err := ar.AuditOf(m.ID, reasons); err != nil {
+				return nil, err
+			}
+		}
+	} else if err := Read(tx, reasons); err != nil {
 		return nil, err
 	}
 	for i := range items {

@@ -1,6 +1,7 @@
 package govern
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,12 +36,28 @@ type AuditFilter struct {
 func Audit(tx driver.ReadTx, f AuditFilter) ([]driver.AuditEntry, error) {
 	srcHash := SourceHash(f.Source)
 	var out []driver.AuditEntry
-	err := Read(tx, func(a driver.AuditEntry) error {
+	keep := func(a driver.AuditEntry) error {
 		if f.match(&a, srcHash) {
 			out = append(out, a)
 		}
 		return nil
-	})
+	}
+	if ar, ok := tx.(driver.AuditMemoryReader); ok && f.MemoryID != 0 {
+		// The memory's own entries and those about no one memory (of which
+		// a batch's binds it), through the backend's index, in log order.
+		if err := ar.AuditOf(f.MemoryID, keep); err != nil {
+			return nil, err
+		}
+		own := len(out)
+		if err := ar.AuditOf(0, keep); err != nil {
+			return nil, err
+		}
+		if own > 0 && own < len(out) {
+			slices.SortFunc(out, func(a, b driver.AuditEntry) int { return cmp.Compare(a.Seq, b.Seq) })
+		}
+		return out, nil
+	}
+	err := Read(tx, keep)
 	return out, err
 }
 
@@ -198,6 +216,12 @@ type binding struct {
 // bindsMemory reports whether batch entry a binds a version of memory id.
 func bindsMemory(a *driver.AuditEntry, id int64) bool {
 	if a.MemoryID != 0 || !strings.Contains(a.Detail, `"memories":`) {
+		return false
+	}
+	// A binding's id is written "id":<digits>: skip decoding a batch's
+	// bindings (kilobytes each) when none can be id's.
+	key := `"id":` + strconv.FormatInt(id, 10)
+	if !strings.Contains(a.Detail, key+",") && !strings.Contains(a.Detail, key+"}") {
 		return false
 	}
 	var b binding

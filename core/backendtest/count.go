@@ -1,0 +1,193 @@
+package backendtest
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/memos-go/memos/core/driver"
+)
+
+// facetKey is the facets a FacetCount groups by.
+type facetKey struct {
+	ns     string
+	pool   driver.Pool
+	typ    driver.Type
+	status driver.Status
+}
+
+// testCount checks driver.Counter against what a Scan of every memory
+// says: counts per namespace, pool, type and status, their versions and
+// active embeddings of one model and dimension, and the edges between
+// memories of the namespaces asked for; for every namespace, some, one and
+// none; after new versions that move memories between groups, and a
+// forget; and inside a write transaction, which sees its own writes.
+func testCount(t *testing.T, f *fixture) {
+	var ok bool
+	f.view(t, func(tx driver.ReadTx) error { _, ok = tx.(driver.Counter); return nil })
+	if !ok {
+		t.Logf("%s does not implement driver.Counter; nothing to check", f.h.Name)
+		return
+	}
+	namespaces := []string{driver.DefaultNamespace, "team:web", "project:other"}
+	statuses := []driver.Status{driver.StatusActive, driver.StatusQuarantined, driver.StatusArchived}
+	var ms []*driver.Memory
+	for i := range 60 {
+		m := newMemory(fmt.Sprintf("counted memory %d", i))
+		m.Namespace = namespaces[i%3]
+		m.Pool = []driver.Pool{driver.PoolMemory, driver.PoolRaw, driver.PoolKnowledge}[i%5%3]
+		m.Type = []driver.Type{driver.TypeFact, driver.TypeEvent}[i%7%2]
+		m.Status = statuses[i%4%3]
+		switch i % 3 {
+		case 0:
+			m.Embedding = driver.Embedding{Model: "count-model", Vector: []float32{1, 0}}
+		case 1:
+			m.Embedding = driver.Embedding{Model: "count-model", Vector: []float32{1, 0, 0}} // another dimension
+		}
+		ms = append(ms, m)
+	}
+	f.insert(t, ms...)
+	f.update(t, func(tx driver.Tx) error {
+		for i := 0; i+7 < len(ms); i += 4 {
+			if err := tx.Link(driver.Edge{From: ms[i].ID, To: ms[i+7].ID, Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: base}); err != nil {
+				return err
+			}
+		}
+		return tx.Link(driver.Edge{From: ms[0].ID, To: ms[7].ID, Type: driver.EdgeSupports, Weight: 1, CreatedAt: base})
+	})
+	check := func(when string) {
+		t.Helper()
+		f.view(t, func(tx driver.ReadTx) error { checkCounts(t, when, tx); return nil })
+	}
+	check("after inserts")
+	for i, m := range ms[:20] {
+		next := nextVersion(f.get(t, m.ID, 0), m.Content+", changed")
+		next.Status = statuses[(i+1)%3]
+		next.Pool = driver.PoolKnowledge
+		if i%5 == 0 {
+			next.Namespace = "team:web"
+		}
+		f.put(t, next)
+	}
+	f.forget(t, ms[21].ID)
+	check("after new versions and a forget")
+	f.update(t, func(tx driver.Tx) error {
+		if err := tx.Insert(newMemory("counted inside the write", withNamespace("team:web"), withStatus(driver.StatusArchived))); err != nil {
+			return err
+		}
+		checkCounts(t, "inside a write transaction", tx)
+		return nil
+	})
+}
+
+// checkCounts compares tx's counts with those of a Scan.
+func checkCounts(t *testing.T, when string, tx driver.ReadTx) {
+	t.Helper()
+	c := tx.(driver.Counter)
+	for _, nss := range [][]string{nil, {driver.DefaultNamespace, "team:web"}, {"project:other"}, {"nowhere"}, {}} {
+		want := map[facetKey]driver.FacetCount{}
+		in := map[int64]bool{}
+		var all []*driver.Memory
+		if err := tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error { all = append(all, m); return nil }); err != nil {
+			t.Fatalf("%s: Scan: %v", when, err)
+		}
+		for _, m := range all {
+			if nss != nil && !slices.Contains(nss, m.Namespace) {
+				continue
+			}
+			in[m.ID] = true
+			k := facetKey{m.Namespace, m.Pool, m.Type, m.Status}
+			fc := want[k]
+			fc.Namespace, fc.Pool, fc.Type, fc.Status = k.ns, k.pool, k.typ, k.status
+			fc.Memories++
+			fc.Versions += m.Version
+			if m.Status == driver.StatusActive && m.Embedding.Model == "count-model" && m.Embedding.Dim() == 2 {
+				fc.Embedded++
+			}
+			want[k] = fc
+		}
+		fcs, err := c.Count(driver.CountOptions{Namespaces: nss, Model: "count-model", Dim: 2})
+		if err != nil {
+			t.Fatalf("%s: Count(%q): %v", when, nss, err)
+		}
+		got := map[facetKey]driver.FacetCount{}
+		for _, fc := range fcs {
+			k := facetKey{fc.Namespace, fc.Pool, fc.Type, fc.Status}
+			if _, dup := got[k]; dup {
+				t.Errorf("%s: Count(%q) returned %+v twice", when, nss, k)
+			}
+			got[k] = fc
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: Count(%q) =\n%v\nwant (from Scan)\n%v", when, nss, got, want)
+		}
+		edges := map[driver.Edge]bool{}
+		for _, m := range all {
+			es, err := tx.Edges(m.ID)
+			if err != nil {
+				t.Fatalf("%s: Edges: %v", when, err)
+			}
+			for _, e := range es {
+				if in[e.From] && in[e.To] {
+					edges[driver.Edge{From: e.From, To: e.To, Type: e.Type}] = true
+				}
+			}
+		}
+		if n, err := c.CountEdges(nss); err != nil || n != len(edges) {
+			t.Errorf("%s: CountEdges(%q) = %d, %v; want %d", when, nss, n, err, len(edges))
+		}
+	}
+}
+
+// testAuditOf checks driver.AuditMemoryReader against the whole log: each
+// memory's entries, and those about no one memory (id 0), in Seq order,
+// and a read that fn stops.
+func testAuditOf(t *testing.T, f *fixture) {
+	var ok bool
+	f.view(t, func(tx driver.ReadTx) error { _, ok = tx.(driver.AuditMemoryReader); return nil })
+	if !ok {
+		t.Logf("%s does not implement driver.AuditMemoryReader; nothing to check", f.h.Name)
+		return
+	}
+	a, b := newMemory("audited a"), newMemory("audited b")
+	f.insert(t, a, b)
+	ids := []int64{a.ID, 0, b.ID, a.ID, a.ID, 0, b.ID, a.ID}
+	for i, id := range ids {
+		f.update(t, func(tx driver.Tx) error {
+			return tx.AppendAudit(&driver.AuditEntry{Time: at(i), Action: "remember", MemoryID: id, Detail: fmt.Sprintf(`{"n":%d}`, i), Hash: fmt.Sprint(i)})
+		})
+	}
+	f.view(t, func(tx driver.ReadTx) error {
+		var log []driver.AuditEntry
+		if err := tx.(driver.AuditReader).Audit(func(e driver.AuditEntry) error { log = append(log, e); return nil }); err != nil {
+			t.Fatalf("Audit: %v", err)
+		}
+		ar := tx.(driver.AuditMemoryReader)
+		for _, id := range []int64{a.ID, b.ID, 0, b.ID + 1000} {
+			var want, got []driver.AuditEntry
+			for _, e := range log {
+				if e.MemoryID == id {
+					want = append(want, e)
+				}
+			}
+			if err := ar.AuditOf(id, func(e driver.AuditEntry) error { got = append(got, e); return nil }); err != nil {
+				t.Fatalf("AuditOf(%d): %v", id, err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("AuditOf(%d) returned %d entries, want %d", id, len(got), len(want))
+			}
+			for i := range want {
+				if d := diffAudit(want[i], got[i]); d != "" || got[i].Seq != want[i].Seq {
+					t.Errorf("AuditOf(%d) entry %d: seq %d, want %d %s", id, i, got[i].Seq, want[i].Seq, d)
+				}
+			}
+		}
+		stop, n := errors.New("stop"), 0
+		if err := ar.AuditOf(a.ID, func(driver.AuditEntry) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+			t.Errorf("AuditOf whose fn fails returned %v after %d calls, want fn's error after 1", err, n)
+		}
+		return nil
+	})
+}
