@@ -261,3 +261,19 @@ func TestUpdateClears(t *testing.T) {
 		}
 	}
 }
+
+// TestConsolidateTook: consolidate answers the time its pass took as a
+// duration, and its old took_ns for one more release.
+func TestConsolidateTook(t *testing.T) {
+	l := start(t, server.Options{})
+	l.must(t, "remember", obj{"content": "Alice prefers open-source tools"}, nil)
+	var out struct {
+		Took   string `json:"took"`
+		TookNS *int64 `json:"took_ns"`
+	}
+	l.must(t, "consolidate", obj{"dry_run": true}, &out)
+	d, err := time.ParseDuration(out.Took)
+	if err != nil || d <= 0 || out.TookNS == nil || *out.TookNS != int64(d) {
+		t.Errorf("consolidate took %q (%v), took_ns %v", out.Took, err, out.TookNS)
+	}
+}
