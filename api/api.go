@@ -63,8 +63,9 @@ type Op struct {
 // MCP, and HTTP callers who send JSON, carry the same data inside a JSON
 // string instead.
 type Stream struct {
-	// Write writes the answer to w as NDJSON (nil: the answer is JSON).
-	Write func(ctx context.Context, e *core.Engine, in any, w io.Writer) error
+	// Write writes the answer to w as NDJSON (nil: the answer is JSON) and
+	// returns a summary of what it wrote.
+	Write func(ctx context.Context, e *core.Engine, in any, w io.Writer) (any, error)
 	// Read runs the operation on the NDJSON data read from r, the other
 	// fields from in (nil: the request is JSON).
 	Read func(ctx context.Context, e *core.Engine, in any, r io.Reader) (any, error)
@@ -262,18 +263,18 @@ func (s *Service) Run(ctx context.Context, o *Op, in any, acc *Access) (any, err
 }
 
 // WriteStream runs op's streaming answer (op.Stream.Write) for the decoded
-// input in: it writes NDJSON to w. Nothing is written when the call fails
-// before its answer is complete, unless w fails.
-func (s *Service) WriteStream(ctx context.Context, o *Op, in any, acc *Access, w io.Writer) (err error) {
+// input in: it writes NDJSON to w and returns the summary of what it wrote.
+// Nothing is written when the call fails before its answer is complete,
+// unless w fails.
+func (s *Service) WriteStream(ctx context.Context, o *Op, in any, acc *Access, w io.Writer) (sum any, err error) {
 	if o.Stream == nil || o.Stream.Write == nil {
-		return fmt.Errorf("%s answers JSON, not a stream", o.Name)
+		return nil, fmt.Errorf("%s answers JSON, not a stream", o.Name)
 	}
 	if s.Observe != nil {
 		start := time.Now()
 		defer func() { s.Observe(ctx, o, err, time.Since(start)) }()
 	}
-	_, err = s.run(ctx, o, in, acc, func(ctx context.Context, e *core.Engine) (any, error) { return nil, o.Stream.Write(ctx, e, in, w) })
-	return err
+	return s.run(ctx, o, in, acc, func(ctx context.Context, e *core.Engine) (any, error) { return o.Stream.Write(ctx, e, in, w) })
 }
 
 // ReadStream runs op (op.Stream.Read) on the NDJSON data read from r and the

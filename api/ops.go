@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 
@@ -142,15 +143,30 @@ type HistoryIn struct {
 
 // VersionsOut lists a memory's versions, oldest first.
 type VersionsOut struct {
+	ID       int64          `json:"id"`
 	Versions []*core.Memory `json:"versions"`
 }
 
-// UpdateIn changes a memory: only the fields given change.
+// UpdateIn changes a memory: only the fields given change. A text field
+// given as "" is cleared (valid_from "": since always, valid_to "": still
+// true); absent or null leaves it as it is. Metadata changes key by key.
 type UpdateIn struct {
 	Scope
-	ID      int64   `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory to change."`
-	Content *string `json:"content,omitempty" jsonschema_description:"New content."`
-	Attrs
+	ID               int64           `json:"id" jsonschema:"minimum=1" jsonschema_description:"The memory to change."`
+	Content          *string         `json:"content,omitempty" jsonschema_description:"New content."`
+	Type             core.Type       `json:"type,omitempty" jsonschema:"enum=fact,enum=preference,enum=event,enum=relationship,enum=turn,enum=document,enum=lesson,enum=knowledge,enum=note" jsonschema_description:"New type."`
+	Pool             core.Pool       `json:"pool,omitempty" jsonschema:"enum=raw,enum=memory,enum=knowledge" jsonschema_description:"New pool."`
+	Significance     *int            `json:"significance,omitempty" jsonschema:"minimum=1,maximum=10" jsonschema_description:"New significance, 1-10."`
+	Entities         *[]string       `json:"entities,omitempty" jsonschema_description:"The new list of entity names (replaces the old one; [] removes them all)."`
+	EmotionalContext *string         `json:"emotional_context,omitempty" jsonschema_description:"How the user felt (\"\" clears it)."`
+	Source           *string         `json:"source,omitempty" jsonschema_description:"Where it came from (\"\" clears it)."`
+	Session          *string         `json:"session,omitempty" jsonschema_description:"The conversation or run it belongs to (\"\" clears it)."`
+	Trust            core.TrustLevel `json:"trust,omitempty" jsonschema:"enum=certain,enum=inferred,enum=imported,enum=contradicted" jsonschema_description:"New trust level (its score becomes the level's unless trust_score is given)."`
+	TrustScore       *float64        `json:"trust_score,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_description:"New trust score in [0,1]."`
+	ValidFrom        *string         `json:"valid_from,omitempty" jsonschema_description:"When it became true: RFC3339 time or YYYY-MM-DD (\"\" since always)."`
+	ValidTo          *string         `json:"valid_to,omitempty" jsonschema_description:"When it stopped being true: RFC3339 time or YYYY-MM-DD (\"\" still true)."`
+	Metadata         map[string]any  `json:"metadata,omitempty" jsonschema_description:"Metadata changes, key by key: a key with a value is set, a key with null is removed, keys not named stay."`
+	Status           core.Status     `json:"status,omitempty" jsonschema:"enum=active,enum=archived,enum=quarantined" jsonschema_description:"New status: active, archived or quarantined."`
 }
 
 // RevertIn asks for a new version equal to an old one.
@@ -186,8 +202,9 @@ type UnlinkOut struct {
 	Removed bool   `json:"removed"`
 }
 
-// EdgesOut lists edges.
+// EdgesOut lists the edges of memory ID.
 type EdgesOut struct {
+	ID    int64       `json:"id"`
 	Edges []core.Edge `json:"edges"`
 }
 
@@ -457,6 +474,9 @@ type ImportIn struct {
 	Scope
 	JSONL  string `json:"jsonl,omitempty" jsonschema_description:"A memos export (JSONL). Over HTTP it may instead be the request body itself, sent as application/x-ndjson, with dry_run in the URL query."`
 	DryRun bool   `json:"dry_run,omitempty" jsonschema_description:"Check the export and report what would be imported; store nothing."`
+	// Origin names the import in its audit entry (default "jsonl:api");
+	// it is no field of a request, the CLI sets it to the file's name.
+	Origin string `json:"-"`
 }
 
 // importJSONL reads and checks a whole export before anything is written,
@@ -467,6 +487,9 @@ func importJSONL(ctx context.Context, e *core.Engine, in *ImportIn, r io.Reader)
 		return nil, fmt.Errorf("import jsonl: %w", err)
 	}
 	req.Origin, req.DryRun = "jsonl:api", in.DryRun
+	if in.Origin != "" {
+		req.Origin = in.Origin
+	}
 	return e.Import(ctx, *req)
 }
 
@@ -474,7 +497,7 @@ func importJSONL(ctx context.Context, e *core.Engine, in *ImportIn, r io.Reader)
 // memory's current one. The CLI's set-validity calls it too.
 func SetValidity(ctx context.Context, e *core.Engine, id int64, from, to *time.Time) (*core.Memory, error) {
 	if from == nil && to == nil {
-		return nil, core.Invalidf("give from, to or both")
+		return nil, core.Invalidf("give valid_from, valid_to or both")
 	}
 	if from == nil || to == nil {
 		cur, err := e.Get(ctx, id)
@@ -501,55 +524,38 @@ func optTime(field string, s *string) (*time.Time, error) {
 
 // patch builds the engine's Patch from the fields given.
 func (in *UpdateIn) patch() (core.Patch, error) {
-	a := &in.Attrs
-	p := core.Patch{Content: in.Content, TrustScore: a.TrustScore}
-	if a.Type != "" {
-		p.Type = &a.Type
+	p := core.Patch{Content: in.Content, TrustScore: in.TrustScore, Entities: in.Entities,
+		EmotionalContext: in.EmotionalContext, Source: in.Source, Session: in.Session, MergeMetadata: in.Metadata}
+	if in.Type != "" {
+		p.Type = &in.Type
 	}
-	if a.Pool != "" {
-		p.Pool = &a.Pool
+	if in.Pool != "" {
+		p.Pool = &in.Pool
 	}
-	if err := CheckSignificance(a.Significance); err != nil {
-		return p, err
+	if in.Significance != nil {
+		if n := *in.Significance; n < 1 || n > 10 {
+			return p, SignificanceError(n)
+		}
+		p.Significance = in.Significance
 	}
-	if a.Significance != 0 {
-		p.Significance = &a.Significance
-	}
-	if a.Status != "" {
-		if err := checkStatus(a.Status); err != nil {
+	if in.Status != "" {
+		if err := checkStatus(in.Status); err != nil {
 			return p, err
 		}
-		p.Status = &a.Status
+		p.Status = &in.Status
 	}
-	if a.Entities != nil {
-		p.Entities = &a.Entities
+	if in.Trust != "" {
+		p.TrustLevel = &in.Trust
 	}
-	for _, f := range []struct {
-		src string
-		dst **string
-	}{{a.EmotionalContext, &p.EmotionalContext}, {a.Source, &p.Source}, {a.Session, &p.Session}} {
-		if f.src != "" {
-			s := f.src
-			*f.dst = &s
-		}
+	var err error
+	if p.ValidFrom, err = optTime("valid_from", in.ValidFrom); err != nil {
+		return p, err
 	}
-	if a.Trust != "" {
-		p.TrustLevel = &a.Trust
+	if p.ValidTo, err = optTime("valid_to", in.ValidTo); err != nil {
+		return p, err
 	}
-	if a.Metadata != nil {
-		p.Metadata = &a.Metadata
-	}
-	for _, f := range []struct {
-		name, s string
-		dst     **time.Time
-	}{{"valid_from", a.ValidFrom, &p.ValidFrom}, {"valid_to", a.ValidTo, &p.ValidTo}} {
-		if f.s != "" {
-			t, err := ParseTime(f.name, f.s)
-			if err != nil {
-				return p, err
-			}
-			*f.dst = &t
-		}
+	if reflect.ValueOf(p).IsZero() {
+		return p, core.Invalidf("nothing to update: give new content or a field to change")
 	}
 	return p, nil
 }
@@ -644,6 +650,7 @@ var table = []*Op{
 		}),
 	op(Op{Name: "update", Tool: "memos_update", Title: "Update a memory",
 		Description: "Correct or refine a memory: writes a new version with the fields given changed (the old version stays in its history). " +
+			"A text field given as \"\" is cleared (valid_to \"\": still true); metadata changes key by key, null removes a key. " +
 			"To record that something stopped being true and something else is true now, use memos_supersede instead."},
 		func(ctx context.Context, e *core.Engine, in *UpdateIn) (*core.Memory, error) {
 			p, err := in.patch()
@@ -659,7 +666,7 @@ var table = []*Op{
 			if err != nil {
 				return nil, err
 			}
-			return &VersionsOut{Versions: hs}, nil
+			return &VersionsOut{ID: in.ID, Versions: hs}, nil
 		}),
 	op(Op{Name: "revert", Tool: "memos_revert", Title: "Revert a memory",
 		Description: "Undo a change: write a new version of a memory equal to one of its older versions."},
@@ -724,7 +731,7 @@ var table = []*Op{
 			if es == nil {
 				es = []core.Edge{}
 			}
-			return &EdgesOut{Edges: es}, nil
+			return &EdgesOut{ID: in.ID, Edges: es}, nil
 		}),
 	op(Op{Name: "forget", Tool: "memos_forget", Title: "Forget a memory", Destructive: true,
 		Description: "Erase a memory for good when the user asks you to forget something or it must not be kept: every version, index entry, vector and edge is removed. " +
@@ -735,8 +742,12 @@ var table = []*Op{
 	op(Op{Name: "consolidate", Tool: "memos_consolidate", Title: "Consolidate memories",
 		Description: "Tidy the namespace's memories: merge duplicates (the survivor keeps their entities and sources), archive stale low-significance ones and, with pages=true, distil clusters into knowledge pages. " +
 			"Never deletes history. Run it occasionally (e.g. at the end of a long session), with dry_run=true first to see what would change."},
-		func(ctx context.Context, e *core.Engine, in *ConsolidateIn) (*core.ConsolidateReport, error) {
-			return e.Consolidate(ctx, core.ConsolidateRequest{DryRun: in.DryRun, Pages: in.Pages})
+		func(ctx context.Context, e *core.Engine, in *ConsolidateIn) (*ConsolidateOut, error) {
+			rep, err := e.Consolidate(ctx, core.ConsolidateRequest{DryRun: in.DryRun, Pages: in.Pages})
+			if err != nil {
+				return nil, err
+			}
+			return &ConsolidateOut{ConsolidateReport: rep, Took: Duration(rep.Took), TookNS: int64(rep.Took)}, nil
 		}),
 	op(Op{Name: "stats", Tool: "memos_stats", Title: "Count memories", ReadOnly: true,
 		Description: "Count the memories in the namespace (and default) by namespace, pool, type and status, with versions, edges and the embedder in use."},
@@ -779,6 +790,11 @@ var table = []*Op{
 		func(ctx context.Context, e *core.Engine, in *LessonsIn) (*LessonsOut, error) {
 			ls, err := e.Lessons(ctx, core.LessonFilter{IncludeArchived: in.IncludeArchived})
 			return &LessonsOut{Lessons: ls}, err
+		}),
+	op(Op{Name: "lesson", Tool: "memos_lesson", Title: "Show a lesson", ReadOnly: true,
+		Description: "Fetch one lesson by id with its outcome record (successes, failures, score) and the situation it applies to."},
+		func(ctx context.Context, e *core.Engine, in *HistoryIn) (*core.Lesson, error) {
+			return e.Lesson(ctx, in.ID)
 		}),
 	op(Op{Name: "lesson-outcome", Tool: "memos_lesson_outcome", Title: "Record a lesson's outcome",
 		Description: "After following a lesson, record whether it worked: successes raise its score and rank, repeated failures demote and finally archive it."},
@@ -839,9 +855,8 @@ var table = []*Op{
 		}),
 	op(Op{Name: "export", Tool: "memos_export", Title: "Export memories", ReadOnly: true, Global: true,
 		Description: "Export the store (or some namespaces) as JSONL: every memory with every version, and the edges between them — a backup that memos_import or memos import jsonl restores into any store. Over HTTP the answer is the JSONL itself (application/x-ndjson).",
-		Stream: &Stream{Write: func(ctx context.Context, e *core.Engine, in any, w io.Writer) error {
-			_, err := exportJSONL(ctx, e, in.(*ExportIn), w)
-			return err
+		Stream: &Stream{Write: func(ctx context.Context, e *core.Engine, in any, w io.Writer) (any, error) {
+			return exportJSONL(ctx, e, in.(*ExportIn), w)
 		}}},
 		func(ctx context.Context, e *core.Engine, in *ExportIn) (*ExportOut, error) {
 			var b strings.Builder
@@ -867,6 +882,15 @@ var table = []*Op{
 // exportJSONL writes the export in selects to w.
 func exportJSONL(ctx context.Context, e *core.Engine, in *ExportIn, w io.Writer) (*transfer.ExportReport, error) {
 	return transfer.Export(ctx, e, w, core.ExportOptions{Namespaces: in.Namespaces})
+}
+
+// ConsolidateOut is consolidate's answer: core's report with the time the
+// pass took written as the configuration writes durations ("1.5s").
+type ConsolidateOut struct {
+	*core.ConsolidateReport
+	Took Duration `json:"took" jsonschema_description:"How long the pass took, e.g. 1.5s."`
+	// TookNS is took's old form, answered for one more release.
+	TookNS int64 `json:"took_ns" jsonschema_description:"Deprecated (goes away in the next release): took in nanoseconds."`
 }
 
 // ExplainOut is explain's answer: core's Explanation with the durations of

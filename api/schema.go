@@ -56,7 +56,7 @@ type ErrorBody struct {
 // ErrorDetail is an error's kind (a stable machine name such as not_found)
 // and a message saying what was wrong and what to do.
 type ErrorDetail struct {
-	Kind    string `json:"kind" jsonschema:"enum=invalid,enum=not_found,enum=unknown_name,enum=dimension_mismatch,enum=conflict,enum=closed,enum=unavailable,enum=canceled,enum=deadline_exceeded,enum=internal,enum=unauthorized,enum=forbidden,enum=too_large,enum=method_not_allowed"`
+	Kind    string `json:"kind" jsonschema:"enum=invalid,enum=not_found,enum=unknown_name,enum=dimension_mismatch,enum=model_mismatch,enum=conflict,enum=closed,enum=unavailable,enum=canceled,enum=deadline_exceeded,enum=internal,enum=unauthorized,enum=forbidden,enum=too_large,enum=method_not_allowed"`
 	Message string `json:"message"`
 }
 

@@ -398,6 +398,9 @@ type Patch struct {
 	ValidTo          *time.Time
 	Status           *Status
 	Metadata         *map[string]any
+	// MergeMetadata changes the metadata key by key, after Metadata: a key
+	// with a value is set, a key with a nil value is removed.
+	MergeMetadata map[string]any
 }
 
 func (p *Patch) apply(m *Memory) {
@@ -440,6 +443,18 @@ func (p *Patch) apply(m *Memory) {
 	}
 	if p.Metadata != nil {
 		m.Metadata = *p.Metadata
+	}
+	if len(p.MergeMetadata) > 0 {
+		md := make(map[string]any, len(m.Metadata)+len(p.MergeMetadata))
+		maps.Copy(md, m.Metadata)
+		for k, v := range p.MergeMetadata {
+			if v == nil {
+				delete(md, k)
+			} else {
+				md[k] = v
+			}
+		}
+		m.Metadata = md
 	}
 }
 

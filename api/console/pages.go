@@ -358,11 +358,12 @@ func (q *req) health() {
 	var err error
 	if q.r.Method == "POST" {
 		dry := q.form("dry_run") != ""
-		rep, err := call[core.ConsolidateReport](q, "consolidate", &api.ConsolidateIn{Scope: api.Scope{Namespace: q.ns()}, DryRun: dry})
+		out, err := call[api.ConsolidateOut](q, "consolidate", &api.ConsolidateIn{Scope: api.Scope{Namespace: q.ns()}, DryRun: dry})
 		if err != nil {
 			q.fail(err)
 			return
 		}
+		rep := out.ConsolidateReport
 		if !dry {
 			q.done(Prefix+"health?ns="+url.QueryEscape(q.ns()), fmt.Sprintf("Consolidated: %d merges, %d archived, %d knowledge pages; %d memories before, %d after.",
 				len(rep.Merges), len(rep.Archived), len(rep.Pages), rep.Before, rep.After))

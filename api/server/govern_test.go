@@ -51,6 +51,11 @@ func TestHTTPGovernance(t *testing.T) {
 	if after.Successes != 1 || after.Score <= lesson.Score {
 		t.Fatalf("lesson after a success: %+v (was %+v)", after, lesson)
 	}
+	var shown core.Lesson
+	l.must(t, "lesson", obj{"id": lesson.Memory.ID}, &shown)
+	if shown.Successes != 1 || shown.When != "before a release" || shown.Memory.ID != lesson.Memory.ID {
+		t.Fatalf("lesson: %+v", shown)
+	}
 	var lessons api.LessonsOut
 	l.must(t, "lessons", obj{}, &lessons)
 	if len(lessons.Lessons) != 1 {

@@ -401,7 +401,7 @@ func (s *Server) serveWriteStream(w http.ResponseWriter, ctx context.Context, o 
 		return
 	}
 	sw := &ndjsonWriter{w: w}
-	if err := s.svc.WriteStream(ctx, o, in, acc, sw); err != nil {
+	if _, err := s.svc.WriteStream(ctx, o, in, acc, sw); err != nil {
 		if sw.started {
 			s.log.Warn("stream cut short", "op", o.Name, "err", err)
 			panic(http.ErrAbortHandler)
@@ -425,15 +425,21 @@ func (n *ndjsonWriter) Write(b []byte) (int, error) {
 }
 
 // serveReadStream runs an import whose request body is the NDJSON data
-// itself, read as it arrives (not bounded by max_body: only a token that
-// reaches the whole store may import); its other fields come from the URL
-// query (?namespace=…&dry_run=true).
+// itself, read as it arrives and bounded by max_body as every body is; its
+// other fields come from the URL query (?namespace=…&dry_run=true).
 func (s *Server) serveReadStream(w http.ResponseWriter, r *http.Request, o *api.Op, acc *api.Access) {
 	ctx := withTransport(r.Context(), "http")
 	in, err := queryInput(o, r.URL.Query())
 	if err == nil {
 		var out any
-		if out, err = s.svc.ReadStream(ctx, o, in, acc, r.Body); err == nil {
+		body := &boundedBody{r: http.MaxBytesReader(w, r.Body, s.opts.MaxBody)}
+		out, err = s.svc.ReadStream(ctx, o, in, acc, body)
+		if body.over != nil {
+			// The import read nothing past the bound and stored nothing.
+			err = &httpError{kind: "too_large", status: http.StatusRequestEntityTooLarge,
+				msg: fmt.Sprintf("%s: the NDJSON body is over the limit of %d bytes (server.max_body); raise server.max_body, or import the file with memos import jsonl where the store is", o.Name, body.over.Limit)}
+		}
+		if err == nil {
 			b, err := api.Encode(out)
 			if err != nil {
 				writeError(w, fmt.Errorf("encode %s answer: %w", o.Name, err))
@@ -447,6 +453,22 @@ func (s *Server) serveReadStream(w http.ResponseWriter, r *http.Request, o *api.
 		s.metrics.observe(o.Name, "http", err, 0)
 	}
 	writeError(w, err)
+}
+
+// boundedBody reads a request body through http.MaxBytesReader and keeps
+// the error it gives past the bound, whatever the reader's caller makes of it.
+type boundedBody struct {
+	r    io.Reader
+	over *http.MaxBytesError
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		b.over = mbe
+	}
+	return n, err
 }
 
 // queryInput decodes the URL query as o's input: each parameter is the

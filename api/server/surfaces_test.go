@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -195,5 +196,84 @@ func TestSearchIncludeQuarantined(t *testing.T) {
 		if len(plain.Hits)+len(plain.Memories) != 0 || plain.Result != nil && len(plain.Result.Hits) != 0 {
 			t.Errorf("%s without include_quarantined shows the review queue", op)
 		}
+	}
+}
+
+// TestImportBodyBounded: an NDJSON import body is bounded by max_body like
+// every other body: beyond it the answer is 413 too_large and nothing is
+// stored; within it the import goes through.
+func TestImportBodyBounded(t *testing.T) {
+	src := start(t, server.Options{})
+	for i := range 40 {
+		src.must(t, "remember", obj{"content": fmt.Sprintf("memory number %d about the lab's Proxmox cluster and its backups", i)}, nil)
+	}
+	export := src.post(t, "/api/mem/export", "", "application/json", "", []byte(`{}`)).body
+	dst := start(t, server.Options{MaxBody: int64(len(export) - 1)})
+	r := dst.post(t, "/api/mem/import", "", "application/x-ndjson", "", export)
+	if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(string(r.body), `"too_large"`) || !strings.Contains(string(r.body), "server.max_body") {
+		t.Fatalf("import over max_body: %d %s", r.status, r.body)
+	}
+	if st, _ := dst.eng.Stats(context.Background()); st.StoreMemories != 0 {
+		t.Fatalf("an import over max_body stored %d memories", st.StoreMemories)
+	}
+	ok := start(t, server.Options{MaxBody: int64(len(export))})
+	var rep core.ImportReport
+	r = ok.post(t, "/api/mem/import", "", "application/x-ndjson", "", export)
+	if err := json.Unmarshal(r.body, &rep); r.status != http.StatusOK || err != nil || rep.Imported != 40 {
+		t.Fatalf("import within max_body: %d %s", r.status, r.body)
+	}
+}
+
+// TestUpdateClears: update clears a text field given as "" (valid_to: still
+// true), changes metadata key by key (null removes a key) and leaves what is
+// not given, over HTTP and MCP alike; an update that changes nothing is
+// refused.
+func TestUpdateClears(t *testing.T) {
+	l := start(t, server.Options{})
+	var m core.Memory
+	l.must(t, "remember", obj{"content": "Alice lives in Paris", "source": "conversation:1", "session": "s1",
+		"valid_from": "2019-01-01", "valid_to": "2023-06-30", "metadata": obj{"a": "1", "b": "2"}}, &m)
+	var up core.Memory
+	l.must(t, "update", obj{"id": m.ID, "valid_to": "", "metadata": obj{"a": nil, "c": "3"}}, &up)
+	if up.Version != 2 || !up.ValidTo.IsZero() || up.ValidFrom.Year() != 2019 || up.Source != "conversation:1" ||
+		len(up.Metadata) != 2 || up.Metadata["b"] != "2" || up.Metadata["c"] != "3" {
+		t.Fatalf("update valid_to \"\" and metadata {a:null,c:3}: %+v", up)
+	}
+	cs := mcpSession(t, l)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "memos_update",
+		Arguments: obj{"id": m.ID, "source": "", "valid_from": "", "metadata": obj{"b": nil}}})
+	if err != nil || res.IsError {
+		t.Fatalf("memos_update: %v %+v", err, res)
+	}
+	up = core.Memory{}
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &up); err != nil {
+		t.Fatal(err)
+	}
+	if up.Version != 3 || up.Source != "" || !up.ValidFrom.IsZero() || up.Session != "s1" || len(up.Metadata) != 1 || up.Metadata["c"] != "3" {
+		t.Errorf("memos_update source \"\", valid_from \"\", metadata {b:null}: %+v", up)
+	}
+	for _, c := range []struct {
+		body obj
+		msg  string
+	}{{obj{"id": m.ID}, "nothing to update"}, {obj{"id": m.ID, "significance": 0}, "outside 1–10"}, {obj{"id": m.ID, "valid_to": "soon"}, "not a time"}} {
+		if r := l.call(t, "update", "", c.body, nil); r.status != http.StatusBadRequest || !strings.Contains(string(r.body), c.msg) {
+			t.Errorf("update %v: %d %s", c.body, r.status, r.body)
+		}
+	}
+}
+
+// TestConsolidateTook: consolidate answers the time its pass took as a
+// duration, and its old took_ns for one more release.
+func TestConsolidateTook(t *testing.T) {
+	l := start(t, server.Options{})
+	l.must(t, "remember", obj{"content": "Alice prefers open-source tools"}, nil)
+	var out struct {
+		Took   string `json:"took"`
+		TookNS *int64 `json:"took_ns"`
+	}
+	l.must(t, "consolidate", obj{"dry_run": true}, &out)
+	d, err := time.ParseDuration(out.Took)
+	if err != nil || d <= 0 || out.TookNS == nil || *out.TookNS != int64(d) {
+		t.Errorf("consolidate took %q (%v), took_ns %v", out.Took, err, out.TookNS)
 	}
 }

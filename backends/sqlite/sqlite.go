@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,12 +130,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, driver.Invalidf("sqlite: %v", err)
 	}
 	cfg.KeywordPruneRows = rows
-	if cfg.BusyTimeout == 0 {
-		cfg.BusyTimeout = DefaultBusyTimeout
-	}
-	if cfg.ReadConns == 0 {
-		cfg.ReadConns = max(4, runtime.GOMAXPROCS(0))
-	}
+	cfg.Defaults()
 	path, err := filepath.Abs(cfg.Path)
 	if err != nil {
 		return nil, driver.Invalidf("sqlite: path %q: %v", cfg.Path, err)

@@ -13,12 +13,13 @@ import (
 )
 
 // Report is everything one benchmark run measured, with the machine it ran
-// on. Durations are in nanoseconds in JSON (fields ending in _ns).
+// on. JSON writes its measured durations as the configuration writes
+// durations ("1.25ms", "2m3.5s"; see durations.go).
 type Report struct {
 	Machine  Machine       `json:"machine"`
 	Settings Settings      `json:"settings"`
 	Started  time.Time     `json:"started"`
-	Elapsed  time.Duration `json:"elapsed_ns"`
+	Elapsed  time.Duration `json:"-"` // JSON: elapsed
 	// Results has one entry per data set × embedder × backend, in that order.
 	Results []*Result `json:"results"`
 	// Comparisons relate each backend to the first one on the same data set
@@ -72,7 +73,7 @@ type Result struct {
 	// IndexBuild is how long building it from the ingested store took
 	// (summed over corpora; 0 for the index the store was ingested with).
 	VectorIndex string         `json:"vector_index"`
-	IndexBuild  time.Duration  `json:"index_build_ns,omitempty"`
+	IndexBuild  time.Duration  `json:"-"` // JSON: index_build
 	Model       core.ModelInfo `json:"model"`
 	Ingest      Ingest         `json:"ingest"`
 	Open        Open           `json:"open"`
@@ -110,16 +111,16 @@ type Result struct {
 	// Rerank counts the reranker's calls during the timed and scored
 	// queries (nil without a reranker).
 	Rerank  *Rerank       `json:"rerank,omitempty"`
-	Elapsed time.Duration `json:"elapsed_ns"`
+	Elapsed time.Duration `json:"-"` // JSON: elapsed
 }
 
 // Ingest measures RememberBatch: validation, embedding, the write
 // transaction and the vector index update.
 type Ingest struct {
 	Docs      int             `json:"docs"`
-	Total     time.Duration   `json:"total_ns"`
+	Total     time.Duration   `json:"-"` // JSON: total
 	PerSecond float64         `json:"per_second"`
-	Batches   []time.Duration `json:"batches_ns"`
+	Batches   []time.Duration `json:"-"` // JSON: batches
 }
 
 // Open measures opening a store that is not open: backend and engine open
@@ -127,13 +128,13 @@ type Ingest struct {
 type Open struct {
 	Samples []OpenSample `json:"samples"`
 	// Median is the median of Open+FirstQuery over the samples.
-	Median time.Duration `json:"median_ns"`
+	Median time.Duration `json:"-"` // JSON: median
 }
 
 // OpenSample is one cold open.
 type OpenSample struct {
-	Open       time.Duration `json:"open_ns"`
-	FirstQuery time.Duration `json:"first_query_ns"`
+	Open       time.Duration `json:"-"` // JSON: open
+	FirstQuery time.Duration `json:"-"` // JSON: first_query
 	// RSS is the growth of VmRSS over the open and first query (see
 	// Result.OpenRSS).
 	RSS int64 `json:"rss_bytes"`
@@ -143,12 +144,12 @@ type OpenSample struct {
 // Percentiles are nearest-rank over the raw samples.
 type Latency struct {
 	Queries int             `json:"queries"`
-	P50     time.Duration   `json:"p50_ns"`
-	P95     time.Duration   `json:"p95_ns"`
-	P99     time.Duration   `json:"p99_ns"`
-	Mean    time.Duration   `json:"mean_ns"`
-	Max     time.Duration   `json:"max_ns"`
-	Samples []time.Duration `json:"samples_ns"`
+	P50     time.Duration   `json:"-"` // JSON: p50
+	P95     time.Duration   `json:"-"` // JSON: p95
+	P99     time.Duration   `json:"-"` // JSON: p99
+	Mean    time.Duration   `json:"-"` // JSON: mean
+	Max     time.Duration   `json:"-"` // JSON: max
+	Samples []time.Duration `json:"-"` // JSON: samples
 }
 
 // Quality is retrieval quality of one search mode over the labelled

@@ -138,10 +138,8 @@ func Open(ctx context.Context, cfg Config) (*Embedder, error) {
 
 // New is Open without a context: opening does no I/O.
 func New(cfg Config) (*Embedder, error) {
+	cfg.Defaults()
 	dim := cfg.Dim
-	if dim == 0 {
-		dim = DefaultDim
-	}
 	if dim < MinDim || dim > MaxDim {
 		return nil, fmt.Errorf("hash embedder: %w: dim %d is outside %d–%d (0 means %d)",
 			driver.ErrInvalid, cfg.Dim, MinDim, MaxDim, DefaultDim)

@@ -3,13 +3,13 @@
 import { BaseClient, CallOptions, MemosError } from "./runtime.js";
 
 /** The operations of the table this client was generated from, in its order. */
-export declare const OPERATIONS: readonly ["remember", "remember-batch", "capture", "search", "context-pack", "explain", "get", "update", "history", "revert", "set-validity", "supersede", "link", "unlink", "edges", "forget", "consolidate", "stats", "audit-verify", "review", "quarantine-release", "quarantine-reject", "learn", "lessons", "lesson-outcome", "forget-source", "list", "trace", "audit", "audit-export", "export", "import"];
+export declare const OPERATIONS: readonly ["remember", "remember-batch", "capture", "search", "context-pack", "explain", "get", "update", "history", "revert", "set-validity", "supersede", "link", "unlink", "edges", "forget", "consolidate", "stats", "audit-verify", "review", "quarantine-release", "quarantine-reject", "learn", "lessons", "lesson", "lesson-outcome", "forget-source", "list", "trace", "audit", "audit-export", "export", "import"];
 
 /** An operation's name. */
 export type Operation = (typeof OPERATIONS)[number];
 
 /** The error kinds the API answers with. */
-export type ErrorKind = "invalid" | "not_found" | "unknown_name" | "dimension_mismatch" | "conflict" | "closed" | "unavailable" | "canceled" | "deadline_exceeded" | "internal" | "unauthorized" | "forbidden" | "too_large" | "method_not_allowed";
+export type ErrorKind = "invalid" | "not_found" | "unknown_name" | "dimension_mismatch" | "model_mismatch" | "conflict" | "closed" | "unavailable" | "canceled" | "deadline_exceeded" | "internal" | "unauthorized" | "forbidden" | "too_large" | "method_not_allowed";
 
 /** The API answered with an error of kind invalid. */
 export declare class InvalidError extends MemosError {
@@ -26,6 +26,10 @@ export declare class UnknownNameError extends MemosError {
 /** The API answered with an error of kind dimension_mismatch. */
 export declare class DimensionMismatchError extends MemosError {
   readonly kind: "dimension_mismatch";
+}
+/** The API answered with an error of kind model_mismatch. */
+export declare class ModelMismatchError extends MemosError {
+  readonly kind: "model_mismatch";
 }
 /** The API answered with an error of kind conflict. */
 export declare class ConflictError extends MemosError {
@@ -521,40 +525,34 @@ export interface UpdateRequest {
   id: number;
   /** New content. */
   content?: string;
-  /** What kind of thing it records (default fact). */
+  /** New type. */
   type?: "fact" | "preference" | "event" | "relationship" | "turn" | "document" | "lesson" | "knowledge" | "note";
-  /**
-   * raw (verbatim turns, documents), memory (distilled facts, preferences, events, relationships) or
-   * knowledge (lessons, knowledge pages); default: the type's pool.
-   */
+  /** New pool. */
   pool?: "raw" | "memory" | "knowledge";
-  /**
-   * 1-2 passing observation, 3-4 useful context, 5-6 important fact or preference (default 5), 7-8
-   * key personal information or decision, 9-10 core identity or security-sensitive.
-   */
+  /** New significance, 1-10. */
   significance?: number;
-  /** Names of the people, places, projects or tools it is about. */
+  /** The new list of entity names (replaces the old one; [] removes them all). */
   entities?: string[];
-  /** How the user felt, e.g. frustrated, excited. */
+  /** How the user felt ("" clears it). */
   emotional_context?: string;
-  /** Where it came from, e.g. conversation:42#turn-7 or file:notes.md. */
+  /** Where it came from ("" clears it). */
   source?: string;
-  /** The conversation or run it belongs to. */
+  /** The conversation or run it belongs to ("" clears it). */
   session?: string;
-  /** certain (the user said so), inferred (default), imported, contradicted. */
+  /** New trust level (its score becomes the level's unless trust_score is given). */
   trust?: "certain" | "inferred" | "imported" | "contradicted";
-  /** Trust in [0,1] (default: the level's). */
+  /** New trust score in [0,1]. */
   trust_score?: number;
-  /** When it became true: RFC3339 time or YYYY-MM-DD (default: since always). */
+  /** When it became true: RFC3339 time or YYYY-MM-DD ("" since always). */
   valid_from?: string;
-  /** When it stopped being true: RFC3339 time or YYYY-MM-DD (default: still true). */
+  /** When it stopped being true: RFC3339 time or YYYY-MM-DD ("" still true). */
   valid_to?: string;
-  /** Free JSON metadata (at most 16 KiB). */
-  metadata?: Record<string, unknown>;
   /**
-   * active (default), archived (kept, out of recall) or quarantined (held for review, out of
-   * recall).
+   * Metadata changes, key by key: a key with a value is set, a key with null is removed, keys not
+   * named stay.
    */
+  metadata?: Record<string, unknown>;
+  /** New status: active, archived or quarantined. */
   status?: "active" | "archived" | "quarantined";
 }
 
@@ -570,6 +568,7 @@ export interface HistoryRequest {
 }
 
 export interface HistoryResult {
+  id: number;
   versions: Memory[];
 }
 
@@ -701,6 +700,7 @@ export interface UnlinkResult {
 }
 
 export interface EdgesResult {
+  id: number;
   edges: Edge[];
 }
 
@@ -763,15 +763,18 @@ export interface PageChange {
   members: number[];
 }
 
-export interface Report {
+export interface ConsolidateResult {
   dry_run?: boolean;
   before: number;
   after: number;
   merges: Merge[];
   archived: Archival[];
   pages: PageChange[];
+  /** Deprecated (goes away in the next release): took in nanoseconds. */
   took_ns: number;
   notes?: string[];
+  /** How long the pass took, e.g. 1.5s. */
+  took: string;
 }
 
 export interface StatsRequest {
@@ -1157,6 +1160,9 @@ export type EdgesRequest = HistoryRequest;
 /** The request of audit-verify: the same as StatsRequest's. */
 export type AuditVerifyRequest = StatsRequest;
 
+/** The request of lesson: the same as HistoryRequest's. */
+export type LessonRequest = HistoryRequest;
+
 /** The request of audit-export: the same as StatsRequest's. */
 export type AuditExportRequest = StatsRequest;
 
@@ -1249,8 +1255,9 @@ export declare class MemosClient extends BaseClient {
    * Update a memory.
    *
    * Correct or refine a memory: writes a new version with the fields given changed (the old version
-   * stays in its history). To record that something stopped being true and something else is true
-   * now, use memos_supersede instead.
+   * stays in its history). A text field given as "" is cleared (valid_to "": still true); metadata
+   * changes key by key, null removes a key. To record that something stopped being true and
+   * something else is true now, use memos_supersede instead.
    *
    * `POST /api/mem/update`, MCP tool `memos_update`.
    */
@@ -1347,7 +1354,7 @@ export declare class MemosClient extends BaseClient {
    *
    * `POST /api/mem/consolidate`, MCP tool `memos_consolidate`.
    */
-  consolidate(request?: ConsolidateRequest, options?: CallOptions): Promise<Report>;
+  consolidate(request?: ConsolidateRequest, options?: CallOptions): Promise<ConsolidateResult>;
 
   /**
    * Count memories.
@@ -1417,6 +1424,16 @@ export declare class MemosClient extends BaseClient {
    * `POST /api/mem/lessons`, MCP tool `memos_lessons`.
    */
   lessons(request?: LessonsRequest, options?: CallOptions): Promise<LessonsResult>;
+
+  /**
+   * Show a lesson.
+   *
+   * Fetch one lesson by id with its outcome record (successes, failures, score) and the situation it
+   * applies to.
+   *
+   * `POST /api/mem/lesson`, MCP tool `memos_lesson`.
+   */
+  lesson(request: LessonRequest, options?: CallOptions): Promise<Lesson>;
 
   /**
    * Record a lesson's outcome.

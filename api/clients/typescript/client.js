@@ -3,7 +3,7 @@
 import { BaseClient, MemosError, errorClasses } from "./runtime.js";
 
 /** The operations of the table this client was generated from, in its order. */
-export const OPERATIONS = Object.freeze(["remember", "remember-batch", "capture", "search", "context-pack", "explain", "get", "update", "history", "revert", "set-validity", "supersede", "link", "unlink", "edges", "forget", "consolidate", "stats", "audit-verify", "review", "quarantine-release", "quarantine-reject", "learn", "lessons", "lesson-outcome", "forget-source", "list", "trace", "audit", "audit-export", "export", "import"]);
+export const OPERATIONS = Object.freeze(["remember", "remember-batch", "capture", "search", "context-pack", "explain", "get", "update", "history", "revert", "set-validity", "supersede", "link", "unlink", "edges", "forget", "consolidate", "stats", "audit-verify", "review", "quarantine-release", "quarantine-reject", "learn", "lessons", "lesson", "lesson-outcome", "forget-source", "list", "trace", "audit", "audit-export", "export", "import"]);
 
 /** The API answered with an error of kind invalid. */
 export class InvalidError extends MemosError {}
@@ -13,6 +13,8 @@ export class NotFoundError extends MemosError {}
 export class UnknownNameError extends MemosError {}
 /** The API answered with an error of kind dimension_mismatch. */
 export class DimensionMismatchError extends MemosError {}
+/** The API answered with an error of kind model_mismatch. */
+export class ModelMismatchError extends MemosError {}
 /** The API answered with an error of kind conflict. */
 export class ConflictError extends MemosError {}
 /** The API answered with an error of kind closed. */
@@ -39,6 +41,7 @@ Object.assign(errorClasses, {
   not_found: NotFoundError,
   unknown_name: UnknownNameError,
   dimension_mismatch: DimensionMismatchError,
+  model_mismatch: ModelMismatchError,
   conflict: ConflictError,
   closed: ClosedError,
   unavailable: UnavailableError,
@@ -171,6 +174,11 @@ export class MemosClient extends BaseClient {
   /** List lessons. */
   lessons(request, options) {
     return this.call("lessons", request, options);
+  }
+
+  /** Show a lesson. */
+  lesson(request, options) {
+    return this.call("lesson", request, options);
   }
 
   /** Record a lesson's outcome. */

@@ -56,171 +56,36 @@ func (a *app) addAttrFlags(cmd *cobra.Command) *attrFlags {
 
 func (f *attrFlags) changed(name string) bool { return f.fs.Changed(name) }
 
-// attrNames lists the flags addAttrFlags defines.
-var attrNames = []string{"type", "pool", "significance", "entities", "source", "session",
-	"trust", "trust-score", "valid-from", "valid-to", "emotional-context", "metadata", "status"}
-
-// anyChanged reports whether any attribute flag was set.
-func (f *attrFlags) anyChanged() bool {
-	for _, n := range attrNames {
-		if f.changed(n) {
-			return true
+// update sets the fields of in that the flags given change. A text flag
+// given as "" clears its attribute; --metadata key= removes key.
+func (f *attrFlags) update(in *api.UpdateIn) error {
+	text := func(name, v string) *string {
+		if !f.changed(name) {
+			return nil
 		}
+		return &v
 	}
-	return false
-}
-
-// checkSignificance rejects an explicit significance outside 1–10 (the
-// engine reads 0 as "the default").
-func (f *attrFlags) checkSignificance() error {
-	if f.changed("significance") && (f.significance < 1 || f.significance > 10) {
-		return core.Invalidf("--significance %d is outside 1–10", f.significance)
+	in.EmotionalContext, in.Source, in.Session = text("emotional-context", f.emotion), text("source", f.source), text("session", f.session)
+	in.ValidFrom, in.ValidTo = text("valid-from", f.validFrom), text("valid-to", f.validTo)
+	in.Type, in.Pool, in.Trust, in.Status = core.Type(f.typ), core.Pool(f.pool), core.TrustLevel(f.trust), core.Status(f.status)
+	if f.changed("significance") {
+		in.Significance = &f.significance
 	}
-	return nil
-}
-
-// input builds the Input for add.
-func (f *attrFlags) input(content string) (core.Input, error) {
-	in := core.Input{
-		Content:          content,
-		Type:             core.Type(f.typ),
-		Pool:             core.Pool(f.pool),
-		Significance:     f.significance,
-		Entities:         f.entities,
-		Source:           f.source,
-		Session:          f.session,
-		TrustLevel:       core.TrustLevel(f.trust),
-		EmotionalContext: f.emotion,
-	}
-	if err := f.checkSignificance(); err != nil {
-		return in, err
-	}
-	if f.changed("type") {
-		if _, err := core.ParseType(f.typ); err != nil {
-			return in, err
-		}
-	}
-	if f.changed("pool") {
-		if _, err := core.ParsePool(f.pool); err != nil {
-			return in, err
-		}
-	}
-	if f.changed("trust") {
-		if _, err := core.ParseTrustLevel(f.trust); err != nil {
-			return in, err
-		}
+	if f.changed("entities") {
+		in.Entities = &f.entities
 	}
 	if f.changed("trust-score") {
 		in.TrustScore = &f.trustScore
 	}
-	if f.changed("status") {
-		st, err := core.ParseStatus(f.status)
-		if err != nil {
-			return in, err
-		}
-		in.Status = st
-	}
-	var err error
-	if in.ValidFrom, err = parseTime("valid-from", f.validFrom); err != nil {
-		return in, err
-	}
-	if in.ValidTo, err = parseTime("valid-to", f.validTo); err != nil {
-		return in, err
-	}
-	if len(f.meta) > 0 {
-		in.Metadata = map[string]any{}
-		if err := applyMeta(in.Metadata, f.meta, false); err != nil {
-			return in, err
-		}
-	}
-	return in, nil
-}
-
-// patch builds the Patch for update from the flags that were set. cur is the
-// current metadata, which --metadata changes key by key.
-func (f *attrFlags) patch(content *string, cur func() (map[string]any, error)) (core.Patch, error) {
-	p := core.Patch{Content: content}
-	if err := f.checkSignificance(); err != nil {
-		return p, err
-	}
-	if f.changed("type") {
-		t, err := core.ParseType(f.typ)
-		if err != nil {
-			return p, err
-		}
-		p.Type = &t
-	}
-	if f.changed("pool") {
-		pl, err := core.ParsePool(f.pool)
-		if err != nil {
-			return p, err
-		}
-		p.Pool = &pl
-	}
-	if f.changed("significance") {
-		p.Significance = &f.significance
-	}
-	if f.changed("entities") {
-		p.Entities = &f.entities
-	}
-	if f.changed("source") {
-		p.Source = &f.source
-	}
-	if f.changed("session") {
-		p.Session = &f.session
-	}
-	if f.changed("emotional-context") {
-		p.EmotionalContext = &f.emotion
-	}
-	if f.changed("trust") {
-		l, err := core.ParseTrustLevel(f.trust)
-		if err != nil {
-			return p, err
-		}
-		p.TrustLevel = &l
-	}
-	if f.changed("trust-score") {
-		p.TrustScore = &f.trustScore
-	}
-	if f.changed("status") {
-		st, err := core.ParseStatus(f.status)
-		if err != nil {
-			return p, err
-		}
-		p.Status = &st
-	}
-	for _, d := range []struct {
-		name string
-		val  string
-		dst  **time.Time
-	}{{"valid-from", f.validFrom, &p.ValidFrom}, {"valid-to", f.validTo, &p.ValidTo}} {
-		if !f.changed(d.name) {
-			continue
-		}
-		t, err := parseTime(d.name, d.val)
-		if err != nil {
-			return p, err
-		}
-		*d.dst = &t
-	}
 	if f.changed("metadata") {
-		md, err := cur()
-		if err != nil {
-			return p, err
-		}
-		next := make(map[string]any, len(md)+len(f.meta))
-		for k, v := range md {
-			next[k] = v
-		}
-		if err := applyMeta(next, f.meta, true); err != nil {
-			return p, err
-		}
-		p.Metadata = &next
+		in.Metadata = map[string]any{}
+		return applyMeta(in.Metadata, f.meta, true)
 	}
-	return p, nil
+	return nil
 }
 
-// applyMeta sets key=value pairs in md; with allowDelete, "key=" removes key.
+// applyMeta sets key=value pairs in md; with allowDelete, "key=" sets key
+// to nil, which the update operation reads as "remove key".
 func applyMeta(md map[string]any, pairs []string, allowDelete bool) error {
 	for _, kv := range pairs {
 		k, v, ok := strings.Cut(kv, "=")
@@ -232,7 +97,7 @@ func applyMeta(md map[string]any, pairs []string, allowDelete bool) error {
 			return err
 		}
 		if v == "" && allowDelete {
-			delete(md, k)
+			md[k] = nil // the update operation removes a key given null
 			continue
 		}
 		md[k] = v

@@ -1,14 +1,14 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/memos-go/memos/cmd/memos/config"
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/transfer"
 )
@@ -49,15 +49,19 @@ can be captured as it goes.`,
 			if err != nil {
 				return fmt.Errorf("capture: %w", err)
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				if session == "" {
-					return core.Invalidf("capture needs --session NAME: the conversation the turns belong to")
+			if session == "" {
+				return core.Invalidf("capture needs --session NAME: the conversation the turns belong to")
+			}
+			req := &api.CaptureIn{Session: session, NoExtract: noExtract, Turns: make([]api.TurnIn, len(turns))}
+			for i, t := range turns {
+				req.Turns[i] = api.TurnIn{Speaker: t.Speaker, Text: t.Text}
+				if !t.Time.IsZero() {
+					req.Turns[i].Time = t.Time.Format(time.RFC3339Nano)
 				}
-				res, err := eng.Capture(ctx, core.CaptureRequest{Session: session, Turns: turns, NoExtract: noExtract})
-				if err != nil {
-					return err
-				}
-				return a.emit(res, func(w io.Writer) {
+			}
+			return a.runOp(cmd, "capture", req, func(out any, _ *core.Engine) func(io.Writer) {
+				res := out.(*core.CaptureResult)
+				return func(w io.Writer) {
 					fmt.Fprintf(w, "captured %s of session %s (%d new) and extracted %s",
 						plural(len(res.Turns), "turn", "turns"), res.Session, res.NewTurns, plural(len(res.Memories), "memory", "memories"))
 					if res.Skipped > 0 {
@@ -67,7 +71,7 @@ can be captured as it goes.`,
 					for _, m := range res.Memories {
 						fmt.Fprintf(w, "  %d  %-12s sig %-2d %s\n", m.ID, m.Type, m.Significance, snippet(m.Content, 90))
 					}
-				})
+				}
 			})
 		}),
 	}

@@ -409,23 +409,6 @@ func (a *app) withEngine(cmd *cobra.Command, fn func(ctx context.Context, eng *c
 	return fn(ctx, eng, cfg)
 }
 
-// onMemory runs the commands that act on one memory (or lesson): it parses
-// the id in arg, opens the engine, runs fn and emits what fn returns, the
-// value (printed as JSON with --json) and how to print it as text.
-func (a *app) onMemory(cmd *cobra.Command, arg string, fn func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error)) error {
-	id, err := parseID(arg)
-	if err != nil {
-		return err
-	}
-	return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-		v, human, err := fn(ctx, eng, id)
-		if err != nil {
-			return err
-		}
-		return a.emit(v, human)
-	})
-}
-
 // emit prints v as JSON with --json, else calls human.
 func (a *app) emit(v any, human func(w io.Writer)) error {
 	if a.json {

@@ -266,6 +266,12 @@ func TestAddAttributesAndStdin(t *testing.T) {
 		m.Metadata["k"] != nil || m.Metadata["sprint"] != "12" || m.Metadata["reviewed"] != "yes" || !m.ValidTo.IsZero() || m.Session != "retro-9" {
 		t.Errorf("update = %+v", m)
 	}
+	// A text flag given as "" clears its attribute, as the operation's "" does.
+	m = core.Memory{}
+	e.json(&m, "update", "1", "--session", "", "--valid-from", "")
+	if m.Version != 3 || m.Session != "" || !m.ValidFrom.IsZero() || m.EmotionalContext != "relieved" || m.Metadata["reviewed"] != "yes" {
+		t.Errorf("update --session \"\" --valid-from \"\" = %+v", m)
+	}
 	r = e.runStdin("replaced from stdin\n", "update", "1", "-", "--json")
 	if r.code != 0 || !strings.Contains(r.stdout, `"content": "replaced from stdin"`) {
 		t.Errorf("update 1 -: exit %d\n%s%s", r.code, r.stdout, r.stderr)

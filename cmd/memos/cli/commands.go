@@ -116,22 +116,21 @@ the shared "default" namespace, nothing else.`,
 }
 
 func (a *app) getCmd() *cobra.Command {
-	var version int
+	var in api.IDIn
 	cmd := &cobra.Command{
 		Use:   "get <id>",
 		Short: "Show a memory (its current version, or --version N)",
 		Args:  nargs(1, 1, "one memory id"),
 		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("version") && version <= 0 {
-				return core.Invalidf("--version %d is not a positive integer", version)
+			if cmd.Flags().Changed("version") && in.Version <= 0 {
+				return core.Invalidf("--version %d is not a positive integer", in.Version)
 			}
-			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
-				m, err := eng.GetVersion(ctx, id, version)
-				return m, func(w io.Writer) { printMemory(w, m) }, err
+			return a.opOnID(cmd, args[0], &in.ID, "get", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printMemory(w, out.(*core.Memory)) }
 			})
 		}),
 	}
-	cmd.Flags().IntVar(&version, "version", 0, "show this version instead of the current one")
+	cmd.Flags().IntVar(&in.Version, "version", 0, "show this version instead of the current one")
 	return cmd
 }
 
@@ -140,43 +139,28 @@ func (a *app) updateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "update <id> [content|-]",
 		Short: "Write a new version of a memory (the old one stays in its history)",
+		Long: `Update writes a new version with the attributes given changed. A text flag
+given as "" clears the attribute (--valid-to "": still true; --source "": no
+source); --metadata key=value sets one key and --metadata key= removes it, the
+other keys stay.`,
 		Example: `  memos update 2 "Alice's home lab runs Proxmox on four nodes"
-  memos update 2 --significance 7 --metadata reviewed=yes`,
+  memos update 2 --significance 7 --metadata reviewed=yes --valid-to ""`,
 		Args: nargs(1, 2, "a memory id and optionally new content"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			var content *string
+			in := &api.UpdateIn{}
 			if len(args) == 2 {
 				c, err := a.content(args[1])
 				if err != nil {
 					return err
 				}
-				content = &c
+				in.Content = &c
 			}
-			if content == nil && !attrs.anyChanged() {
-				return core.Invalidf("nothing to update: give new content or attribute flags (see memos update --help)")
+			if err := attrs.update(in); err != nil {
+				return err
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				p, err := attrs.patch(content, func() (map[string]any, error) {
-					m, err := eng.Get(ctx, id)
-					if err != nil {
-						return nil, err
-					}
-					return m.Metadata, nil
-				})
-				if err != nil {
-					return err
-				}
-				m, err := eng.Update(ctx, id, p)
-				if err != nil {
-					return err
-				}
-				return a.emit(m, func(w io.Writer) {
-					fmt.Fprintf(w, "memory %d is at version %d\n", m.ID, m.Version)
-				})
+			return a.opOnID(cmd, args[0], &in.ID, "update", in, func(out any, _ *core.Engine) func(io.Writer) {
+				m := out.(*core.Memory)
+				return func(w io.Writer) { fmt.Fprintf(w, "memory %d is at version %d\n", m.ID, m.Version) }
 			})
 		}),
 	}
@@ -185,38 +169,35 @@ func (a *app) updateCmd() *cobra.Command {
 }
 
 func (a *app) historyCmd() *cobra.Command {
+	var in api.HistoryIn
 	return &cobra.Command{
 		Use:   "history <id>",
 		Short: "List every version of a memory, oldest first",
 		Args:  nargs(1, 1, "one memory id"),
 		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
-			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
-				hs, err := eng.History(ctx, id)
-				out := struct {
-					ID       int64          `json:"id"`
-					Versions []*core.Memory `json:"versions"`
-				}{id, hs}
-				return out, func(w io.Writer) { printHistory(w, hs) }, err
+			return a.opOnID(cmd, args[0], &in.ID, "history", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printHistory(w, out.(*api.VersionsOut).Versions) }
 			})
 		}),
 	}
 }
 
 func (a *app) revertCmd() *cobra.Command {
+	var in api.RevertIn
 	return &cobra.Command{
 		Use:   "revert <id> <version>",
 		Short: "Write a new version of a memory equal to an old one",
 		Args:  nargs(2, 2, "a memory id and a version"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			v, err := parseVersion(args[1])
-			if err != nil {
+			var err error
+			if in.Version, err = parseVersion(args[1]); err != nil {
 				return err
 			}
-			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
-				m, err := eng.Revert(ctx, id, v)
-				return m, func(w io.Writer) {
-					fmt.Fprintf(w, "memory %d reverted to version %d: now at version %d\n", m.ID, v, m.Version)
-				}, err
+			return a.opOnID(cmd, args[0], &in.ID, "revert", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				m := out.(*core.Memory)
+				return func(w io.Writer) {
+					fmt.Fprintf(w, "memory %d reverted to version %d: now at version %d\n", m.ID, in.Version, m.Version)
+				}
 			})
 		}),
 	}
@@ -224,9 +205,8 @@ func (a *app) revertCmd() *cobra.Command {
 
 func (a *app) linkCmd() *cobra.Command {
 	var (
-		typ    string
+		in     api.LinkIn
 		weight float64
-		source string
 	)
 	cmd := &cobra.Command{
 		Use:   "link <from> <to>",
@@ -238,53 +218,45 @@ and any type the configuration declares with its weight in search.edge_factors
 		Example: "  memos link 1 2 --type relates_to",
 		Args:    nargs(2, 2, "two memory ids"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			from, to, err := parseIDs(args)
-			if err != nil {
+			var err error
+			if in.From, in.To, err = parseIDs(args); err != nil {
 				return err
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				e, err := eng.Link(ctx, core.Edge{From: from, To: to, Type: core.EdgeType(typ), Weight: weight, Source: source})
-				if err != nil {
-					return err
-				}
-				return a.emit(e, func(w io.Writer) {
+			if cmd.Flags().Changed("weight") {
+				in.Weight = &weight
+			}
+			return a.runOp(cmd, "link", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				e := out.(*core.Edge)
+				return func(w io.Writer) {
 					fmt.Fprintf(w, "linked %d → %d (%s, weight %g)\n", e.From, e.To, e.Type, e.Weight)
-				})
+				}
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&typ, "type", "t", string(core.EdgeRelatesTo), "edge type")
-	cmd.Flags().Float64VarP(&weight, "weight", "w", 1, "edge weight (positive; 0 means 1)")
-	cmd.Flags().StringVar(&source, "source", "", "where the relation came from")
+	cmd.Flags().StringVarP(&in.Type, "type", "t", string(core.EdgeRelatesTo), "edge type")
+	cmd.Flags().Float64VarP(&weight, "weight", "w", 1, "edge weight (a positive number)")
+	cmd.Flags().StringVar(&in.Source, "source", "", "where the relation came from")
 	return cmd
 }
 
 func (a *app) unlinkCmd() *cobra.Command {
-	var typ string
+	var in api.UnlinkIn
 	cmd := &cobra.Command{
 		Use:   "unlink <from> <to>",
 		Short: "Remove a typed edge",
 		Args:  nargs(2, 2, "two memory ids"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			from, to, err := parseIDs(args)
-			if err != nil {
+			var err error
+			if in.From, in.To, err = parseIDs(args); err != nil {
 				return err
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				if err := eng.Unlink(ctx, from, to, core.EdgeType(typ)); err != nil {
-					return err
-				}
-				out := struct {
-					From    int64         `json:"from"`
-					To      int64         `json:"to"`
-					Type    core.EdgeType `json:"type"`
-					Removed bool          `json:"removed"`
-				}{from, to, core.EdgeType(typ), true}
-				return a.emit(out, func(w io.Writer) { fmt.Fprintf(w, "unlinked %d → %d (%s)\n", from, to, typ) })
+			return a.runOp(cmd, "unlink", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				u := out.(*api.UnlinkOut)
+				return func(w io.Writer) { fmt.Fprintf(w, "unlinked %d → %d (%s)\n", u.From, u.To, u.Type) }
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&typ, "type", "t", string(core.EdgeRelatesTo), "edge type")
+	cmd.Flags().StringVarP(&in.Type, "type", "t", string(core.EdgeRelatesTo), "edge type")
 	return cmd
 }
 
@@ -299,28 +271,21 @@ func parseIDs(args []string) (from, to int64, err error) {
 }
 
 func (a *app) edgesCmd() *cobra.Command {
+	var in api.HistoryIn
 	return &cobra.Command{
 		Use:   "edges <id>",
 		Short: "List the edges that start or end at a memory",
 		Args:  nargs(1, 1, "one memory id"),
 		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
-			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
-				es, err := eng.Edges(ctx, id)
-				if es == nil {
-					es = []core.Edge{}
-				}
-				out := struct {
-					ID    int64       `json:"id"`
-					Edges []core.Edge `json:"edges"`
-				}{id, es}
-				return out, func(w io.Writer) { printEdges(w, id, es) }, err
+			return a.opOnID(cmd, args[0], &in.ID, "edges", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printEdges(w, in.ID, out.(*api.EdgesOut).Edges) }
 			})
 		}),
 	}
 }
 
 func (a *app) forgetCmd() *cobra.Command {
-	var reason string
+	var in api.ForgetIn
 	var wait time.Duration
 	cmd := &cobra.Command{
 		Use:   "forget <id>",
@@ -345,21 +310,18 @@ forgotten, its erasure still pending.`,
   memos forget 2 --wait=10s`,
 		Args: nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
+			var err error
+			if in.ID, err = parseID(args[0]); err != nil {
 				return err
 			}
 			if wait < 0 {
 				return core.Invalidf("--wait %v: a duration must not be negative", wait)
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				c, err := eng.Forget(ctx, id, reason)
-				if err != nil {
-					return err
-				}
+			return a.callOp(cmd, "forget", &in, func(ctx context.Context, eng *core.Engine, _ *config.Config, out any) error {
+				c := out.(*core.DeletionCertificate)
 				var werr error
 				if wait > 0 && c.Erasure == core.ErasurePending {
-					slog.Info("memos: memory forgotten; waiting for readers of older snapshots to end so that its bytes can be erased", "id", id, "wait", wait)
+					slog.Info("memos: memory forgotten; waiting for readers of older snapshots to end so that its bytes can be erased", "id", in.ID, "wait", wait)
 					wctx, cancel := context.WithTimeout(ctx, wait)
 					werr = eng.WaitErased(wctx)
 					cancel()
@@ -371,13 +333,13 @@ forgotten, its erasure still pending.`,
 					return err
 				}
 				if werr != nil {
-					return fmt.Errorf("memory %d is forgotten (certificate above), but %w", id, werr)
+					return fmt.Errorf("memory %d is forgotten (certificate above), but %w", in.ID, werr)
 				}
 				return nil
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why the memory is forgotten (recorded in the certificate)")
+	cmd.Flags().StringVarP(&in.Reason, "reason", "r", "", "why the memory is forgotten (recorded in the certificate)")
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long (--wait alone: 1m) for a pending erasure of the content's bytes")
 	cmd.Flags().Lookup("wait").NoOptDefVal = "1m"
 	return cmd
@@ -448,11 +410,8 @@ func (a *app) statsCmd() *cobra.Command {
 		Short: "Count the memories, versions and edges in scope",
 		Args:  nargs(0, 0, "no arguments"),
 		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, cfg *config.Config) error {
-				st, err := eng.Stats(ctx)
-				if err != nil {
-					return err
-				}
+			return a.callOp(cmd, "stats", &api.Empty{}, func(_ context.Context, _ *core.Engine, cfg *config.Config, res any) error {
+				st := res.(*core.Stats)
 				fp, err := footprintOf(cfg, st)
 				if err != nil {
 					return err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/cmd/memos/config"
+	"github.com/memos-go/memos/core/text"
 )
 
 type shownValue struct {
@@ -294,10 +295,16 @@ func TestConfigShowsEveryDefault(t *testing.T) {
 	wantValue(t, vals, "backend", "sqlite", "flag", "--backend")
 	wantValue(t, vals, "server.timeout", "30s", "default", "")
 	wantValue(t, vals, "governance.trusted_score", 0.9, "default", "")
+	// The default modules tell their defaults (driver.Defaulter) too.
+	wantValue(t, vals, "backends.sqlite.busy_timeout", "30s", "default", "")
+	wantValue(t, vals, "backends.sqlite.keyword_prune_rows", float64(text.DefaultPruneRows), "default", "")
+	wantValue(t, vals, "embedder.hash.dim", float64(256), "default", "")
+	wantValue(t, vals, "extractor.rules.min_words", float64(4), "default", "")
+	wantValue(t, vals, "summarizer.extractive.sentences", float64(6), "default", "")
+	wantValue(t, vals, "summarizer.extractive.lambda", 0.7, "default", "")
 	var unknown []string
 	for k, v := range vals {
-		if v.Value == nil && !strings.HasPrefix(k, "backends.") && !strings.HasPrefix(k, "embedder.") &&
-			!strings.HasPrefix(k, "extractor.") && !strings.HasPrefix(k, "summarizer.") && !strings.HasPrefix(k, "reranker.") {
+		if v.Value == nil {
 			unknown = append(unknown, k)
 		}
 	}

@@ -80,8 +80,9 @@ func (a *app) configCmd() *cobra.Command {
 		Short: "Print the effective configuration and where each value came from",
 		Long: `Show prints every effective setting, its value and its source: default, file
 ($MEMOS_HOME/config.yaml), env (MEMOS_* variables) or flag. A default is shown
-with its value; only a module's own settings (a backend's, an embedder's, ...)
-that nothing set show "(the module's default)": the module applies it.`,
+with its value; only the settings of a module (a backend's, an embedder's, ...)
+that nothing set and that does not tell its defaults show "(the module's
+default)": the module applies it.`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.loadConfig(cmd, "")

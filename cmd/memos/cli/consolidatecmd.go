@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/memos-go/memos/cmd/memos/config"
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/core"
 )
 
@@ -43,22 +42,18 @@ members changed is refreshed as a new version; an unchanged one is left alone.`,
 }
 
 func (a *app) consolidationCmd(use string, pages bool, short, long, example string) *cobra.Command {
-	var dryRun bool
+	in := api.ConsolidateIn{Pages: pages}
 	cmd := &cobra.Command{
 		Use: use, Short: short, Long: long, Example: example,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
-			a.readOnly = dryRun
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				rep, err := eng.Consolidate(ctx, core.ConsolidateRequest{DryRun: dryRun, Pages: pages})
-				if err != nil {
-					return err
-				}
-				return a.emit(rep, func(w io.Writer) { printConsolidation(w, rep) })
+			a.readOnly = in.DryRun
+			return a.runOp(cmd, "consolidate", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printConsolidation(w, out.(*api.ConsolidateOut).ConsolidateReport) }
 			})
 		}),
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would change; write nothing")
+	cmd.Flags().BoolVar(&in.DryRun, "dry-run", false, "report what would change; write nothing")
 	return cmd
 }
 

@@ -37,14 +37,8 @@ func (a *app) quarantineListCmd() *cobra.Command {
 		Short: "List the memories waiting for review, why, and what they contradict",
 		Args:  nargs(0, 0, "no arguments"),
 		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				items, err := eng.Review(ctx)
-				if err != nil {
-					return err
-				}
-				return a.emit(struct {
-					Items []core.ReviewItem `json:"items"`
-				}{items}, func(w io.Writer) { printReview(w, items) })
+			return a.runOp(cmd, "review", &api.Scope{}, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printReview(w, out.(*api.ReviewOut).Items) }
 			})
 		}),
 	}
@@ -108,23 +102,22 @@ func (a *app) quarantineReleaseCmd() *cobra.Command {
 }
 
 func (a *app) quarantineRejectCmd() *cobra.Command {
-	var reason string
+	var in api.RejectIn
 	cmd := &cobra.Command{
 		Use:     "reject <id> --reason \"…\"",
 		Short:   "Forget a quarantined memory, with a deletion certificate",
 		Example: `  memos quarantine reject 12 --reason "not true: Alice never lived in Porto"`,
 		Args:    nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(reason) == "" {
+			if strings.TrimSpace(in.Reason) == "" {
 				return core.Invalidf("quarantine reject needs --reason: say why the memory is rejected (the deletion certificate and the audit log record it)")
 			}
-			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
-				c, err := eng.Reject(ctx, id, reason)
-				return c, func(w io.Writer) { printCertificate(w, c) }, err
+			return a.opOnID(cmd, args[0], &in.ID, "quarantine-reject", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printCertificate(w, out.(*core.DeletionCertificate)) }
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why it was rejected (required; recorded in the certificate)")
+	cmd.Flags().StringVarP(&in.Reason, "reason", "r", "", "why it was rejected (required; recorded in the certificate)")
 	return cmd
 }
 
@@ -167,20 +160,15 @@ the lesson's trust score, significance is 10×score rounded. A lesson with at
 least 3 outcomes and a score below 0.35 is demoted (trust contradicted); with
 at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 	}
-	var all bool
+	var lessons api.LessonsIn
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the lessons, best score first",
 		Args:  nargs(0, 0, "no arguments"),
 		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				ls, err := eng.Lessons(ctx, core.LessonFilter{IncludeArchived: all})
-				if err != nil {
-					return err
-				}
-				return a.emit(struct {
-					Lessons []*core.Lesson `json:"lessons"`
-				}{ls}, func(w io.Writer) {
+			return a.runOp(cmd, "lessons", &lessons, func(out any, _ *core.Engine) func(io.Writer) {
+				ls := out.(*api.LessonsOut).Lessons
+				return func(w io.Writer) {
 					if len(ls) == 0 {
 						fmt.Fprintln(w, "no lessons yet: memos learn \"<guidance>\" --when \"<situation>\"")
 					}
@@ -189,25 +177,25 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 						fmt.Fprintf(tw, "%d\t%.2f\t+%d −%d\t%s\t%s\n", l.Memory.ID, l.Score, l.Successes, l.Failures, l.Memory.Status, oneLine(l.Memory.Content, 80))
 					}
 					tw.Flush()
-				})
+				}
 			})
 		}),
 	}
-	list.Flags().BoolVar(&all, "include-archived", false, "also list lessons archived after failing repeatedly")
+	list.Flags().BoolVar(&lessons.IncludeArchived, "include-archived", false, "also list lessons archived after failing repeatedly")
 	a.renamed(list, map[string]string{"all": "include-archived"})
+	var one api.HistoryIn
 	show := &cobra.Command{
 		Use:   "show <id>",
 		Short: "Show a lesson with its outcome record",
 		Args:  nargs(1, 1, "one lesson id"),
 		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
-			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
-				l, err := eng.Lesson(ctx, id)
-				return l, func(w io.Writer) { printLesson(w, l) }, err
+			return a.opOnID(cmd, args[0], &one.ID, "lesson", &one, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printLesson(w, out.(*core.Lesson)) }
 			})
 		}),
 	}
 	var (
-		note    string
+		oc      api.OutcomeIn
 		success bool
 	)
 	outcome := &cobra.Command{
@@ -236,14 +224,14 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 			if !given {
 				return core.Invalidf("say how it went: --success (it worked) or --success=false (it did not)")
 			}
-			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
-				l, err := eng.LessonOutcome(ctx, id, ok, note)
-				return l, func(w io.Writer) { printLesson(w, l) }, err
+			oc.Success = ok
+			return a.opOnID(cmd, args[0], &oc.ID, "lesson-outcome", &oc, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printLesson(w, out.(*core.Lesson)) }
 			})
 		}),
 	}
 	outcome.Flags().BoolVar(&success, "success", false, "true when following the lesson worked, false when it did not (required)")
-	outcome.Flags().StringVar(&note, "note", "", "what happened (recorded in the audit log)")
+	outcome.Flags().StringVar(&oc.Note, "note", "", "what happened (recorded in the audit log)")
 	cmd.AddCommand(list, show, outcome)
 	return cmd
 }
@@ -263,7 +251,7 @@ func printLesson(w io.Writer, l *core.Lesson) {
 }
 
 func (a *app) forgetSourceCmd() *cobra.Command {
-	var req core.ForgetSourceRequest
+	var req api.ForgetSourceIn
 	cmd := &cobra.Command{
 		Use:   "forget-source <source>",
 		Short: "Forget every memory from a source and everything derived from them",
@@ -278,12 +266,8 @@ A memory derived also from memories that stay survives unless --strict.`,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			req.Source = args[0]
 			a.readOnly = req.DryRun
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				rep, err := eng.ForgetSource(ctx, req)
-				if err != nil {
-					return err
-				}
-				return a.emit(rep, func(w io.Writer) { printForgetSource(w, rep) })
+			return a.runOp(cmd, "forget-source", &req, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printForgetSource(w, out.(*core.ForgetSourceReport)) }
 			})
 		}),
 	}
@@ -325,9 +309,8 @@ func idList(ids []int64) string {
 
 func (a *app) auditCmd() *cobra.Command {
 	var (
-		f            core.AuditFilter
-		memory       string
-		since, until string
+		in     api.AuditIn
+		memory string
 	)
 	cmd := &cobra.Command{
 		Use:   "audit",
@@ -343,29 +326,15 @@ entry about a memory version binding that version's SHA-256.`,
   memos audit export audit.json && memos audit verify audit.json`,
 		Args: nargs(0, 0, "no arguments (see the subcommands)"),
 		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
-			var err error
 			if memory != "" {
-				if f.MemoryID, err = parseID(memory); err != nil {
+				var err error
+				if in.MemoryID, err = parseID(memory); err != nil {
 					return err
 				}
 			}
-			if f.Since, err = parseTime("since", since); err != nil {
-				return err
-			}
-			if f.Until, err = parseTime("until", until); err != nil {
-				return err
-			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				log, err := eng.Audit(ctx, f)
-				if err != nil {
-					return err
-				}
-				if log == nil {
-					log = []core.AuditEntry{}
-				}
-				return a.emit(struct {
-					Entries []core.AuditEntry `json:"entries"`
-				}{log}, func(w io.Writer) {
+			return a.runOp(cmd, "audit", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				log := out.(*api.AuditOut).Entries
+				return func(w io.Writer) {
 					tw := table(w)
 					for _, e := range log {
 						id := "-"
@@ -375,16 +344,16 @@ entry about a memory version binding that version's SHA-256.`,
 						fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\t%s\n", e.Seq, e.Time.Format(time.RFC3339), e.Action, id, e.Detail)
 					}
 					tw.Flush()
-				})
+				}
 			})
 		}),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&memory, "memory-id", "", "only entries about this memory id")
-	fs.StringVar(&f.Action, "action", "", `only this action (remember, update, forget, …) or prefix ending in "." (quarantine.)`)
-	fs.StringVar(&f.Source, "source", "", "only entries that name this source")
-	fs.StringVar(&since, "since", "", "only entries at or after this time")
-	fs.StringVar(&until, "until", "", "only entries before this time")
+	fs.StringVar(&in.Action, "action", "", `only this action (remember, update, forget, …) or prefix ending in "." (quarantine.)`)
+	fs.StringVar(&in.Source, "source", "", "only entries that name this source")
+	fs.StringVar(&in.Since, "since", "", "only entries at or after this time")
+	fs.StringVar(&in.Until, "until", "", "only entries before this time")
 
 	cmd.AddCommand(a.auditVerifyCmd(), a.auditExportCmd())
 	a.renamed(cmd, map[string]string{"memory": "memory-id"})
@@ -419,12 +388,8 @@ needing no store.`,
 					fmt.Fprintf(w, "%s: %s verified, chain ends at %s\n", args[0], plural(rep.Entries, "entry", "entries"), rep.Head)
 				})
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				rep, err := eng.VerifyAudit(ctx)
-				if err != nil {
-					return err
-				}
-				return a.emit(rep, func(w io.Writer) { printAuditReport(w, rep) })
+			return a.runOp(cmd, "audit-verify", &api.Empty{}, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printAuditReport(w, out.(*core.AuditReport)) }
 			})
 		}),
 	}
@@ -437,13 +402,15 @@ func (a *app) auditExportCmd() *cobra.Command {
 		Short: "Verify the log and write it to FILE, checkable later with memos audit verify FILE",
 		Args:  nargs(1, 1, "one file"),
 		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+			return a.callOp(cmd, "audit-export", &api.Empty{}, func(_ context.Context, _ *core.Engine, _ *config.Config, out any) error {
+				x := out.(*api.AuditExportOut)
+				b, _ := x.JSON()
 				tmp := args[0] + ".tmp"
 				fh, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 				if err != nil {
 					return core.Invalidf("audit export: %v", err)
 				}
-				rep, err := eng.ExportAudit(ctx, fh)
+				_, err = fh.Write(b)
 				if cerr := fh.Close(); err == nil && cerr != nil {
 					err = cerr
 				}
@@ -454,6 +421,11 @@ func (a *app) auditExportCmd() *cobra.Command {
 					os.Remove(tmp)
 					return err
 				}
+				rep := struct {
+					Entries int    `json:"entries"`
+					Head    string `json:"head"`
+					File    string `json:"file"`
+				}{len(x.Entries), x.Head, args[0]}
 				return a.emit(rep, func(w io.Writer) {
 					fmt.Fprintf(w, "exported %s to %s (head %s)\n", plural(rep.Entries, "entry", "entries"), args[0], rep.Head)
 				})

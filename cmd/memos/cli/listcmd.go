@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/memos-go/memos/api"
-	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
 )
 
@@ -61,16 +59,8 @@ Quarantined and archived memories are listed only when --statuses names them
 			if cmd.Flags().Changed("limit") && in.Limit <= 0 {
 				return core.Invalidf("--limit %d must be at least 1", in.Limit)
 			}
-			req, err := in.Request()
-			if err != nil {
-				return err
-			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				res, err := eng.List(ctx, req)
-				if err != nil {
-					return err
-				}
-				return a.emit(res, func(w io.Writer) { printList(w, res, eng.Namespace(), in.NamespaceOnly) })
+			return a.runOp(cmd, "list", &in, func(out any, eng *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printList(w, out.(*core.ListResult), eng.Namespace(), in.NamespaceOnly) }
 			})
 		}),
 	}
@@ -130,7 +120,7 @@ func printList(w io.Writer, res *core.ListResult, ns string, only bool) {
 }
 
 func (a *app) traceCmd() *cobra.Command {
-	var maxDepth, maxNodes int
+	var in api.TraceIn
 	cmd := &cobra.Command{
 		Use:   "trace <id>",
 		Short: "Show where a memory came from and what came from it",
@@ -147,19 +137,18 @@ memories of other namespaces are left out.`,
 			for _, f := range []struct {
 				name string
 				v    int
-			}{{"max-depth", maxDepth}, {"max-nodes", maxNodes}} {
+			}{{"max-depth", in.MaxDepth}, {"max-nodes", in.MaxNodes}} {
 				if f.v < 1 {
 					return core.Invalidf("--%s %d must be at least 1", f.name, f.v)
 				}
 			}
-			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
-				res, err := eng.Trace(ctx, core.TraceRequest{ID: id, MaxDepth: maxDepth, MaxNodes: maxNodes})
-				return res, func(w io.Writer) { printTrace(w, res) }, err
+			return a.opOnID(cmd, args[0], &in.ID, "trace", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				return func(w io.Writer) { printTrace(w, out.(*core.TraceResult)) }
 			})
 		}),
 	}
-	cmd.Flags().IntVar(&maxDepth, "max-depth", core.DefaultTraceDepth, fmt.Sprintf("follow at most this many steps each way (1–%d)", core.MaxTraceDepth))
-	cmd.Flags().IntVar(&maxNodes, "max-nodes", core.DefaultTraceNodes, fmt.Sprintf("list at most this many memories in all (1–%d)", core.MaxTraceNodes))
+	cmd.Flags().IntVar(&in.MaxDepth, "max-depth", core.DefaultTraceDepth, fmt.Sprintf("follow at most this many steps each way (1–%d)", core.MaxTraceDepth))
+	cmd.Flags().IntVar(&in.MaxNodes, "max-nodes", core.DefaultTraceNodes, fmt.Sprintf("list at most this many memories in all (1–%d)", core.MaxTraceNodes))
 	return cmd
 }
 

@@ -34,7 +34,7 @@ var commandOps = map[string]string{
 	"unlink": "unlink", "edges": "edges", "forget": "forget", "consolidate": "consolidate", "stats": "stats",
 	"audit": "audit", "audit verify": "audit-verify", "audit export": "audit-export",
 	"quarantine list": "review", "quarantine release": "quarantine-release", "quarantine reject": "quarantine-reject",
-	"learn": "learn", "lesson list": "lessons", "lesson outcome": "lesson-outcome", "forget-source": "forget-source",
+	"learn": "learn", "lesson list": "lessons", "lesson show": "lesson", "lesson outcome": "lesson-outcome", "forget-source": "forget-source",
 	"list": "list", "trace": "trace", "export": "export", "import": "import",
 }
 
@@ -60,17 +60,35 @@ func annotateOps(root *cobra.Command) {
 // on the store, and prints its answer: as JSON with --json (the bytes HTTP
 // answers), else with human.
 func (a *app) runOp(cmd *cobra.Command, name string, in any, human func(out any, eng *core.Engine) func(io.Writer)) error {
+	return a.callOp(cmd, name, in, func(_ context.Context, eng *core.Engine, _ *config.Config, out any) error {
+		return a.emit(out, human(out, eng))
+	})
+}
+
+// callOp runs the operation named name on in on the store and hands its
+// answer to done, for commands that print more than the answer or act on it.
+func (a *app) callOp(cmd *cobra.Command, name string, in any, done func(ctx context.Context, eng *core.Engine, cfg *config.Config, out any) error) error {
 	o, ok := api.Lookup(name)
 	if !ok {
 		return fmt.Errorf("no operation %s", name)
 	}
-	return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
+	return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, cfg *config.Config) error {
 		out, err := (&api.Service{Engine: eng}).Run(ctx, o, in, nil)
 		if err != nil {
 			return err
 		}
-		return a.emit(out, human(out, eng))
+		return done(ctx, eng, cfg, out)
 	})
+}
+
+// opOnID runs the operation named name on the input in after parsing the
+// memory id in arg into *id.
+func (a *app) opOnID(cmd *cobra.Command, arg string, id *int64, name string, in any, human func(out any, eng *core.Engine) func(io.Writer)) error {
+	var err error
+	if *id, err = parseID(arg); err != nil {
+		return err
+	}
+	return a.runOp(cmd, name, in, human)
 }
 
 // attrs returns the attribute flags as the operations' Attrs.

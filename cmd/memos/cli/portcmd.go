@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/transfer"
@@ -17,7 +18,7 @@ import (
 func (a *app) exportCmd() *cobra.Command {
 	var (
 		format string
-		only   []string
+		in     api.ExportIn
 		out    string
 	)
 	cmd := &cobra.Command{
@@ -38,15 +39,17 @@ and counted). The format is versioned and documented in the README;
 			if format != "jsonl" {
 				return core.Invalidf("export: unknown format %q (want jsonl)", format)
 			}
+			o, _ := api.Lookup("export")
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
 				w, done, err := outputFile(out, a.stdout)
 				if err != nil {
 					return err
 				}
-				rep, err := transfer.Export(ctx, eng, w, core.ExportOptions{Namespaces: only})
+				sum, err := (&api.Service{Engine: eng}).WriteStream(ctx, o, &in, nil, w)
 				if err = done(err); err != nil {
 					return err
 				}
+				rep := sum.(*transfer.ExportReport)
 				if out == "" || out == "-" {
 					return nil // stdout holds the export; the summary would corrupt it
 				}
@@ -62,7 +65,7 @@ and counted). The format is versioned and documented in the README;
 		}),
 	}
 	cmd.Flags().StringVar(&format, "format", "jsonl", "output format (jsonl)")
-	cmd.Flags().StringSliceVar(&only, "namespaces", nil, "export only these namespaces (repeatable or comma-separated)")
+	cmd.Flags().StringSliceVar(&in.Namespaces, "namespaces", nil, "export only these namespaces (repeatable or comma-separated)")
 	a.renamed(cmd, map[string]string{"only": "namespaces"})
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output (replaced atomically)")
 	return cmd
@@ -100,8 +103,9 @@ func outputFile(path string, stdout io.Writer) (io.Writer, func(error) error, er
 
 func (a *app) importCmd() *cobra.Command {
 	var (
-		dryRun, keep bool
-		model        string
+		in    api.ImportIn
+		keep  bool
+		model string
 	)
 	cmd := &cobra.Command{
 		Use:   "import <jsonl|memu> <file>",
@@ -136,19 +140,40 @@ running it again.
 			if keep && model == "" {
 				return core.Invalidf("import memu: --keep-embeddings needs --model NAME, the model MemU's embeddings were made with")
 			}
-			a.readOnly = dryRun
+			a.readOnly = in.DryRun
 			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				req, warnings, err := a.readImport(ctx, eng, kind, path, keep, model)
-				if err != nil {
-					return err
-				}
-				for _, w := range warnings {
-					fmt.Fprintf(a.stderr, "memos: warning: %s\n", w)
-				}
-				req.DryRun = dryRun
-				rep, err := eng.Import(ctx, *req)
-				if err != nil {
-					return err
+				var (
+					rep      *core.ImportReport
+					warnings []string
+				)
+				if kind == "jsonl" {
+					// A memos export goes through the import operation, as over HTTP.
+					f, err := os.Open(path)
+					if err != nil {
+						return fmt.Errorf("import jsonl: %w", err)
+					}
+					defer f.Close()
+					o, _ := api.Lookup("import")
+					in.Origin = "jsonl:" + path
+					out, err := (&api.Service{Engine: eng}).ReadStream(ctx, o, &in, nil, f)
+					if err != nil {
+						return err
+					}
+					rep = out.(*core.ImportReport)
+				} else {
+					// A MemU database is a file on this machine: no operation reads one.
+					req, ws, err := a.readMemU(ctx, eng, path, keep, model)
+					if err != nil {
+						return err
+					}
+					warnings = ws
+					for _, w := range warnings {
+						fmt.Fprintf(a.stderr, "memos: warning: %s\n", w)
+					}
+					req.DryRun = in.DryRun
+					if rep, err = eng.Import(ctx, *req); err != nil {
+						return err
+					}
 				}
 				return a.emit(rep, func(w io.Writer) {
 					verb := "imported"
@@ -170,35 +195,22 @@ running it again.
 			})
 		}),
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the file and report what would be imported; store nothing")
+	cmd.Flags().BoolVar(&in.DryRun, "dry-run", false, "check the file and report what would be imported; store nothing")
 	cmd.Flags().BoolVar(&keep, "keep-embeddings", false, "memu: keep MemU's embeddings (needs --model)")
 	cmd.Flags().StringVar(&model, "model", "", "memu: the model MemU's embeddings were made with; must be this store's")
 	return cmd
 }
 
-// readImport reads and checks an import file.
-func (a *app) readImport(ctx context.Context, eng *core.Engine, kind, path string, keep bool, model string) (*core.ImportRequest, []string, error) {
-	if kind == "memu" {
-		info := eng.Model()
-		if keep && model != info.ID {
-			return nil, nil, fmt.Errorf("import memu: %w: MemU's embeddings are %s vectors, this store holds %s; import without --keep-embeddings to embed again",
-				core.ErrDimensionMismatch, model, info.ID)
-		}
-		res, err := transfer.ReadMemU(ctx, path, transfer.MemUOptions{KeepEmbeddings: keep, Model: model, Dim: info.Dim})
-		if err != nil {
-			return nil, nil, err
-		}
-		return res.Request, res.Warnings, nil
+// readMemU reads and checks a MemU database.
+func (a *app) readMemU(ctx context.Context, eng *core.Engine, path string, keep bool, model string) (*core.ImportRequest, []string, error) {
+	info := eng.Model()
+	if keep && model != info.ID {
+		return nil, nil, fmt.Errorf("import memu: %w: MemU's embeddings are %s vectors, this store holds %s; import without --keep-embeddings to embed again",
+			core.ErrDimensionMismatch, model, info.ID)
 	}
-	f, err := os.Open(path)
+	res, err := transfer.ReadMemU(ctx, path, transfer.MemUOptions{KeepEmbeddings: keep, Model: model, Dim: info.Dim})
 	if err != nil {
-		return nil, nil, fmt.Errorf("import jsonl: %w", err)
+		return nil, nil, err
 	}
-	defer f.Close()
-	_, req, err := transfer.ReadJSONL(f)
-	if err != nil {
-		return nil, nil, fmt.Errorf("import jsonl: %s: %w", path, err)
-	}
-	req.Origin = "jsonl:" + path
-	return req, nil, nil
+	return res.Request, res.Warnings, nil
 }

@@ -47,53 +47,38 @@ func addRankFlags(cmd *cobra.Command, expand bool) *rankFlags {
 	return f
 }
 
-// apply sets the flags' values on req.
-func (f *rankFlags) apply(req *core.SearchRequest) error {
-	var err error
-	validAt, name := f.validAt, "valid-at"
-	if f.fs.Changed("temporal") {
-		if f.fs.Changed("valid-at") {
-			return core.Invalidf("--temporal and --valid-at are the same setting; give one")
-		}
-		validAt, name = f.temporal, "temporal"
-	}
-	if req.ValidAt, err = parseTime(name, validAt); err != nil {
-		return err
-	}
-	req.IncludeQuarantined = f.includeQuarantined
-	if req.AsOf, err = parseTime("as-of", f.asOf); err != nil {
-		return err
-	}
-	if req.ReferenceTime, err = parseTime("reference-time", f.refTime); err != nil {
-		return err
-	}
-	req.MMR, req.MMRLambda, req.NoExpand = f.mmr, f.mmrLambda, f.noExpand
-	return nil
-}
-
 // searchIn is the input of search and explain: the query and the flags.
 func (f *rankFlags) searchIn(query, mode string, limit int, pools, types []string) (*api.SearchIn, error) {
 	if limit <= 0 {
 		return nil, core.Invalidf("--limit %d must be at least 1", limit)
 	}
-	in := &api.SearchIn{Query: query, Mode: mode, Limit: limit, NoExpand: f.noExpand}
+	fl, err := f.filters(pools, types)
+	if err != nil {
+		return nil, err
+	}
+	return &api.SearchIn{Query: query, Mode: mode, Limit: limit, NoExpand: f.noExpand, Filters: fl}, nil
+}
+
+// filters are the flags' values as the operations take them.
+func (f *rankFlags) filters(pools, types []string) (api.Filters, error) {
+	var fl api.Filters
 	var err error
-	if in.Pools, err = parsePools(pools); err != nil {
-		return nil, err
+	if fl.Pools, err = parsePools(pools); err != nil {
+		return fl, err
 	}
-	if in.Types, err = parseTypes(types); err != nil {
-		return nil, err
+	if fl.Types, err = parseTypes(types); err != nil {
+		return fl, err
 	}
-	in.ValidAt = f.validAt
+	fl.ValidAt = f.validAt
 	if f.fs.Changed("temporal") {
 		if f.fs.Changed("valid-at") {
-			return nil, core.Invalidf("--temporal and --valid-at are the same setting; give one")
+			return fl, core.Invalidf("--temporal and --valid-at are the same setting; give one")
 		}
-		in.ValidAt = f.temporal
+		fl.ValidAt = f.temporal
 	}
-	in.AsOf, in.ReferenceTime = f.asOf, f.refTime
-	in.MMR, in.MMRLambda, in.IncludeQuarantined = f.mmr, f.mmrLambda, f.includeQuarantined
-	return in, nil
+	fl.AsOf, fl.ReferenceTime = f.asOf, f.refTime
+	fl.MMR, fl.MMRLambda, fl.IncludeQuarantined = f.mmr, f.mmrLambda, f.includeQuarantined
+	return fl, nil
 }
 
 // parsePools reads --pools values; "all" (or none) means every pool.
@@ -247,7 +232,7 @@ func printExplain(w io.Writer, x *core.Explanation) {
 
 func (a *app) packCmd() *cobra.Command {
 	var (
-		req          core.PackRequest
+		req          api.PackIn
 		format       string
 		pools, types []string
 		rank         *rankFlags
@@ -280,26 +265,14 @@ json (or --json) the pack with its token accounting.`,
 				return core.Invalidf("--format %q: want md or json", format)
 			}
 			var err error
-			if req.Pools, err = parsePools(pools); err != nil {
+			if req.Filters, err = rank.filters(pools, types); err != nil {
 				return err
 			}
-			if req.Types, err = parseTypes(types); err != nil {
-				return err
-			}
-			var sr core.SearchRequest
-			if err := rank.apply(&sr); err != nil {
-				return err
-			}
-			req.ValidAt, req.AsOf, req.MMR, req.MMRLambda = sr.ValidAt, sr.AsOf, sr.MMR, sr.MMRLambda
-			req.IncludeQuarantined, req.ReferenceTime = sr.IncludeQuarantined, sr.ReferenceTime
 			if req.Budget <= 0 {
 				return core.Invalidf("--budget %d must be at least 1", req.Budget)
 			}
-			return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, _ *config.Config) error {
-				pk, err := eng.ContextPack(ctx, req)
-				if err != nil {
-					return err
-				}
+			return a.callOp(cmd, "context-pack", &req, func(_ context.Context, _ *core.Engine, _ *config.Config, out any) error {
+				pk := out.(*core.Pack)
 				if a.json || format == "json" {
 					b, err := pk.JSON()
 					if err != nil {
@@ -328,7 +301,10 @@ json (or --json) the pack with its token accounting.`,
 }
 
 func (a *app) setValidityCmd() *cobra.Command {
-	var from, to string
+	var (
+		in       api.SetValidityIn
+		from, to string
+	)
 	cmd := &cobra.Command{
 		Use:   "set-validity <id>",
 		Short: "Set when a memory was true (writes a new version)",
@@ -342,26 +318,17 @@ empty: since always, still true). The previous interval stays in its history.`,
 			if !cmd.Flags().Changed("valid-from") && !cmd.Flags().Changed("valid-to") {
 				return core.Invalidf("give --valid-from, --valid-to or both")
 			}
-			f, err := parseTime("valid-from", from)
-			if err != nil {
-				return err
-			}
-			t, err := parseTime("valid-to", to)
-			if err != nil {
-				return err
-			}
-			var fp, tp *time.Time
 			if cmd.Flags().Changed("valid-from") {
-				fp = &f
+				in.ValidFrom = &from
 			}
 			if cmd.Flags().Changed("valid-to") {
-				tp = &t
+				in.ValidTo = &to
 			}
-			return a.onMemory(cmd, args[0], func(ctx context.Context, eng *core.Engine, id int64) (any, func(io.Writer), error) {
-				m, err := api.SetValidity(ctx, eng, id, fp, tp)
-				return m, func(w io.Writer) {
+			return a.opOnID(cmd, args[0], &in.ID, "set-validity", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				m := out.(*core.Memory)
+				return func(w io.Writer) {
 					fmt.Fprintf(w, "memory %d is now at version %d, valid %s\n", m.ID, m.Version, validity(m))
-				}, err
+				}
 			})
 		}),
 	}

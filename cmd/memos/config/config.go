@@ -82,9 +82,9 @@ func sectionDefaults(prefix string) any {
 type Value struct {
 	Key string `json:"key"`
 	// Value is the effective value: the one set, else the default. It is nil
-	// only for a module's setting (a backend's, an embedder's, ...) that
-	// nothing set: the module applies its own default, which it does not
-	// tell.
+	// only for a setting of a module (a backend's, an embedder's, ...) that
+	// nothing set and whose config does not tell its defaults
+	// (driver.Defaulter): the module applies its own.
 	Value  any    `json:"value"`
 	Source Source `json:"source"`
 	// Origin names the file, environment variable or flag that set the value.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/driver"
 )
 
 // field is one settable leaf of a module's config struct.
@@ -208,7 +209,12 @@ func (ld *loader) decode(prefix string, newCfg func() any) (any, []Value, error)
 		rv = rv.Elem()
 	}
 	values := make([]Value, 0, len(fields))
-	def := reflect.ValueOf(sectionDefaults(prefix))
+	defaults := sectionDefaults(prefix)
+	if d, ok := newCfg().(driver.Defaulter); ok && defaults == nil {
+		d.Defaults() // a module's config that tells its defaults
+		defaults = d
+	}
+	def := reflect.ValueOf(defaults)
 	for def.Kind() == reflect.Pointer {
 		def = def.Elem()
 	}

@@ -51,10 +51,17 @@ func OpenRules(_ context.Context, cfg RulesConfig) (*Rules, error) {
 	if cfg.MinWords < 0 {
 		return nil, driver.Invalidf("extractor rules: min_words %d is negative", cfg.MinWords)
 	}
-	if cfg.MinWords == 0 {
-		cfg.MinWords = 4
-	}
+	cfg.Defaults()
 	return &Rules{cfg: cfg}, nil
+}
+
+var _ driver.Defaulter = (*RulesConfig)(nil)
+
+// Defaults sets the fields of c left zero to the values OpenRules applies.
+func (c *RulesConfig) Defaults() {
+	if c.MinWords == 0 {
+		c.MinWords = 4
+	}
 }
 
 // rule is one kind of statement. Rules are tried in order; the first that

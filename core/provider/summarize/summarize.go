@@ -47,13 +47,20 @@ func OpenExtractive(_ context.Context, cfg ExtractiveConfig) (*Extractive, error
 	if cfg.Sentences < 0 || cfg.Lambda < 0 || cfg.Lambda > 1 {
 		return nil, driver.Invalidf("summarizer extractive: sentences must be positive and lambda in [0,1]")
 	}
-	if cfg.Sentences == 0 {
-		cfg.Sentences = 6
-	}
-	if cfg.Lambda == 0 {
-		cfg.Lambda = 0.7
-	}
+	cfg.Defaults()
 	return &Extractive{cfg: cfg}, nil
+}
+
+var _ driver.Defaulter = (*ExtractiveConfig)(nil)
+
+// Defaults sets the fields of c left zero to the values OpenExtractive applies.
+func (c *ExtractiveConfig) Defaults() {
+	if c.Sentences == 0 {
+		c.Sentences = 6
+	}
+	if c.Lambda == 0 {
+		c.Lambda = 0.7
+	}
 }
 
 type sentence struct {

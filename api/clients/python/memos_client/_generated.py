@@ -33,6 +33,7 @@ OPERATIONS: Tuple[str, ...] = (
     "quarantine-reject",
     "learn",
     "lessons",
+    "lesson",
     "lesson-outcome",
     "forget-source",
     "list",
@@ -49,6 +50,7 @@ ErrorKind = Literal[
     "not_found",
     "unknown_name",
     "dimension_mismatch",
+    "model_mismatch",
     "conflict",
     "closed",
     "unavailable",
@@ -76,6 +78,10 @@ class UnknownNameError(MemosError):
 
 class DimensionMismatchError(MemosError):
     """The API answered with an error of kind dimension_mismatch."""
+
+
+class ModelMismatchError(MemosError):
+    """The API answered with an error of kind model_mismatch."""
 
 
 class ConflictError(MemosError):
@@ -124,6 +130,7 @@ ERROR_CLASSES.update(
         "not_found": NotFoundError,
         "unknown_name": UnknownNameError,
         "dimension_mismatch": DimensionMismatchError,
+        "model_mismatch": ModelMismatchError,
         "conflict": ConflictError,
         "closed": ClosedError,
         "unavailable": UnavailableError,
@@ -873,34 +880,32 @@ _UpdateRequestOptional = TypedDict(
         "namespace": str,
         # New content.
         "content": str,
-        # What kind of thing it records (default fact).
+        # New type.
         "type": Literal["fact", "preference", "event", "relationship", "turn", "document", "lesson", "knowledge", "note"],
-        # raw (verbatim turns, documents), memory (distilled facts, preferences, events,
-        # relationships) or knowledge (lessons, knowledge pages); default: the type's pool.
+        # New pool.
         "pool": Literal["raw", "memory", "knowledge"],
-        # 1-2 passing observation, 3-4 useful context, 5-6 important fact or preference (default
-        # 5), 7-8 key personal information or decision, 9-10 core identity or security-sensitive.
+        # New significance, 1-10.
         "significance": int,
-        # Names of the people, places, projects or tools it is about.
+        # The new list of entity names (replaces the old one; [] removes them all).
         "entities": List[str],
-        # How the user felt, e.g. frustrated, excited.
+        # How the user felt ("" clears it).
         "emotional_context": str,
-        # Where it came from, e.g. conversation:42#turn-7 or file:notes.md.
+        # Where it came from ("" clears it).
         "source": str,
-        # The conversation or run it belongs to.
+        # The conversation or run it belongs to ("" clears it).
         "session": str,
-        # certain (the user said so), inferred (default), imported, contradicted.
+        # New trust level (its score becomes the level's unless trust_score is given).
         "trust": Literal["certain", "inferred", "imported", "contradicted"],
-        # Trust in [0,1] (default: the level's).
+        # New trust score in [0,1].
         "trust_score": float,
-        # When it became true: RFC3339 time or YYYY-MM-DD (default: since always).
+        # When it became true: RFC3339 time or YYYY-MM-DD ("" since always).
         "valid_from": str,
-        # When it stopped being true: RFC3339 time or YYYY-MM-DD (default: still true).
+        # When it stopped being true: RFC3339 time or YYYY-MM-DD ("" still true).
         "valid_to": str,
-        # Free JSON metadata (at most 16 KiB).
+        # Metadata changes, key by key: a key with a value is set, a key with null is removed,
+        # keys not named stay.
         "metadata": Dict[str, Any],
-        # active (default), archived (kept, out of recall) or quarantined (held for review, out of
-        # recall).
+        # New status: active, archived or quarantined.
         "status": Literal["active", "archived", "quarantined"],
     }, total=False,
 )
@@ -939,13 +944,14 @@ class HistoryRequest(_HistoryRequestRequired, _HistoryRequestOptional):
 _HistoryResultRequired = TypedDict(
     "_HistoryResultRequired",
     {
+        "id": int,
         "versions": List[Memory],
     },
 )
 
 
 class HistoryResult(_HistoryResultRequired):
-    """HistoryResult: a JSON object with versions."""
+    """HistoryResult: a JSON object with id, versions."""
 
 
 _RevertRequestRequired = TypedDict(
@@ -1155,13 +1161,14 @@ class UnlinkResult(_UnlinkResultRequired):
 _EdgesResultRequired = TypedDict(
     "_EdgesResultRequired",
     {
+        "id": int,
         "edges": List[Edge],
     },
 )
 
 
 class EdgesResult(_EdgesResultRequired):
-    """EdgesResult: a JSON object with edges."""
+    """EdgesResult: a JSON object with id, edges."""
 
 
 _ForgetRequestRequired = TypedDict(
@@ -1282,20 +1289,23 @@ class PageChange(_PageChangeRequired):
     """PageChange: a JSON object with id, action, members."""
 
 
-_ReportRequired = TypedDict(
-    "_ReportRequired",
+_ConsolidateResultRequired = TypedDict(
+    "_ConsolidateResultRequired",
     {
         "before": int,
         "after": int,
         "merges": List[Merge],
         "archived": List[Archival],
         "pages": List[PageChange],
+        # Deprecated (goes away in the next release): took in nanoseconds.
         "took_ns": int,
+        # How long the pass took, e.g. 1.5s.
+        "took": str,
     },
 )
 
-_ReportOptional = TypedDict(
-    "_ReportOptional",
+_ConsolidateResultOptional = TypedDict(
+    "_ConsolidateResultOptional",
     {
         "dry_run": bool,
         "notes": List[str],
@@ -1303,9 +1313,9 @@ _ReportOptional = TypedDict(
 )
 
 
-class Report(_ReportRequired, _ReportOptional):
-    """Report: a JSON object with dry_run, before, after, merges, archived, pages,
-    took_ns, notes.
+class ConsolidateResult(_ConsolidateResultRequired, _ConsolidateResultOptional):
+    """ConsolidateResult: a JSON object with dry_run, before, after, merges, archived,
+    pages, took_ns, notes, took.
     """
 
 
@@ -2041,6 +2051,9 @@ EdgesRequest = HistoryRequest
 #: The request of audit-verify: the same as StatsRequest's.
 AuditVerifyRequest = StatsRequest
 
+#: The request of lesson: the same as HistoryRequest's.
+LessonRequest = HistoryRequest
+
 #: The request of audit-export: the same as StatsRequest's.
 AuditExportRequest = StatsRequest
 
@@ -2336,8 +2349,10 @@ class Client(BaseClient):
         """Update a memory.
 
         Correct or refine a memory: writes a new version with the fields given changed
-        (the old version stays in its history). To record that something stopped being
-        true and something else is true now, use memos_supersede instead.
+        (the old version stays in its history). A text field given as "" is cleared
+        (valid_to "": still true); metadata changes key by key, null removes a key. To
+        record that something stopped being true and something else is true now, use
+        memos_supersede instead.
 
         POST /api/mem/update, MCP tool memos_update.
         """
@@ -2571,7 +2586,7 @@ class Client(BaseClient):
         namespace: Optional[str] = None,
         dry_run: Optional[bool] = None,
         pages: Optional[bool] = None,
-    ) -> Report:
+    ) -> ConsolidateResult:
         """Consolidate memories.
 
         Tidy the namespace's memories: merge duplicates (the survivor keeps their
@@ -2587,7 +2602,7 @@ class Client(BaseClient):
             "dry_run": dry_run,
             "pages": pages,
         }
-        return cast(Report, self.call("consolidate", body))
+        return cast(ConsolidateResult, self.call("consolidate", body))
 
     def stats(
         self,
@@ -2733,6 +2748,25 @@ class Client(BaseClient):
             "include_archived": include_archived,
         }
         return cast(LessonsResult, self.call("lessons", body))
+
+    def lesson(
+        self,
+        id: int,
+        *,
+        namespace: Optional[str] = None,
+    ) -> Lesson:
+        """Show a lesson.
+
+        Fetch one lesson by id with its outcome record (successes, failures, score) and
+        the situation it applies to.
+
+        POST /api/mem/lesson, MCP tool memos_lesson.
+        """
+        body: Dict[str, Any] = {
+            "namespace": namespace,
+            "id": id,
+        }
+        return cast(Lesson, self.call("lesson", body))
 
     def lesson_outcome(
         self,
@@ -2974,6 +3008,7 @@ __all__ = [
     "ClosedError",
     "ConflictError",
     "ConsolidateRequest",
+    "ConsolidateResult",
     "ContextPackRequest",
     "ContradictedMemory",
     "DeadlineExceededError",
@@ -3002,6 +3037,7 @@ __all__ = [
     "LearnRequest",
     "Lesson",
     "LessonOutcomeRequest",
+    "LessonRequest",
     "LessonsRequest",
     "LessonsResult",
     "LinkRequest",
@@ -3011,6 +3047,7 @@ __all__ = [
     "Merge",
     "MethodNotAllowedError",
     "ModelInfo",
+    "ModelMismatchError",
     "NotFoundError",
     "OPERATIONS",
     "Pack",
@@ -3022,7 +3059,6 @@ __all__ = [
     "RememberBatchRequest",
     "RememberBatchResult",
     "RememberRequest",
-    "Report",
     "Result",
     "RevertRequest",
     "ReviewItem",

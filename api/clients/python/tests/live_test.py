@@ -155,6 +155,7 @@ def main() -> None:
     assert any(x["memory"]["id"] == lesson["memory"]["id"] for x in admin.lessons()["lessons"])
     out = admin.lesson_outcome(lesson["memory"]["id"], True, note="caught a bug")
     assert out["successes"] == 1, out
+    assert admin.lesson(lesson["memory"]["id"])["successes"] == 1
 
     # The review queue.
     held = admin.remember("Alice's badge number is 4471", quarantine=True)

@@ -148,6 +148,7 @@ const lesson = await admin.learn({ guidance: "run the tests before pushing", whe
 assert.ok((await admin.lessons()).lessons.some((l) => l.memory.id === lesson.memory.id));
 const out = await admin.lessonOutcome({ id: lesson.memory.id, success: true, note: "caught a bug" });
 assert.equal(out.successes, 1);
+assert.equal((await admin.lesson({ id: lesson.memory.id })).successes, 1);
 
 // The review queue.
 const held = await admin.remember({ content: "Alice's badge number is 4471", quarantine: true });
