@@ -13,7 +13,8 @@
 //	go run ./examples/retrieval-eval -data ../shared/data -embedder wordvec
 //	go run ./examples/retrieval-eval -set longmemeval -embedder hash
 //	go run ./examples/retrieval-eval -cfg '{"session_factor":0.3}' -cfg '{"session_window":2}'
-//	go run ./examples/retrieval-eval -cv -set locomo,longmemeval,scifact -embedder wordvec,hash
+//	go run ./examples/retrieval-eval -cv -set locomo,longmemeval,scifact -embedder wordvec,hash -scores /tmp/cv
+//	go run ./examples/retrieval-eval -report /tmp/cv -set locomo,longmemeval,scifact -embedder wordvec,hash
 //	go run ./examples/retrieval-eval -only keyword -keyword-prune-rows -1
 //	go run ./examples/retrieval-eval -backend bolt -only keyword
 //	go run ./examples/retrieval-eval -set longmemeval -only keyword,expand -misses
