@@ -71,3 +71,39 @@ func TestWriteScores(t *testing.T) {
 		t.Errorf("unwritable path: %v", err)
 	}
 }
+
+// TestLeaveOneSetOutPrefersTheSmallerWorstCase: held out SciFact, setting
+// A gains most on average over the other sets but loses LongMemEval-S
+// recall; B gains little but everywhere. B is chosen, and scored on the
+// held-out set against keyword search.
+func TestLeaveOneSetOutPrefersTheSmallerWorstCase(t *testing.T) {
+	settings := []setting{{name: "keyword"}, {name: "vector"}, {name: "hybrid"}, {name: "defaults"},
+		{name: "hybrid+exp A", tuned: true}, {name: "hybrid+exp B", tuned: true}}
+	one := func(set string, per ...qscore) cvRun {
+		r := cvRun{set: set, emb: "hash", folds: 1, qs: []cvQuestion{{question: question{id: set}}}}
+		for _, s := range per {
+			r.scores = append(r.scores, []qscore{s})
+		}
+		return r
+	}
+	kw := qscore{r10: 0.5, s5: 0.5, ndcg10: 0.5}
+	runs := []cvRun{
+		one("locomo", kw, kw, kw, kw, qscore{r10: 0.9}, qscore{r10: 0.55}),
+		one("longmemeval", kw, kw, kw, kw, qscore{r10: 0.48, s5: 0.6}, qscore{r10: 0.51, s5: 0.51}),
+		one("scifact", kw, kw, kw, kw, qscore{ndcg10: 0.45}, qscore{ndcg10: 0.52}),
+	}
+	var b strings.Builder
+	reportLODO(&b, []string{"locomo", "longmemeval", "scifact"}, settings, runs)
+	out := b.String()
+	for _, want := range []string{
+		"held out scifact: chosen on the others [5] B",
+		"in fold (the other sets): worst gain over keyword +0.010",
+		"out of fold, scifact hash nDCG@10: 0.520 (keyword 0.500",
+		"held out locomo: chosen on the others [5] B", // A loses SciFact and LongMemEval-S recall
+		"held out longmemeval: chosen on the others [5] B",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}

@@ -13,7 +13,8 @@
 //	go run ./examples/retrieval-eval -data ../shared/data -embedder wordvec
 //	go run ./examples/retrieval-eval -set longmemeval -embedder hash
 //	go run ./examples/retrieval-eval -cfg '{"session_factor":0.3}' -cfg '{"session_window":2}'
-//	go run ./examples/retrieval-eval -cv -set locomo,longmemeval,scifact -embedder wordvec,hash
+//	go run ./examples/retrieval-eval -cv -set locomo,longmemeval,scifact -embedder wordvec,hash -scores /tmp/cv
+//	go run ./examples/retrieval-eval -report /tmp/cv -set locomo,longmemeval,scifact -embedder wordvec,hash
 //	go run ./examples/retrieval-eval -only keyword -keyword-prune-rows -1
 //	go run ./examples/retrieval-eval -backend bolt -only keyword
 //	go run ./examples/retrieval-eval -set longmemeval -only keyword,expand -misses
@@ -26,7 +27,13 @@
 // -cv cross-validates a grid of search settings (the -cfg ones, or the
 // built-in grid in cv.go): each is tuned on some folds and reported on the
 // held-out one, with in-fold numbers beside (see cv.go); it also measures
-// nDCG@10 and SciFact (BEIR layout, train qrels).
+// nDCG@10 and SciFact (BEIR layout, train qrels). Folds are LoCoMo's
+// conversations (leave one out) and -folds hash folds of the other sets'
+// questions; with several -set, each data set is also left out in turn and
+// the setting chosen on the others is scored on it. A setting is chosen
+// by its worst gain over keyword search on the folds (or sets) it is tuned
+// on, not its mean. -sample keeps a share of the questions for a quicker
+// grid.
 //
 // The data sets are read with core/bench/dataset's loaders (LoCoMo: one raw
 // memory per turn, "Speaker: text", with its session and the session's
@@ -107,6 +114,9 @@ func main() {
 	flag.StringVar(&backendName, "backend", sqlite.Name, "the stores' backend: sqlite or bolt")
 	scores := flag.String("scores", "", "with -cv: write every question's scores under every setting to DIR/<set>-<embedder>.tsv")
 	cv := flag.Bool("cv", false, "cross-validate: tune a grid of settings (the -cfg ones, or a built-in grid) on some folds, report on the held-out one; -set and -embedder take comma-separated lists (locomo,longmemeval,scifact)")
+	sample := flag.Float64("sample", 1, "with -cv: keep this share of each data set's questions (by a hash of the question id; e.g. 0.5 for a quicker grid search)")
+	folds := flag.Int("folds", 5, "with -cv: question folds of LongMemEval-S and SciFact (LoCoMo: one per conversation)")
+	reportDir := flag.String("report", "", "print the -cv report again from the score files a -cv -scores run wrote to this directory (for each -set and -embedder), without searching")
 	flag.Parse()
 	if backendName != sqlite.Name && backendName != bolt.Name {
 		fmt.Fprintf(os.Stderr, "retrieval-eval: -backend %q: use %s or %s\n", backendName, sqlite.Name, bolt.Name)
@@ -122,8 +132,16 @@ func main() {
 		defer rr.Shutdown()
 		defer rerankReport(os.Stdout)
 	}
+	if *reportDir != "" {
+		if err := reportScores(*reportDir, strings.Split(*set, ","), strings.Split(*embName, ",")); err != nil {
+			fmt.Fprintln(os.Stderr, "retrieval-eval:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cv {
-		err := runCV(context.Background(), *data, strings.Split(*set, ","), strings.Split(*embName, ","), cfgs, *maxCorpora, *scores)
+		o := cvOptions{maxCorpora: *maxCorpora, sample: *sample, folds: *folds, scoresDir: *scores}
+		err := runCV(context.Background(), *data, strings.Split(*set, ","), strings.Split(*embName, ","), cfgs, o)
 		if errors.Is(err, fs.ErrNotExist) {
 			fmt.Printf("skipped: %v (the evaluation data lives in ../shared/data; see its README)\n", err)
 			return

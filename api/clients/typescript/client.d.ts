@@ -416,6 +416,7 @@ export interface SearchConfig {
   fusion: string;
   keyword_weight: number;
   vector_weight: number;
+  vector_agreement: number;
   significance_boost: number;
   trust_weight: number;
   recency_half_life: string;
@@ -429,6 +430,7 @@ export interface SearchConfig {
   expand_budget: number;
   session_window: number;
   session_factor: number;
+  expand_protect: number;
   graph_factor: number;
   edge_factors: Record<string, number>;
   mmr_lambda: number;

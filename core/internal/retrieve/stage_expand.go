@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 
@@ -145,6 +146,7 @@ func (p *Pipeline) addProposals(ctx context.Context, tx driver.ReadTx, props []p
 	if err := p.prefetch(tx, ids); err != nil {
 		return err
 	}
+	floor, protect := p.protectedFloor()
 	added := 0
 	for _, pr := range props {
 		if added == cfg.ExpandBudget {
@@ -172,6 +174,11 @@ func (p *Pipeline) addProposals(ctx context.Context, tx driver.ReadTx, props []p
 		own, fused := c.score, c.fused
 		c.fused = pr.score
 		weigh(c, p.ref, cfg)
+		if protect && c.score >= floor {
+			// Below the protected keyword hits, in the proposals' order.
+			floor = math.Nextafter(floor, math.Inf(-1))
+			c.score = floor
+		}
 		if c.retrieved() {
 			c.fused, c.score = fused, max(c.score, own)
 		}
@@ -179,6 +186,38 @@ func (p *Pipeline) addProposals(ctx context.Context, tx driver.ReadTx, props []p
 		added++
 	}
 	return nil
+}
+
+// protectedFloor returns the score expansion ranks below, and whether
+// there is one: the lowest score among the first Limit live candidates
+// that keyword search found with at least ExpandProtect × the best keyword
+// score. A neighbour vouched for by a seed is a guess; a strong keyword
+// hit already in the result is evidence, and expansion does not push it
+// out (ExpandProtect ≤ 0: off).
+func (p *Pipeline) protectedFloor() (float64, bool) {
+	if p.cfg.ExpandProtect <= 0 {
+		return 0, false
+	}
+	best := 0.0
+	for _, c := range p.cands {
+		if c.kwRank > 0 && c.mem != nil {
+			best = max(best, c.kwScore)
+		}
+	}
+	floor, ok, n := 0.0, false, 0
+	for _, c := range p.cands { // sorted best first
+		if n == p.req.Limit {
+			break
+		}
+		if !c.live() {
+			continue
+		}
+		n++
+		if c.kwRank > 0 && best > 0 && c.kwScore >= p.cfg.ExpandProtect*best {
+			floor, ok = c.score, true
+		}
+	}
+	return floor, ok
 }
 
 // sessionAround returns the members of m's session within w places of m

@@ -20,7 +20,7 @@ func fuse(kw, vec, hist []driver.Hit, c *SearchConfig) []*candidate {
 		out = append(out, x)
 		return x
 	}
-	kwc, vecc, histc := c.contributions(kw, c.KeywordWeight, false), c.contributions(vec, c.VectorWeight, true), c.contributions(hist, c.KeywordWeight, false)
+	kwc, vecc, histc := c.contributions(kw, c.KeywordWeight, false), c.contributions(vec, c.vectorWeight(kw, vec), true), c.contributions(hist, c.KeywordWeight, false)
 	for i, h := range kw {
 		x := get(h.ID)
 		x.kwRank, x.kwScore = i+1, h.Score
@@ -88,4 +88,40 @@ func (c *SearchConfig) contributions(hits []driver.Hit, w float64, minMax bool) 
 		}
 	}
 	return out
+}
+
+// vectorWeight is the weight of the vector list vec in a search whose
+// keyword list is kw: VectorWeight, scaled down where the vector list adds
+// little evidence to the keyword list (see VectorAgreement). Without keyword hits the vector list is all there
+// is, and weighs VectorWeight.
+func (c *SearchConfig) vectorWeight(kw, vec []driver.Hit) float64 {
+	w := c.VectorWeight
+	if len(kw) == 0 || len(vec) == 0 {
+		return w
+	}
+	if c.VectorAgreement > 0 {
+		w *= min(1, agreement(kw, vec, agreementDepth)/c.VectorAgreement)
+	}
+	return w
+}
+
+// agreementDepth is how many of each list's first hits agreement reads.
+const agreementDepth = 10
+
+// agreement is the share of the first k hits of the shorter list that are
+// among the first k of the other: 1 when the two retrievers propose the
+// same memories, 0 when they share none.
+func agreement(kw, vec []driver.Hit, k int) float64 {
+	a, b := kw[:min(k, len(kw))], vec[:min(k, len(vec))]
+	in := make(map[int64]bool, len(a))
+	for _, h := range a {
+		in[h.ID] = true
+	}
+	n := 0
+	for _, h := range b {
+		if in[h.ID] {
+			n++
+		}
+	}
+	return float64(n) / float64(min(len(a), len(b)))
 }

@@ -700,6 +700,7 @@ _SearchConfigRequired = TypedDict(
         "fusion": str,
         "keyword_weight": float,
         "vector_weight": float,
+        "vector_agreement": float,
         "significance_boost": float,
         "trust_weight": float,
         "recency_half_life": str,
@@ -713,6 +714,7 @@ _SearchConfigRequired = TypedDict(
         "expand_budget": int,
         "session_window": int,
         "session_factor": float,
+        "expand_protect": float,
         "graph_factor": float,
         "edge_factors": Dict[str, float],
         "mmr_lambda": float,
@@ -741,15 +743,15 @@ _SearchConfigRequired = TypedDict(
 
 class SearchConfig(_SearchConfigRequired):
     """SearchConfig: a JSON object with candidates, rrf_k, fusion, keyword_weight,
-    vector_weight, significance_boost, trust_weight, recency_half_life,
-    recency_weight, distilled_boost, min_similarity, relative_similarity,
-    relative_keyword, trust_gate, expand_seeds, expand_budget, session_window,
-    session_factor, graph_factor, edge_factors, mmr_lambda, rerank_top,
-    rerank_timeout, rerank_pause_after, rerank_pause, feedback_terms,
-    feedback_queries, feedback_docs, feedback_max_query_terms, feedback_weight,
-    disable_access_tracking, access_flush, time_boost, time_candidates, dated_boost,
-    turn_length_pivot, turn_length_weight, session_diversity,
-    session_diversity_queries, session_diversity_top.
+    vector_weight, vector_agreement, significance_boost, trust_weight,
+    recency_half_life, recency_weight, distilled_boost, min_similarity,
+    relative_similarity, relative_keyword, trust_gate, expand_seeds, expand_budget,
+    session_window, session_factor, expand_protect, graph_factor, edge_factors,
+    mmr_lambda, rerank_top, rerank_timeout, rerank_pause_after, rerank_pause,
+    feedback_terms, feedback_queries, feedback_docs, feedback_max_query_terms,
+    feedback_weight, disable_access_tracking, access_flush, time_boost,
+    time_candidates, dated_boost, turn_length_pivot, turn_length_weight,
+    session_diversity, session_diversity_queries, session_diversity_top.
     """
 
 
