@@ -1016,7 +1016,7 @@ export interface ListRequest {
   cursor?: string;
 }
 
-export interface ListResult {
+export interface Result2 {
   memories: Memory[];
   next_cursor?: string;
 }
@@ -1141,7 +1141,7 @@ export interface ImportRequest {
   dry_run?: boolean;
 }
 
-export interface ImportReport {
+export interface Report {
   imported: number;
   skipped: number;
   versions: number;
@@ -1469,7 +1469,7 @@ export declare class MemosClient extends BaseClient {
    *
    * `POST /api/mem/list`, MCP tool `memos_list`.
    */
-  list(request?: ListRequest, options?: CallOptions): Promise<ListResult>;
+  list(request?: ListRequest, options?: CallOptions): Promise<Result2>;
 
   /**
    * Trace a memory's provenance.
@@ -1525,5 +1525,5 @@ export declare class MemosClient extends BaseClient {
    *
    * `POST /api/mem/import`, MCP tool `memos_import`.
    */
-  import(request?: ImportRequest, options?: CallOptions): Promise<ImportReport>;
+  import(request?: ImportRequest, options?: CallOptions): Promise<Report>;
 }

@@ -1776,23 +1776,23 @@ class ListRequest(_ListRequestOptional):
     """
 
 
-_ListResultRequired = TypedDict(
-    "_ListResultRequired",
+_Result2Required = TypedDict(
+    "_Result2Required",
     {
         "memories": List[Memory],
     },
 )
 
-_ListResultOptional = TypedDict(
-    "_ListResultOptional",
+_Result2Optional = TypedDict(
+    "_Result2Optional",
     {
         "next_cursor": str,
     }, total=False,
 )
 
 
-class ListResult(_ListResultRequired, _ListResultOptional):
-    """ListResult: a JSON object with memories, next_cursor."""
+class Result2(_Result2Required, _Result2Optional):
+    """Result2: a JSON object with memories, next_cursor."""
 
 
 _TraceRequestRequired = TypedDict(
@@ -2016,8 +2016,8 @@ class ImportRequest(_ImportRequestOptional):
     """ImportRequest: a JSON object with namespace, jsonl, dry_run."""
 
 
-_ImportReportRequired = TypedDict(
-    "_ImportReportRequired",
+_ReportRequired = TypedDict(
+    "_ReportRequired",
     {
         "imported": int,
         "skipped": int,
@@ -2030,17 +2030,17 @@ _ImportReportRequired = TypedDict(
     },
 )
 
-_ImportReportOptional = TypedDict(
-    "_ImportReportOptional",
+_ReportOptional = TypedDict(
+    "_ReportOptional",
     {
         "dry_run": bool,
     }, total=False,
 )
 
 
-class ImportReport(_ImportReportRequired, _ImportReportOptional):
-    """ImportReport: a JSON object with imported, skipped, versions, edges,
-    skipped_edges, embedded, kept_embeddings, dry_run, ids.
+class Report(_ReportRequired, _ReportOptional):
+    """Report: a JSON object with imported, skipped, versions, edges, skipped_edges,
+    embedded, kept_embeddings, dry_run, ids.
     """
 
 
@@ -2839,7 +2839,7 @@ class Client(BaseClient):
         sort: Optional[Literal["recency", "significance"]] = None,
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
-    ) -> ListResult:
+    ) -> Result2:
         """List memories.
 
         Browse the stored memories without a query, newest first (sort=significance:
@@ -2871,7 +2871,7 @@ class Client(BaseClient):
             "limit": limit,
             "cursor": cursor,
         }
-        return cast(ListResult, self.call("list", body))
+        return cast(Result2, self.call("list", body))
 
     def trace(
         self,
@@ -2973,7 +2973,7 @@ class Client(BaseClient):
         namespace: Optional[str] = None,
         jsonl: Optional[str] = None,
         dry_run: Optional[bool] = None,
-    ) -> ImportReport:
+    ) -> Report:
         """Import memories.
 
         Bring in a memos export (JSONL), all or nothing: the whole export is read and
@@ -2988,7 +2988,7 @@ class Client(BaseClient):
             "jsonl": jsonl,
             "dry_run": dry_run,
         }
-        return cast(ImportReport, self.call("import", body))
+        return cast(Report, self.call("import", body))
 
 
 __all__ = [
@@ -3032,7 +3032,6 @@ __all__ = [
     "GetRequest",
     "HistoryRequest",
     "HistoryResult",
-    "ImportReport",
     "ImportRequest",
     "InternalError",
     "InvalidError",
@@ -3044,7 +3043,6 @@ __all__ = [
     "LessonsResult",
     "LinkRequest",
     "ListRequest",
-    "ListResult",
     "Memory",
     "Merge",
     "MethodNotAllowedError",
@@ -3061,7 +3059,9 @@ __all__ = [
     "RememberBatchRequest",
     "RememberBatchResult",
     "RememberRequest",
+    "Report",
     "Result",
+    "Result2",
     "RevertRequest",
     "ReviewItem",
     "ReviewRequest",
