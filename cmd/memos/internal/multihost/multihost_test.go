@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/memos-go/memos/core/longtest"
 )
 
 // memory is the part of a stored memory the tests read.
@@ -46,6 +48,7 @@ type auditReport struct {
 // three hosts serving. MEMOS_MULTIHOST_DELAY and MEMOS_MULTIHOST_PIN shape
 // the cluster as for BenchmarkScaling.
 func TestMultiHost(t *testing.T) {
+	longtest.Skip(t, "builds a cluster of network namespaces and a release build of memos")
 	c := newCluster(t, envOptions(t))
 	for _, st := range []struct {
 		name string
