@@ -90,7 +90,7 @@ func TestExplainDurations(t *testing.T) {
 	}
 	for d, want := range map[time.Duration]string{720 * time.Hour: "720h", 90 * time.Minute: "1h30m", time.Minute: "1m",
 		2500 * time.Millisecond: "2.5s", 250 * time.Millisecond: "250ms", 0: "0s", time.Hour + time.Second: "1h0m1s"} {
-		if got := FormatDuration(d); got != want {
+		if got := core.FormatDuration(d); got != want {
 			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
 		}
 		var back Duration

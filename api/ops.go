@@ -925,7 +925,7 @@ type Duration time.Duration
 
 // MarshalJSON writes d as FormatDuration does.
 func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(FormatDuration(time.Duration(d)))
+	return json.Marshal(core.FormatDuration(time.Duration(d)))
 }
 
 // UnmarshalJSON reads a duration string such as "720h".
@@ -940,17 +940,4 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(v)
 	return nil
-}
-
-// FormatDuration writes d as the configuration does, without zero minutes
-// and seconds: 720h, 1h30m, 1m, 2.5s, 250ms.
-func FormatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

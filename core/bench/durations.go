@@ -3,8 +3,9 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/memos-go/memos/core"
 )
 
 // The measured durations of a report are written in JSON as the
@@ -13,22 +14,10 @@ import (
 // own fields (json:"-") and adds them here. Reports are only written, never
 // read back, so no reader of the old _ns names remains.
 
-// FormatDuration writes d as the configuration does: 720h, 1h30m, 2.5s, 812µs.
-func FormatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 func durations(ds []time.Duration) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
-		out[i] = FormatDuration(d)
+		out[i] = core.FormatDuration(d)
 	}
 	return out
 }
@@ -39,7 +28,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		fields
 		Elapsed string `json:"elapsed"`
-	}{fields(r), FormatDuration(r.Elapsed)})
+	}{fields(r), core.FormatDuration(r.Elapsed)})
 }
 
 // MarshalJSON writes r with its index build and elapsed times as durations.
@@ -49,9 +38,9 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		fields
 		IndexBuild string `json:"index_build,omitempty"`
 		Elapsed    string `json:"elapsed"`
-	}{fields: fields(r), Elapsed: FormatDuration(r.Elapsed)}
+	}{fields: fields(r), Elapsed: core.FormatDuration(r.Elapsed)}
 	if r.IndexBuild > 0 {
-		out.IndexBuild = FormatDuration(r.IndexBuild)
+		out.IndexBuild = core.FormatDuration(r.IndexBuild)
 	}
 	return json.Marshal(out)
 }
@@ -63,7 +52,7 @@ func (i Ingest) MarshalJSON() ([]byte, error) {
 		fields
 		Total   string   `json:"total"`
 		Batches []string `json:"batches"`
-	}{fields(i), FormatDuration(i.Total), durations(i.Batches)})
+	}{fields(i), core.FormatDuration(i.Total), durations(i.Batches)})
 }
 
 // MarshalJSON writes o with its median as a duration.
@@ -72,7 +61,7 @@ func (o Open) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		fields
 		Median string `json:"median"`
-	}{fields(o), FormatDuration(o.Median)})
+	}{fields(o), core.FormatDuration(o.Median)})
 }
 
 // MarshalJSON writes s with its times as durations.
@@ -82,7 +71,7 @@ func (s OpenSample) MarshalJSON() ([]byte, error) {
 		fields
 		Open       string `json:"open"`
 		FirstQuery string `json:"first_query"`
-	}{fields(s), FormatDuration(s.Open), FormatDuration(s.FirstQuery)})
+	}{fields(s), core.FormatDuration(s.Open), core.FormatDuration(s.FirstQuery)})
 }
 
 // MarshalJSON writes l with its percentiles and samples as durations.
@@ -96,7 +85,7 @@ func (l Latency) MarshalJSON() ([]byte, error) {
 		Mean    string   `json:"mean"`
 		Max     string   `json:"max"`
 		Samples []string `json:"samples"`
-	}{fields(l), FormatDuration(l.P50), FormatDuration(l.P95), FormatDuration(l.P99), FormatDuration(l.Mean), FormatDuration(l.Max), durations(l.Samples)})
+	}{fields(l), core.FormatDuration(l.P50), core.FormatDuration(l.P95), core.FormatDuration(l.P99), core.FormatDuration(l.Mean), core.FormatDuration(l.Max), durations(l.Samples)})
 }
 
 // The readers below take back what the writers above write, so that a

@@ -10,7 +10,6 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/maps"
 
-	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/driver"
 )
@@ -270,7 +269,7 @@ func display(key string, v reflect.Value) any {
 	}
 	switch {
 	case v.Type() == durationType:
-		return api.FormatDuration(time.Duration(v.Int()))
+		return core.FormatDuration(time.Duration(v.Int()))
 	case v.Kind() == reflect.Map && v.Type().Key().Kind() == reflect.String:
 		out := make(map[string]any, v.Len())
 		for it := v.MapRange(); it.Next(); {

@@ -123,8 +123,8 @@ var optionDocs = map[string]string{
 var otherDefaults = map[string]string{
 	"server.addr":             server.DefaultAddr,
 	"server.max_body":         strconv.Itoa(server.DefaultMaxBody),
-	"server.timeout":          duration(server.DefaultTimeout),
-	"server.shutdown_timeout": duration(server.DefaultShutdownTimeout),
+	"server.timeout":          core.FormatDuration(server.DefaultTimeout),
+	"server.shutdown_timeout": core.FormatDuration(server.DefaultShutdownTimeout),
 }
 
 // envName is the environment variable that sets key.
@@ -318,7 +318,7 @@ func kind(t reflect.Type) string {
 // format renders a default value as a config file would write it.
 func format(v reflect.Value) string {
 	if v.Type() == durationType {
-		return duration(time.Duration(v.Int()))
+		return core.FormatDuration(time.Duration(v.Int()))
 	}
 	switch v.Kind() {
 	case reflect.Bool:
@@ -353,16 +353,4 @@ func format(v reflect.Value) string {
 		return "{" + strings.Join(parts, ", ") + "}"
 	}
 	return fmt.Sprint(v.Interface())
-}
-
-// duration writes d as a config file would: 720h, 30s, 1m30s.
-func duration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
