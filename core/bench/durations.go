@@ -11,8 +11,8 @@ import (
 // The measured durations of a report are written in JSON as the
 // configuration writes durations, "1.25ms" or "2m3.5s", under names
 // without a unit (p50, not p50_ns); each type below keeps them out of its
-// own fields (json:"-") and adds them here. Reports are only written, never
-// read back, so no reader of the old _ns names remains.
+// own fields (json:"-") and adds them here, and its UnmarshalJSON reads
+// them back. Reports written with the old _ns names are not read.
 
 func durations(ds []time.Duration) []string {
 	out := make([]string, len(ds))
