@@ -191,3 +191,128 @@ func testAuditOf(t *testing.T, f *fixture) {
 		return nil
 	})
 }
+
+// testAuditBefore checks driver.AuditTailReader against the whole log:
+// every entry below a sequence number (and every entry, for 0), newest
+// first, also across the backend's pages, and a read that fn stops.
+func testAuditBefore(t *testing.T, f *fixture) {
+	var ok bool
+	f.view(t, func(tx driver.ReadTx) error { _, ok = tx.(driver.AuditTailReader); return nil })
+	if !ok {
+		t.Logf("%s does not implement driver.AuditTailReader; nothing to check", f.h.Name)
+		return
+	}
+	m := newMemory("audited")
+	f.insert(t, m)
+	// More entries than a page of a backend that reads in pages of 256.
+	f.update(t, func(tx driver.Tx) error {
+		for i := range 600 {
+			id := int64(0)
+			if i%3 == 0 {
+				id = m.ID
+			}
+			if err := tx.AppendAudit(&driver.AuditEntry{Time: at(i), Action: "remember", MemoryID: id, Detail: fmt.Sprintf(`{"n":%d}`, i), Hash: fmt.Sprint(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	f.view(t, func(tx driver.ReadTx) error {
+		var log []driver.AuditEntry
+		if err := tx.(driver.AuditReader).Audit(func(e driver.AuditEntry) error { log = append(log, e); return nil }); err != nil {
+			t.Fatalf("Audit: %v", err)
+		}
+		ar := tx.(driver.AuditTailReader)
+		last := log[len(log)-1].Seq
+		for _, before := range []uint64{0, last + 1, last, log[len(log)/2].Seq, log[1].Seq, log[0].Seq, 1} {
+			var want, got []driver.AuditEntry
+			for i := len(log) - 1; i >= 0; i-- {
+				if before == 0 || log[i].Seq < before {
+					want = append(want, log[i])
+				}
+			}
+			if err := ar.AuditBefore(before, func(e driver.AuditEntry) error { got = append(got, e); return nil }); err != nil {
+				t.Fatalf("AuditBefore(%d): %v", before, err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("AuditBefore(%d) returned %d entries, want %d", before, len(got), len(want))
+			}
+			for i := range want {
+				if d := diffAudit(want[i], got[i]); d != "" || got[i].Seq != want[i].Seq {
+					t.Fatalf("AuditBefore(%d) entry %d: seq %d, want %d %s", before, i, got[i].Seq, want[i].Seq, d)
+				}
+			}
+		}
+		stop, n := errors.New("stop"), 0
+		if err := ar.AuditBefore(0, func(driver.AuditEntry) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+			t.Errorf("AuditBefore whose fn fails returned %v after %d calls, want fn's error after 1", err, n)
+		}
+		return nil
+	})
+}
+
+// testAuditBound checks driver.AuditBindingReader against the whole log:
+// for each memory, the entries about no one memory whose detail lists it
+// (driver.BoundIDs), in Seq order, and none of the others; and a read that
+// fn stops.
+func testAuditBound(t *testing.T, f *fixture) {
+	var ok bool
+	f.view(t, func(tx driver.ReadTx) error { _, ok = tx.(driver.AuditBindingReader); return nil })
+	if !ok {
+		t.Logf("%s does not implement driver.AuditBindingReader; nothing to check", f.h.Name)
+		return
+	}
+	a, b, c := newMemory("bound a"), newMemory("bound b"), newMemory("bound c")
+	f.insert(t, a, b, c)
+	details := []struct {
+		id     int64
+		detail string
+	}{
+		{0, fmt.Sprintf(`{"memories":[{"id":%d,"version":1},{"id":%d,"version":1}]}`, a.ID, b.ID)},
+		{a.ID, fmt.Sprintf(`{"memories":[{"id":%d}]}`, c.ID)}, // about a: binds no one in a batch
+		{0, `{"n":1}`},
+		{0, fmt.Sprintf(`{"memories":[{"id":%d},{"id":%d},{"id":%d},{"id":"x"},7,{"id":1.5}],"note":"ok"}`, b.ID, c.ID, b.ID)},
+		{0, `{"memories":"none"}`},
+		{0, ""},
+		{0, fmt.Sprintf(`{"reason":"batch","memories":[{"namespace":"default","id":%d}]}`, a.ID)},
+	}
+	f.update(t, func(tx driver.Tx) error {
+		for i, d := range details {
+			if err := tx.AppendAudit(&driver.AuditEntry{Time: at(i), Action: "remember-batch", MemoryID: d.id, Detail: d.detail, Hash: fmt.Sprint(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	f.view(t, func(tx driver.ReadTx) error {
+		var log []driver.AuditEntry
+		if err := tx.(driver.AuditReader).Audit(func(e driver.AuditEntry) error { log = append(log, e); return nil }); err != nil {
+			t.Fatalf("Audit: %v", err)
+		}
+		br := tx.(driver.AuditBindingReader)
+		for _, id := range []int64{a.ID, b.ID, c.ID, c.ID + 1000, 0} {
+			var want, got []driver.AuditEntry
+			for _, e := range log {
+				if slices.Contains(driver.BoundIDs(&e), id) {
+					want = append(want, e)
+				}
+			}
+			if err := br.AuditBound(id, func(e driver.AuditEntry) error { got = append(got, e); return nil }); err != nil {
+				t.Fatalf("AuditBound(%d): %v", id, err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("AuditBound(%d) returned %d entries, want %d", id, len(got), len(want))
+			}
+			for i := range want {
+				if d := diffAudit(want[i], got[i]); d != "" || got[i].Seq != want[i].Seq {
+					t.Errorf("AuditBound(%d) entry %d: seq %d, want %d %s", id, i, got[i].Seq, want[i].Seq, d)
+				}
+			}
+		}
+		stop, n := errors.New("stop"), 0
+		if err := br.AuditBound(b.ID, func(driver.AuditEntry) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+			t.Errorf("AuditBound whose fn fails returned %v after %d calls, want fn's error after 1", err, n)
+		}
+		return nil
+	})
+}
