@@ -186,41 +186,35 @@ func moveEdgeCounts(tx *bbolt.Tx, id int64, from, to string) error {
 		return addCount(en, edgeNSKey(c, d), 1, 0, false)
 	}
 	prefix := idKey(id)
-	c := tx.Bucket(bktEdge).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		if len(k) < 16 {
-			return errCorrupt
+	for _, out := range []bool{true, false} { // edges from id (edge), to id (redge)
+		b := bktEdge
+		if !out {
+			b = bktRedge
 		}
-		other := int64(binary.BigEndian.Uint64(k[8:]))
-		if other == id {
-			if err := move(from, from, to, to); err != nil {
+		c := tx.Bucket(b).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if len(k) < 16 {
+				return errCorrupt
+			}
+			other := int64(binary.BigEndian.Uint64(k[8:]))
+			if other == id {
+				if !out {
+					continue // a self-loop, moved with the edges from id
+				}
+				if err := move(from, from, to, to); err != nil {
+					return err
+				}
+				continue
+			}
+			ns, err := namespaceOf(mem, other)
+			if err == nil && out {
+				err = move(from, ns, to, ns)
+			} else if err == nil {
+				err = move(ns, from, ns, to)
+			}
+			if err != nil {
 				return err
 			}
-			continue
-		}
-		ns, err := namespaceOf(mem, other)
-		if err != nil {
-			return err
-		}
-		if err := move(from, ns, to, ns); err != nil {
-			return err
-		}
-	}
-	rc := tx.Bucket(bktRedge).Cursor()
-	for k, _ := rc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = rc.Next() {
-		if len(k) < 16 {
-			return errCorrupt
-		}
-		other := int64(binary.BigEndian.Uint64(k[8:]))
-		if other == id {
-			continue // a self-loop, moved above
-		}
-		ns, err := namespaceOf(mem, other)
-		if err != nil {
-			return err
-		}
-		if err := move(ns, from, ns, to); err != nil {
-			return err
 		}
 	}
 	return nil
@@ -489,7 +483,13 @@ func (t *readTx) AuditBefore(before uint64, fn func(driver.AuditEntry) error) er
 	} else {
 		k, v = c.Prev()
 	}
-	for ; k != nil; k, v = c.Prev() {
+	return auditFrom(k, v, c.Prev, fn)
+}
+
+// auditFrom calls fn with the audit entry at k, v and each one step
+// leads to after it, until step returns no key.
+func auditFrom(k, v []byte, step func() ([]byte, []byte), fn func(driver.AuditEntry) error) error {
+	for ; k != nil; k, v = step() {
 		e, err := decodeAudit(k, v)
 		if err != nil {
 			return err

@@ -319,16 +319,8 @@ func (t *readTx) Audit(fn func(driver.AuditEntry) error) error {
 		return err
 	}
 	c := t.tx.Bucket(bktAudit).Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		e, err := decodeAudit(k, v)
-		if err != nil {
-			return err
-		}
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
-	return nil
+	k, v := c.First()
+	return auditFrom(k, v, c.Next, fn)
 }
 
 // writeTx implements driver.Tx. Counters are read lazily and written back by

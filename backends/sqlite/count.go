@@ -81,8 +81,14 @@ var qAuditOf = `SELECT ` + sqlrow.AuditCols + ` FROM audit INDEXED BY audit_memo
 // AuditOf calls fn for every audit entry about memory id, in ascending Seq
 // order (driver.AuditMemoryReader).
 func (t *readTx) AuditOf(id int64, fn func(driver.AuditEntry) error) error {
+	return t.auditOfPages(qAuditOf, id, fn)
+}
+
+// auditOfPages calls fn for every entry q (arguments: memory id, the seq
+// after which a page starts, its size) reads about memory id.
+func (t *readTx) auditOfPages(q string, id int64, fn func(driver.AuditEntry) error) error {
 	return sqlrow.AuditPages(pageSize, func(after int64) ([]driver.AuditEntry, error) {
-		es, err := sqlrow.Collect(t, qAuditOf, []any{id, after, pageSize}, sqlrow.ScanAudit)
+		es, err := sqlrow.Collect(t, q, []any{id, after, pageSize}, sqlrow.ScanAudit)
 		if err != nil {
 			return nil, t.fail("read audit log", err)
 		}
@@ -114,11 +120,5 @@ var qAuditBound = `SELECT ` + sqlrow.AuditCols + ` FROM audit
 // AuditBound calls fn for every audit entry that binds memory id in a
 // batch, in ascending Seq order (driver.AuditBindingReader).
 func (t *readTx) AuditBound(id int64, fn func(driver.AuditEntry) error) error {
-	return sqlrow.AuditPages(pageSize, func(after int64) ([]driver.AuditEntry, error) {
-		es, err := sqlrow.Collect(t, qAuditBound, []any{id, after, pageSize}, sqlrow.ScanAudit)
-		if err != nil {
-			return nil, t.fail("read audit log", err)
-		}
-		return es, nil
-	}, fn)
+	return t.auditOfPages(qAuditBound, id, fn)
 }
