@@ -321,9 +321,18 @@ type Empty struct {
 }
 
 // AuditOut is the result of verifying the audit log.
-// ReviewOut is the review queue.
+// ReviewIn selects a page of the review queue.
+type ReviewIn struct {
+	Scope
+	After int64 `json:"after,omitempty" jsonschema:"minimum=0" jsonschema_description:"List the memories whose id is above this: the next of the page before (default: from the start)."`
+	Limit int   `json:"limit,omitempty" jsonschema:"minimum=0,maximum=1000" jsonschema_description:"List at most this many (default: all)."`
+}
+
+// ReviewOut is the review queue, or a page of it.
 type ReviewOut struct {
 	Items []core.ReviewItem `json:"items"`
+	// Next is the after of the page after this one (0: none follows).
+	Next int64 `json:"next,omitempty"`
 }
 
 // ReleaseIn releases a quarantined memory into recall.
@@ -438,6 +447,8 @@ type AuditIn struct {
 	Source   string `json:"source,omitempty" jsonschema_description:"Only entries that name this source."`
 	Since    string `json:"since,omitempty" jsonschema_description:"Only entries at or after this time (RFC3339 or YYYY-MM-DD)."`
 	Until    string `json:"until,omitempty" jsonschema_description:"Only entries before this time."`
+	Last     int    `json:"last,omitempty" jsonschema:"minimum=1,maximum=1000" jsonschema_description:"Only the last N entries that match (still oldest first)."`
+	Before   uint64 `json:"before,omitempty" jsonschema:"minimum=1" jsonschema_description:"Only entries whose seq is below this one: with last, the page before one whose first entry has this seq."`
 }
 
 // AuditOut lists audit entries, oldest first.
@@ -760,11 +771,17 @@ var table = []*Op{
 			return e.VerifyAudit(ctx)
 		}),
 	op(Op{Name: "review", Tool: "memos_review", Title: "List the review queue", ReadOnly: true,
-		Description: "List the memories waiting for a person's review (quarantined: low trust, an untrusted source, secret-looking, or contradicting a trusted memory), each with why it is held and what it contradicts. " +
-			"Quarantined memories never appear in search or packs until released."},
-		func(ctx context.Context, e *core.Engine, _ *Scope) (*ReviewOut, error) {
-			items, err := e.Review(ctx)
-			return &ReviewOut{Items: items}, err
+		Description: "List the memories waiting for a person's review (quarantined: low trust, an untrusted source, secret-looking, or contradicting a trusted memory), oldest first, each with why it is held and what it contradicts. " +
+			"Quarantined memories never appear in search or packs until released. With limit, a page: pass its next as after for the next one."},
+		func(ctx context.Context, e *core.Engine, in *ReviewIn) (*ReviewOut, error) {
+			if in.Limit > 1000 {
+				return nil, core.Invalidf("limit %d: list at most 1000 at a time", in.Limit)
+			}
+			p, err := e.ReviewPage(ctx, core.ReviewRequest{After: in.After, Limit: in.Limit})
+			if err != nil {
+				return nil, err
+			}
+			return &ReviewOut{Items: p.Items, Next: p.Next}, nil
 		}),
 	op(Op{Name: "quarantine-release", Tool: "memos_quarantine_release", Title: "Release a quarantined memory", Renamed: map[string]string{"trust_level": "trust"},
 		Description: "Let a quarantined memory into recall after a person checked it (optionally with a new trust level). Only call this when the user approved it."},
@@ -824,9 +841,13 @@ var table = []*Op{
 			return e.Trace(ctx, core.TraceRequest{ID: in.ID, MaxDepth: in.MaxDepth, MaxNodes: in.MaxNodes})
 		}),
 	op(Op{Name: "audit", Tool: "memos_audit", Title: "List the audit log", ReadOnly: true, Global: true,
-		Description: "List the tamper-evident audit log of the whole store, oldest first, filtered by memory, action, source and time: who stored, changed, released or forgot what, with the detail of each change."},
+		Description: "List the tamper-evident audit log of the whole store, oldest first, filtered by memory, action, source and time: who stored, changed, released or forgot what, with the detail of each change. " +
+			"last=N lists only the latest N; to page further back, pass the first entry's seq as before."},
 		func(ctx context.Context, e *core.Engine, in *AuditIn) (*AuditOut, error) {
-			f := core.AuditFilter{MemoryID: in.MemoryID, Action: in.Action, Source: in.Source}
+			if in.Last < 0 || in.Last > 1000 {
+				return nil, core.Invalidf("last %d: give a number of entries from 1 to 1000", in.Last)
+			}
+			f := core.AuditFilter{MemoryID: in.MemoryID, Action: in.Action, Source: in.Source, Last: in.Last, Before: in.Before}
 			var err error
 			if f.Since, err = ParseTime("since", in.Since); err != nil {
 				return nil, err

@@ -99,6 +99,8 @@ type (
 	CountOptions          = driver.CountOptions
 	FacetCount            = driver.FacetCount
 	AuditMemoryReader     = driver.AuditMemoryReader
+	AuditTailReader       = driver.AuditTailReader
+	AuditBindingReader    = driver.AuditBindingReader
 	Embedder              = driver.Embedder
 	ModelInfo             = driver.ModelInfo
 	VectorIndex           = driver.VectorIndex

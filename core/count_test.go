@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/memos-go/memos/core"
@@ -39,19 +40,7 @@ func TestIndexedCountsMatchScans(t *testing.T) {
 			ctx := context.Background()
 			b := openBackend(t, name, t.TempDir())
 			t.Cleanup(func() { b.Close() })
-			open := func(bk core.Backend) *core.Engine {
-				emb, err := hash.Open(ctx, hash.Config{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				e, err := core.Open(ctx, core.Options{Backend: bk, Embedder: emb})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { e.Close() })
-				return e
-			}
-			indexed, scanned := open(b), open(hideIndexes{b})
+			indexed, scanned := openHashEngine(t, b), openHashEngine(t, hideIndexes{b})
 			writer, err := indexed.In("project:a")
 			if err != nil {
 				t.Fatal(err)
@@ -172,6 +161,112 @@ func TestIndexedCountsMatchScans(t *testing.T) {
 			}
 			if bound != len(ms) {
 				t.Errorf("%d batched memories found their batch's entry, want %d", bound, len(ms))
+			}
+		})
+	}
+}
+
+// openHashEngine opens an engine over b with the hash embedder, closed at
+// the end of the test.
+func openHashEngine(t *testing.T, b core.Backend) *core.Engine {
+	t.Helper()
+	ctx := context.Background()
+	emb, err := hash.Open(ctx, hash.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := core.Open(ctx, core.Options{Backend: b, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// countAudit is a backend whose read transactions count the audit entries
+// they hand out.
+type countAudit struct {
+	core.Backend
+	reads *atomic.Int64
+}
+
+func (c countAudit) View(ctx context.Context, fn func(core.ReadTx) error) error {
+	return c.Backend.View(ctx, func(tx core.ReadTx) error { return fn(countingTx{tx, c.reads}) })
+}
+
+type countingTx struct {
+	core.ReadTx
+	reads *atomic.Int64
+}
+
+func (c countingTx) count(fn func(core.AuditEntry) error) func(core.AuditEntry) error {
+	return func(a core.AuditEntry) error { c.reads.Add(1); return fn(a) }
+}
+
+func (c countingTx) Audit(fn func(core.AuditEntry) error) error {
+	return c.ReadTx.(core.AuditReader).Audit(c.count(fn))
+}
+
+func (c countingTx) AuditOf(id int64, fn func(core.AuditEntry) error) error {
+	return c.ReadTx.(core.AuditMemoryReader).AuditOf(id, c.count(fn))
+}
+
+func (c countingTx) AuditBound(id int64, fn func(core.AuditEntry) error) error {
+	return c.ReadTx.(core.AuditBindingReader).AuditBound(id, c.count(fn))
+}
+
+// TestMemoryAuditReadsItsEntries checks, on every registered backend that
+// indexes batch entries by the memories they bind
+// (driver.AuditBindingReader), that the audit entries of one memory (the
+// console's memory page) cost what its own entries cost: after many
+// batches of remembers, reading a batched memory's entries reads the
+// entries it returns and no other.
+func TestMemoryAuditReadsItsEntries(t *testing.T) {
+	for _, name := range core.BackendNames() {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			b := openBackend(t, name, t.TempDir())
+			t.Cleanup(func() { b.Close() })
+			var bound bool
+			if err := b.View(ctx, func(tx core.ReadTx) error { _, bound = tx.(core.AuditBindingReader); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if !bound {
+				t.Skipf("%s does not index batch entries by memory: a memory's entries are read with every batch entry", name)
+			}
+			reads := &atomic.Int64{}
+			e := openHashEngine(t, countAudit{b, reads})
+			var mine *core.Memory
+			for i := range 8 {
+				batch := make([]core.Input, 5)
+				for j := range batch {
+					batch[j] = core.Input{Content: fmt.Sprintf("batch %d note %d", i, j)}
+				}
+				ms, err := e.RememberBatch(ctx, batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 3 {
+					mine = ms[2]
+				}
+				if _, err := e.Remember(ctx, core.Input{Content: fmt.Sprintf("single note %d", i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			content := "batched, then changed"
+			if _, err := e.Update(ctx, mine.ID, core.Patch{Content: &content}); err != nil {
+				t.Fatal(err)
+			}
+			reads.Store(0)
+			got, err := e.Audit(ctx, core.AuditFilter{MemoryID: mine.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got[0].MemoryID != 0 || got[1].MemoryID != mine.ID {
+				t.Fatalf("memory %d's audit entries: %+v; want its batch's and its update's", mine.ID, got)
+			}
+			if n := reads.Load(); n != int64(len(got)) {
+				t.Errorf("reading memory %d's %d audit entries read %d entries of the log", mine.ID, len(got), n)
 			}
 		})
 	}

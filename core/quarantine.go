@@ -19,19 +19,49 @@ type ContradictedMemory = govern.ContradictedMemory
 // first, each with the reasons recorded when it was quarantined and the
 // memories it contradicts.
 func (e *Engine) Review(ctx context.Context) ([]ReviewItem, error) {
+	p, err := e.ReviewPage(ctx, ReviewRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return p.Items, nil
+}
+
+// ReviewRequest selects a page of the review queue, which is in id order
+// (oldest first).
+type ReviewRequest struct {
+	// After lists the memories whose id is above it: the Next of the page
+	// before (0: from the start).
+	After int64 `json:"after,omitempty"`
+	// Limit is the most memories the page holds (0: every one).
+	Limit int `json:"limit,omitempty"`
+}
+
+// ReviewPage is a page of the review queue.
+type ReviewPage struct {
+	Items []ReviewItem `json:"items"`
+	// Next is the After of the page after this one, 0 when none follows.
+	Next int64 `json:"next,omitempty"`
+}
+
+// ReviewPage lists a page of the review queue (see Review): only its
+// memories' reasons and contradictions are read.
+func (e *Engine) ReviewPage(ctx context.Context, req ReviewRequest) (*ReviewPage, error) {
 	const op = "review"
 	if err := e.checkOpen(op); err != nil {
 		return nil, err
 	}
-	var items []ReviewItem
+	if req.Limit < 0 || req.After < 0 {
+		return nil, &Error{Op: op, Err: Invalidf("after %d, limit %d: neither may be negative", req.After, req.Limit)}
+	}
+	p := &ReviewPage{}
 	err := e.b.View(ctx, func(tx ReadTx) (err error) {
-		items, err = govern.Review(ctx, tx, e.scope(), e.inScope)
+		p.Items, p.Next, err = govern.Review(ctx, tx, e.scope(), e.inScope, govern.ReviewRange{After: req.After, Limit: req.Limit})
 		return err
 	})
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
 	}
-	return items, nil
+	return p, nil
 }
 
 // ReleaseOptions change a memory on its release from the review queue.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/memos-go/memos/core"
 )
@@ -99,6 +100,67 @@ func viewAudit(a core.AuditEntry, id int64) auditView {
 			s = string(b)
 		}
 		v.Fields = append(v.Fields, field{k, s})
+	}
+	return v
+}
+
+// activityView is an audit entry as recent activity shows it: what was
+// done, to which memories, by whom, when.
+type activityView struct {
+	Seq    uint64
+	Time   time.Time
+	Action string
+	Who    string
+	// Memories are the memories the entry names (up to maxActivityLinks
+	// of a batch's; More counts the rest).
+	Memories []memoryRef
+	More     int
+}
+
+type memoryRef struct {
+	ID        int64
+	Namespace string
+}
+
+// maxActivityLinks bounds the memories of one entry recent activity links.
+const maxActivityLinks = 5
+
+// viewActivity prepares entry a for recent activity; ns is the namespace
+// of the page, for memories whose entry records none.
+func viewActivity(a core.AuditEntry, ns string) activityView {
+	v := activityView{Seq: a.Seq, Time: a.Time, Action: a.Action}
+	var d struct {
+		Namespace string `json:"namespace"`
+		Note      string `json:"note"`
+		Reason    string `json:"reason"`
+		Memories  []struct {
+			ID        int64  `json:"id"`
+			Namespace string `json:"namespace"`
+		} `json:"memories"`
+	}
+	if a.Detail != "" && json.Unmarshal([]byte(a.Detail), &d) != nil {
+		d.Memories = nil
+	}
+	for _, s := range []string{d.Note, d.Reason} {
+		if who, _ := actorOf(s); who != "" && v.Who == "" {
+			v.Who = who
+		}
+	}
+	or := func(s string) string {
+		if s == "" {
+			return ns
+		}
+		return s
+	}
+	if a.MemoryID != 0 {
+		v.Memories = append(v.Memories, memoryRef{a.MemoryID, or(d.Namespace)})
+	}
+	for i, m := range d.Memories {
+		if i == maxActivityLinks {
+			v.More = len(d.Memories) - i
+			break
+		}
+		v.Memories = append(v.Memories, memoryRef{m.ID, or(m.Namespace)})
 	}
 	return v
 }

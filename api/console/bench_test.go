@@ -14,11 +14,18 @@ import (
 )
 
 // BenchmarkConsolePages renders each console page over the real server on
-// a 10k-memory SQLite store (the target is under 100 ms a page):
+// a 10k-memory store, SQLite and bolt (the target is under 100 ms a page):
 //
 //	go test -run '^$' -bench BenchmarkConsolePages ./api/console/
 func BenchmarkConsolePages(b *testing.B) {
-	eng := openEngine(b, filepath.Join(b.TempDir(), "memory.db"))
+	for _, backend := range []string{"sqlite", "bolt"} {
+		b.Run(backend, func(b *testing.B) {
+			benchmarkConsolePages(b, openEngineOn(b, backend, filepath.Join(b.TempDir(), "store")))
+		})
+	}
+}
+
+func benchmarkConsolePages(b *testing.B, eng *core.Engine) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := make([]string, 3000)
 	for i := range words {
@@ -56,6 +63,14 @@ func BenchmarkConsolePages(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	queue, err := eng.ReviewPage(ctx, core.ReviewRequest{Limit: 25})
+	if err != nil || queue.Next == 0 {
+		b.Fatalf("the review queue has one page (%v): want several", err)
+	}
+	log, err := eng.Audit(ctx, core.AuditFilter{Last: 1})
+	if err != nil || len(log) != 1 {
+		b.Fatalf("the last audit entry: %v %v", log, err)
+	}
 	l := serve(b, eng, nil) // loopback without tokens: no sign-in
 	for _, p := range []struct{ name, path string }{
 		{"browse", "/console/"},
@@ -65,7 +80,9 @@ func BenchmarkConsolePages(b *testing.B) {
 		{"memory", "/console/memory/1?a=2&b=6"},
 		{"memory-single", fmt.Sprintf("/console/memory/%d", size-single/2)},
 		{"review", "/console/review"},
-		{"health", "/console/health"},
+		{"review-page-2", fmt.Sprintf("/console/review?after=%d", queue.Next)},
+		{"health", "/console/health"}, // with the latest activity
+		{"health-older-activity", fmt.Sprintf("/console/health?before=%d", log[0].Seq/2)},
 		{"pack", "/console/pack?q=" + words[3]},
 	} {
 		b.Run(p.name, func(b *testing.B) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/memos-go/memos/api/console"
 	"github.com/memos-go/memos/api/server"
+	"github.com/memos-go/memos/backends/bolt"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	_ "github.com/memos-go/memos/core/vector"
@@ -36,8 +37,24 @@ const (
 // openEngine opens a real SQLite store with the hash embedder.
 func openEngine(t testing.TB, path string) *core.Engine {
 	t.Helper()
+	return openEngineOn(t, "sqlite", path)
+}
+
+// openEngineOn opens a real store of backend (sqlite, bolt) with the hash
+// embedder.
+func openEngineOn(t testing.TB, backend, path string) *core.Engine {
+	t.Helper()
 	ctx := context.Background()
-	b, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	var b core.Backend
+	var err error
+	switch backend {
+	case "sqlite":
+		b, err = sqlite.Open(ctx, sqlite.Config{Path: path})
+	case "bolt":
+		b, err = bolt.Open(ctx, bolt.Config{Path: path})
+	default:
+		err = fmt.Errorf("no backend %s here", backend)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +226,10 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 	var err error
 	for range 5 {
 		var s string
-		if s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel))); err == nil {
+		tctx, cancel := context.WithTimeout(ctx, stepWait) // a missing node fails soon
+		s, err = chromedp.Run(tctx, chromedp.Text(chromedp.CSS(sel)))
+		cancel()
+		if err == nil {
 			return s
 		}
 		if !strings.Contains(err.Error(), "No node with given id") {
@@ -221,19 +241,56 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 	return ""
 }
 
+// stepWait bounds the wait for one element, so that a page without it
+// fails the test soon, naming it, rather than at the test's deadline.
+const stepWait = 90 * time.Second
+
+// visible waits until the element sel (CSS) is visible.
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		wctx, cancel := context.WithTimeout(ctx, stepWait)
+		defer cancel()
+		if _, err := chromedp.WaitVisible(chromedp.CSS(sel))(wctx, t); err != nil {
+			return fmt.Errorf("no visible %s after %v: %w", sel, stepWait, err)
+		}
+		return nil
+	})
+}
+
+// follow opens the address of the link sel (CSS) and waits for the
+// element then (CSS) of the page it leads to. Navigating, unlike a click,
+// returns once the new page has loaded, so that then is not found on the
+// page before.
+func follow(t *testing.T, ctx context.Context, what, sel, then string) {
+	t.Helper()
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf("(document.querySelector(%q) || {}).href || ''", sel)))
+	if err != nil || href == "" {
+		html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("main")))
+		t.Fatalf("%s: no link %s (%v)\npage: %s", what, sel, err, html)
+	}
+	do(t, ctx, what, chromedp.Navigate(href), visible(then))
+}
+
+// do runs steps, failing the test with what and the page when one fails
+// or they take more than 2×stepWait (a Click on a missing element waits as
+// long as the context lasts). The tab of ctx must have run once (browser
+// does it): a timeout on its first run would close it.
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(ctx, steps...); err != nil {
+	dctx, cancel := context.WithTimeout(ctx, 2*stepWait)
+	defer cancel()
+	if err := chromedp.Do(dctx, steps...); err != nil {
 		html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("main")))
 		t.Fatalf("%s: %v\npage: %s", what, err, html)
 	}
 }
 
 // TestConsoleInBrowser drives the console in headless chromium against the
-// real server on a real SQLite store: sign-in, search with explain, a
-// memory's diff and revert, the review queue's release and reject (checked
-// through the API and the audit log), a scoped token's view, a stored
-// script that must not run, and the CSP header.
+// real server on a real SQLite store: sign-in, browse's pages, search with
+// explain, a memory's diff and revert, the review queue's pages, release
+// and reject (checked through the API and the audit log), a batched
+// memory's audit entries, recent activity and its pages, a scoped token's
+// view, a stored script that must not run, and the CSP header.
 func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser(t)
 	dir := artifacts(t)
@@ -261,6 +318,22 @@ func TestConsoleInBrowser(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		l.remember(t, map[string]any{"namespace": ns, "content": fmt.Sprintf("Alice reviewed pull request %d on the editor", 40+i), "significance": 3 + i})
 	}
+	// A batch (one audit entry binds its six memories), and enough single
+	// writes that recent activity has an older page.
+	var batched struct {
+		Memories []core.Memory `json:"memories"`
+	}
+	items := make([]map[string]any, 6)
+	for i := range items {
+		items[i] = map[string]any{"content": fmt.Sprintf("Alice's batched note %d", i)}
+	}
+	if st := l.api(t, adminToken, "remember-batch", map[string]any{"namespace": ns, "memories": items}, &batched); st != 200 || len(batched.Memories) != 6 {
+		t.Fatalf("remember-batch: %d, %d memories", st, len(batched.Memories))
+	}
+	batch := batched.Memories
+	for i := 0; i < 6; i++ {
+		l.remember(t, map[string]any{"namespace": ns, "content": fmt.Sprintf("Alice read chapter %d", i+1)})
+	}
 
 	// The CSP header is on every console answer.
 	resp, err := http.Get(l.url + console.Prefix + "login")
@@ -275,11 +348,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Sign in with a token.
 	do(t, ctx, "sign in",
 		chromedp.Navigate(l.url+"/console/?ns="+ns),
-		chromedp.WaitVisible(chromedp.ID("token")),
+		visible("#token"),
 		chromedp.SendKeys(chromedp.ID("token"), adminToken),
 		chromedp.Submit(chromedp.ID("token")),
-		chromedp.WaitVisible(chromedp.ID("memories")))
-	do(t, ctx, "facets", chromedp.Click(chromedp.ID("facets")), chromedp.WaitVisible(chromedp.CSS("details.facets[open]")))
+		visible("#memories"))
+	do(t, ctx, "facets", chromedp.Click(chromedp.ID("facets")), visible("details.facets[open]"))
 	if got := text(t, ctx, "details.facets"); !strings.Contains(got, "quarantined 3") {
 		t.Errorf("facet counts:\n%s", got)
 	}
@@ -294,20 +367,20 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Paging two at a time: forward twice, then back to each page before.
 	pages := make([]string, 3)
-	do(t, ctx, "page 1", chromedp.Navigate(l.url+"/console/?ns="+ns+"&limit=2"), chromedp.WaitVisible(chromedp.ID("memories")))
+	do(t, ctx, "page 1", chromedp.Navigate(l.url+"/console/?ns="+ns+"&limit=2"), visible("#memories"))
 	pages[0] = text(t, ctx, "#memories")
 	for i := 1; i < 3; i++ {
-		do(t, ctx, fmt.Sprintf("page %d", i+1), chromedp.Click(chromedp.ID("next-page")), chromedp.WaitVisible(chromedp.ID("prev-page")))
+		do(t, ctx, fmt.Sprintf("page %d", i+1), chromedp.Click(chromedp.ID("next-page")), visible("#prev-page"))
 		if pages[i] = text(t, ctx, "#memories"); pages[i] == pages[i-1] {
 			t.Errorf("page %d lists what page %d listed:\n%s", i+1, i, pages[i])
 		}
 	}
 	shoot(t, ctx, dir, "browse-page-3")
-	do(t, ctx, "back to page 2", chromedp.Click(chromedp.ID("prev-page")), chromedp.WaitVisible(chromedp.ID("memories")))
+	do(t, ctx, "back to page 2", chromedp.Click(chromedp.ID("prev-page")), visible("#memories"))
 	if got := text(t, ctx, "#memories"); got != pages[1] {
 		t.Errorf("back from page 3 lists\n%s\nwant page 2's\n%s", got, pages[1])
 	}
-	do(t, ctx, "back to page 1", chromedp.Click(chromedp.ID("prev-page")), chromedp.WaitVisible(chromedp.ID("next-page")))
+	do(t, ctx, "back to page 1", chromedp.Click(chromedp.ID("prev-page")), visible("#next-page"))
 	if got := text(t, ctx, "#memories"); got != pages[0] {
 		t.Errorf("back from page 2 lists\n%s\nwant page 1's\n%s", got, pages[0])
 	}
@@ -316,14 +389,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	// Keyboard: j selects the first memory, Enter opens it.
-	do(t, ctx, "keyboard", chromedp.KeyEvent("j"), chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.ID("memory-content")))
+	do(t, ctx, "keyboard", chromedp.KeyEvent("j"), chromedp.KeyEvent("\r"), visible("#memory-content"))
 
 	// Search and open the explain of the first hit.
 	do(t, ctx, "search",
 		chromedp.Navigate(l.url+"/console/search?ns="+ns+"&q=alice+editor+tools"),
-		chromedp.WaitVisible(chromedp.ID("hits")),
+		visible("#hits"),
 		chromedp.Click(chromedp.CSS("#hits details.explain summary")),
-		chromedp.WaitVisible(chromedp.CSS("#hits details.explain[open] table")))
+		visible("#hits details.explain[open] table"))
 	if got := text(t, ctx, "#hits details.explain[open] table"); !strings.Contains(got, "fused (RRF)") || !strings.Contains(got, "gate") {
 		t.Errorf("explain table:\n%s", got)
 	}
@@ -335,14 +408,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	shoot(t, ctx, dir, "search-dark")
 	do(t, ctx, "light", darkMode(false))
 	// A keyword query with an FTS5 syntax error is shown in place.
-	do(t, ctx, "fts error", chromedp.Navigate(l.url+"/console/search?ns="+ns+"&mode=fts&q=%22alice"), chromedp.WaitVisible(chromedp.ID("error")))
+	do(t, ctx, "fts error", chromedp.Navigate(l.url+"/console/search?ns="+ns+"&mode=fts&q=%22alice"), visible("#error"))
 	if got := text(t, ctx, "#error"); !strings.Contains(got, "quote") {
 		t.Errorf("fts syntax error: %q", got)
 	}
 
 	// A stored script renders as text and never runs.
 	do(t, ctx, "xss memory", chromedp.Navigate(fmt.Sprintf("%s/console/memory/%d?ns=%s", l.url, xss.ID, ns)),
-		chromedp.WaitVisible(chromedp.ID("memory-content")), chromedp.Sleep(300*time.Millisecond))
+		visible("#memory-content"), chromedp.Sleep(300*time.Millisecond))
 	if got := text(t, ctx, "#memory-content"); got != script {
 		t.Errorf("memory text shown as %q, want %q", got, script)
 	}
@@ -354,25 +427,51 @@ func TestConsoleInBrowser(t *testing.T) {
 	// A memory: diff version 1 with 2, then revert to 1.
 	do(t, ctx, "memory page",
 		chromedp.Navigate(fmt.Sprintf("%s/console/memory/%d?ns=%s", l.url, m.ID, ns)),
-		chromedp.WaitVisible(chromedp.ID("diff-form")),
+		visible("#diff-form"),
 		chromedp.SetValue(chromedp.ID("diff-a"), "1"),
 		chromedp.SetValue(chromedp.ID("diff-b"), "2"),
 		chromedp.Click(chromedp.ID("diff-go")),
-		chromedp.WaitVisible(chromedp.CSS("#diff del")))
+		visible("#diff del"))
 	if del, ins := text(t, ctx, "#diff del"), text(t, ctx, "#diff ins"); !strings.Contains(del, "open-source") || !strings.Contains(ins, "free software") {
 		t.Errorf("diff: removed %q, added %q", del, ins)
 	}
 	shoot(t, ctx, dir, "memory")
 	do(t, ctx, "revert",
 		chromedp.Click(chromedp.CSS(`button.revert[aria-label="Revert to version 1"]`)),
-		chromedp.WaitVisible(chromedp.CSS(".flash")))
+		visible(".flash"))
 	var cur core.Memory
 	if st := l.api(t, adminToken, "get", map[string]any{"namespace": ns, "id": m.ID}, &cur); st != 200 || cur.Version != 3 || cur.Content != m.Content {
 		t.Fatalf("after revert: status %d, v%d %q", st, cur.Version, cur.Content)
 	}
 
+	// The review queue one memory a page: forward to the last, and back.
+	do(t, ctx, "review page 1", chromedp.Navigate(l.url+"/console/review?ns="+ns+"&limit=1"), visible("#queue"))
+	queue := []string{text(t, ctx, "#queue")}
+	for i := 1; i < 3; i++ {
+		follow(t, ctx, fmt.Sprintf("review page %d", i+1), "#review-next", "#queue")
+		queue = append(queue, text(t, ctx, "#queue"))
+	}
+	words := []string{"Lisbon", "hunter2", "proprietary"}
+	for i, page := range queue {
+		for j, w := range words {
+			if strings.Contains(page, w) != (i == j) {
+				t.Errorf("review page %d lists\n%s\nwant the memory with %q alone", i+1, page, words[i])
+			}
+		}
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int]("document.querySelectorAll('#review-next').length")); err != nil || n != 0 {
+		t.Errorf("the last page of the review queue links to a next one (%d links, %v)", n, err)
+	}
+	shoot(t, ctx, dir, "review-page-3")
+	for i := 1; i >= 0; i-- {
+		follow(t, ctx, fmt.Sprintf("review back to page %d", i+1), "#review-prev", "#queue")
+		if got := text(t, ctx, "#queue"); got != queue[i] {
+			t.Errorf("back to review page %d lists\n%s\nwant\n%s", i+1, got, queue[i])
+		}
+	}
+
 	// The review queue: release one (as certain), reject another.
-	do(t, ctx, "review", chromedp.Navigate(l.url+"/console/review?ns="+ns), chromedp.WaitVisible(chromedp.ID("queue")))
+	do(t, ctx, "review", chromedp.Navigate(l.url+"/console/review?ns="+ns), visible("#queue"))
 	if got := text(t, ctx, "#queue"); !strings.Contains(got, "Lisbon") || !strings.Contains(got, "hunter2") {
 		t.Errorf("queue:\n%s", got)
 	}
@@ -384,16 +483,16 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.ID(fmt.Sprintf("trust-%d", rel.ID)), "certain"),
 		chromedp.SendKeys(chromedp.ID(fmt.Sprintf("note-%d", rel.ID)), "checked with Alice"),
 		chromedp.Click(chromedp.ID(fmt.Sprintf("release-%d", rel.ID))),
-		chromedp.WaitVisible(chromedp.CSS(".flash")))
+		visible(".flash"))
 	do(t, ctx, "reject",
 		chromedp.SendKeys(chromedp.ID(fmt.Sprintf("reason-%d", rej.ID)), "a secret"),
 		chromedp.Click(chromedp.ID(fmt.Sprintf("reject-%d", rej.ID))),
-		chromedp.WaitVisible(chromedp.CSS(".flash")))
+		visible(".flash"))
 	// Several at once: tick the last one and reject the ticked.
 	do(t, ctx, "reject ticked",
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#item-%d input[type=checkbox]`, contra.ID))),
 		chromedp.Click(chromedp.CSS(`.bulk button[value=reject]`)),
-		chromedp.WaitVisible(chromedp.ID("empty-queue")))
+		visible("#empty-queue"))
 	if st := l.api(t, adminToken, "get", map[string]any{"namespace": ns, "id": contra.ID}, nil); st != 404 {
 		t.Errorf("memory rejected with the ticked ones: get answered %d, want 404", st)
 	}
@@ -428,7 +527,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The released memory's page lists its audit entries, with who
 	// released it.
 	do(t, ctx, "released memory", chromedp.Navigate(fmt.Sprintf("%s/console/memory/%d?ns=%s", l.url, rel.ID, ns)),
-		chromedp.WaitVisible(chromedp.ID("audit")))
+		visible("#audit"))
 	if got := text(t, ctx, "#audit"); !strings.Contains(got, "remember") || !strings.Contains(got, "quarantine.release") ||
 		!strings.Contains(got, "console, token admin") || !strings.Contains(got, "checked with Alice") {
 		t.Errorf("the released memory's audit entries:\n%s", got)
@@ -437,44 +536,80 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("who released it: %q", got)
 	}
 	shoot(t, ctx, dir, "memory-audit")
+	// A batched memory's page lists the batch's entry, as its own.
+	do(t, ctx, "batched memory", chromedp.Navigate(fmt.Sprintf("%s/console/memory/%d?ns=%s", l.url, batch[3].ID, ns)),
+		visible("#audit"))
+	if got := text(t, ctx, "#audit"); !strings.Contains(got, "one of 6") {
+		t.Errorf("the batched memory's audit entries:\n%s", got)
+	}
 
 	// Health, with the audit log verified on demand.
 	do(t, ctx, "health", chromedp.Navigate(l.url+"/console/health?ns="+ns),
-		chromedp.Click(chromedp.ID("verify")), chromedp.WaitVisible(chromedp.CSS("#audit .ok")))
-	do(t, ctx, "consolidation dry run", chromedp.Click(chromedp.ID("dry-run")), chromedp.WaitVisible(chromedp.ID("consolidation")))
+		chromedp.Click(chromedp.ID("verify")), visible("#audit .ok"))
+	do(t, ctx, "consolidation dry run", chromedp.Click(chromedp.ID("dry-run")), visible("#consolidation"))
 	shoot(t, ctx, dir, "health")
+	// Recent activity: the latest decisions first, with who made them and
+	// links to the memories; an older page, and back.
+	do(t, ctx, "recent activity", chromedp.Navigate(l.url+"/console/health?ns="+ns), visible("#activity"))
+	latest := text(t, ctx, "#activity")
+	if got := text(t, ctx, "#activity tbody tr:first-child"); !strings.Contains(got, "quarantine.reject") ||
+		!strings.Contains(got, fmt.Sprintf("#%d", contra.ID)) || !strings.Contains(got, "console, token admin") {
+		t.Errorf("the latest activity is not the last rejection, by the admin token: %q", got)
+	}
+	if !strings.Contains(latest, "quarantine.release") || !strings.Contains(latest, "and 1 more") {
+		t.Errorf("recent activity lacks the release or the batch:\n%s", latest)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int]("document.querySelectorAll('#activity tbody tr').length")); err != nil || n != 20 {
+		t.Errorf("recent activity shows %d entries (%v), want a page of 20", n, err)
+	}
+	follow(t, ctx, "older activity", "#activity-older", "#activity-latest")
+	if got := text(t, ctx, "#activity"); got == latest || strings.Contains(got, "quarantine.") || !strings.Contains(got, "remember") {
+		t.Errorf("older activity:\n%s", got)
+	}
+	shoot(t, ctx, dir, "health-older-activity")
+	follow(t, ctx, "newer activity", "#activity-newer", "#activity")
+	if got := text(t, ctx, "#activity"); got != latest {
+		t.Errorf("newer than the older page:\n%s\nwant the latest:\n%s", got, latest)
+	}
 	// Lessons: record an outcome.
 	do(t, ctx, "lessons", chromedp.Navigate(l.url+"/console/lessons?ns="+ns),
-		chromedp.Click(chromedp.CSS(`button[name=success][value=true]`)), chromedp.WaitVisible(chromedp.CSS(".flash")))
+		chromedp.Click(chromedp.CSS(`button[name=success][value=true]`)), visible(".flash"))
 	var ls struct {
 		Lessons []core.Lesson `json:"lessons"`
 	}
 	if st := l.api(t, adminToken, "lessons", map[string]any{"namespace": ns}, &ls); st != 200 || len(ls.Lessons) != 1 || ls.Lessons[0].Successes != 1 {
 		t.Errorf("lessons after an outcome: %d %+v", st, ls.Lessons)
 	}
-	do(t, ctx, "pack", chromedp.Navigate(l.url+"/console/pack?ns="+ns+"&q=alice+editor"), chromedp.WaitVisible(chromedp.ID("pack-tokens")))
+	do(t, ctx, "pack", chromedp.Navigate(l.url+"/console/pack?ns="+ns+"&q=alice+editor"), visible("#pack-tokens"))
 	shoot(t, ctx, dir, "pack")
 
 	// A scoped token, in a browser context of its own (no shared cookies),
 	// sees its namespace and default, never project:a.
 	sctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
 	defer cancel()
+	if err := chromedp.Do(sctx); err != nil { // opens the tab, without do's timeout
+		t.Fatal(err)
+	}
 	do(t, sctx, "scoped sign in",
 		chromedp.Navigate(l.url+"/console/"),
-		chromedp.WaitVisible(chromedp.ID("token")),
+		visible("#token"),
 		chromedp.SendKeys(chromedp.ID("token"), scopedToken),
 		chromedp.Submit(chromedp.ID("token")),
-		chromedp.WaitVisible(chromedp.ID("memories")))
+		visible("#memories"))
 	if got := text(t, sctx, "#memories"); !strings.Contains(got, "Bob keeps the zebra logs") || strings.Contains(got, "Alice") {
 		t.Errorf("scoped browse lists:\n%s", got)
 	}
 	// The audit log is the whole store's: not for a token limited to
 	// namespaces.
-	do(t, sctx, "scoped memory", chromedp.Navigate(fmt.Sprintf("%s/console/memory/%d", l.url, bob.ID)), chromedp.WaitVisible(chromedp.ID("audit-h")))
+	do(t, sctx, "scoped memory", chromedp.Navigate(fmt.Sprintf("%s/console/memory/%d", l.url, bob.ID)), visible("#audit-h"))
 	if got := text(t, sctx, "main"); !strings.Contains(got, "limited to namespaces") {
 		t.Errorf("scoped memory page:\n%s", got)
 	}
-	do(t, sctx, "scoped search", chromedp.Navigate(l.url+"/console/search?q=zebra+plan"), chromedp.WaitVisible(chromedp.ID("hits")))
+	do(t, sctx, "scoped health", chromedp.Navigate(l.url+"/console/health"), visible("#activity-hidden"))
+	if got := text(t, sctx, "main"); strings.Contains(got, "quarantine.") || strings.Contains(got, "Alice") {
+		t.Errorf("scoped health shows the store's activity:\n%s", got)
+	}
+	do(t, sctx, "scoped search", chromedp.Navigate(l.url+"/console/search?q=zebra+plan"), visible("#hits"))
 	if got := text(t, sctx, "main"); strings.Contains(got, "birthday") {
 		t.Errorf("scoped search shows another namespace's memory:\n%s", got)
 	}
@@ -484,7 +619,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		fmt.Sprintf("/console/memory/%d", secret.ID),
 		"/console/review?ns=" + ns,
 	} {
-		do(t, sctx, "scoped "+u, chromedp.Navigate(l.url+u), chromedp.WaitVisible(chromedp.ID("error")))
+		do(t, sctx, "scoped "+u, chromedp.Navigate(l.url+u), visible("#error"))
 		if got := text(t, sctx, "main"); strings.Contains(got, "birthday") || strings.Contains(got, "Lisbon") {
 			t.Errorf("%s shows another namespace's memory:\n%s", u, got)
 		}

@@ -73,39 +73,10 @@ func (q *req) browse() {
 	res, err := call[core.ListResult](q, "list", &in)
 	if err == nil {
 		d.Memories = res.Memories
-		// A cursor leads forward only; the trail of the cursors of the pages
-		// before leads back.
-		trail := trailOf(q.form("trail"))
-		link := func(cursor string, trail []string) string {
-			v := q.r.URL.Query()
-			v.Del("cursor")
-			v.Del("trail")
-			if cursor != "" {
-				v.Set("cursor", cursor)
-			}
-			if len(trail) > 0 {
-				v.Set("trail", strings.Join(trail, trailSep))
-			}
-			return Prefix + "?" + v.Encode()
-		}
-		if res.NextCursor != "" {
-			next := trail
-			if in.Cursor != "" {
-				next = append(slices.Clip(trail), in.Cursor)
-			}
-			d.Next = link(res.NextCursor, next[max(0, len(next)-maxTrail):])
-		}
-		if in.Cursor != "" {
-			d.First = link("", nil)
-			if n := len(trail); n > 0 {
-				d.Prev = link(trail[n-1], trail[:n-1])
-			} else {
-				d.Prev = d.First
-			}
-		}
+		d.First, d.Prev, d.Next = q.pageLinks(Prefix, "cursor", in.Cursor, res.NextCursor)
 		if d.Facets {
-			// On a backend without counts (bolt) counting reads every
-			// memory of the store: only on request.
+			// Only on request: every backend counts without reading the
+			// memories, but the page is shorter without the counts.
 			d.Stats, err = call[core.Stats](q, "stats", &api.Empty{Scope: in.Scope})
 		} else {
 			v := q.r.URL.Query()
@@ -124,6 +95,43 @@ const (
 	trailSep = "."
 	maxTrail = 100
 )
+
+// pageLinks returns the links to the first, previous and next pages of a
+// listing paged by keys: the query parameter param names a page by its key
+// (cur is this page's, "" on the first; next the next page's, "" when none
+// follows). A key leads forward only; the trail of the keys of the pages
+// before leads back.
+func (q *req) pageLinks(path, param, cur, next string) (first, prev, nextLink string) {
+	trail := trailOf(q.form("trail"))
+	link := func(key string, trail []string) string {
+		v := q.r.URL.Query()
+		v.Del(param)
+		v.Del("trail")
+		if key != "" {
+			v.Set(param, key)
+		}
+		if len(trail) > 0 {
+			v.Set("trail", strings.Join(trail, trailSep))
+		}
+		return path + "?" + v.Encode()
+	}
+	if next != "" {
+		nt := trail
+		if cur != "" {
+			nt = append(slices.Clip(trail), cur)
+		}
+		nextLink = link(next, nt[max(0, len(nt)-maxTrail):])
+	}
+	if cur != "" {
+		first = link("", nil)
+		if n := len(trail); n > 0 {
+			prev = link(trail[n-1], trail[:n-1])
+		} else {
+			prev = first
+		}
+	}
+	return first, prev, nextLink
+}
 
 // trailOf reads a trail, dropping empty entries.
 func trailOf(s string) []string {
@@ -282,16 +290,34 @@ func (q *req) memory(rest string) {
 }
 
 type reviewData struct {
-	Items  []core.ReviewItem
-	Trusts []core.TrustLevel
+	Items             []core.ReviewItem
+	Trusts            []core.TrustLevel
+	First, Prev, Next string
 }
+
+// reviewPage is how many quarantined memories a page of the review queue
+// shows unless the address asks for another number (limit).
+const reviewPage = 25
 
 func (q *req) review() {
 	d := &reviewData{Trusts: core.TrustLevels}
 	p := q.page("Review queue", "review", d)
-	out, err := call[api.ReviewOut](q, "review", &api.Scope{Namespace: q.ns()})
+	after, err := strconv.ParseInt(q.form("after"), 10, 64)
+	if q.form("after") == "" {
+		after, err = 0, nil
+	}
+	if err != nil || after < 0 {
+		q.show("review", p, core.Invalidf("after %q: give the id the page starts after", q.form("after")))
+		return
+	}
+	out, err := call[api.ReviewOut](q, "review", &api.ReviewIn{Scope: api.Scope{Namespace: q.ns()}, After: after, Limit: q.formInt("limit", reviewPage)})
 	if err == nil {
 		d.Items = out.Items
+		next := ""
+		if out.Next != 0 {
+			next = strconv.FormatInt(out.Next, 10)
+		}
+		d.First, d.Prev, d.Next = q.pageLinks(Prefix+"review", "after", q.form("after"), next)
 	}
 	q.show("review", p, err)
 }
@@ -350,7 +376,17 @@ type healthData struct {
 	Audit       *core.AuditReport
 	Verify      bool
 	Consolidate *core.ConsolidateReport
+	// Activity is a page of the latest audit entries, newest first;
+	// ActivityHidden says why there is none (a token limited to namespaces
+	// may not read the store-wide log). Latest, Newer and Older lead to
+	// the first page, the page after and the page before.
+	Activity             []activityView
+	ActivityHidden       string
+	Latest, Newer, Older string
 }
+
+// activityPage is how many audit entries a page of recent activity shows.
+const activityPage = 20
 
 func (q *req) health() {
 	d := &healthData{Verify: q.form("verify") != ""}
@@ -375,7 +411,57 @@ func (q *req) health() {
 	if err == nil && d.Verify {
 		d.Audit, err = call[core.AuditReport](q, "audit-verify", &api.Empty{Scope: api.Scope{Namespace: q.ns()}})
 	}
+	if err == nil {
+		err = q.activity(d)
+	}
 	q.show("health", p, err)
+}
+
+// activity fills d with the page of recent activity the address names:
+// the latest entries, or those before the sequence number in before.
+func (q *req) activity(d *healthData) error {
+	var before uint64
+	if s := q.form("before"); s != "" {
+		var err error
+		if before, err = strconv.ParseUint(s, 10, 64); err != nil || before == 0 {
+			return core.Invalidf("before %q: give the sequence number of an audit entry", s)
+		}
+	}
+	ns := q.ns()
+	out, err := call[api.AuditOut](q, "audit", &api.AuditIn{Scope: api.Scope{Namespace: ns}, Last: activityPage, Before: before})
+	if errors.Is(err, core.ErrForbidden) {
+		d.ActivityHidden = "The audit log covers the whole store; this token is limited to namespaces, so it may not read it."
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	es := out.Entries
+	link := func(before uint64) string {
+		v := q.r.URL.Query()
+		v.Del("before")
+		if before != 0 {
+			v.Set("before", strconv.FormatUint(before, 10))
+		}
+		return Prefix + "health?" + v.Encode()
+	}
+	if before != 0 {
+		d.Latest = link(0)
+		// Sequence numbers are contiguous (VerifyAudit checks it): the
+		// page after this one ends activityPage entries after its end.
+		if len(es) > 0 {
+			d.Newer = link(es[len(es)-1].Seq + activityPage + 1)
+		} else {
+			d.Newer = d.Latest
+		}
+	}
+	if len(es) == activityPage && es[0].Seq > 1 {
+		d.Older = link(es[0].Seq)
+	}
+	for i := len(es) - 1; i >= 0; i-- {
+		d.Activity = append(d.Activity, viewActivity(es[i], ns))
+	}
+	return nil
 }
 
 type lessonsData struct {

@@ -11,7 +11,9 @@
 //     every memory (with its embedding), edges, tombstones of forgotten ids,
 //     the change log, store settings and the audit log; and secondary
 //     indexes that order the memories by session, by update time, by
-//     rank and in list order (see secondary.go), kept in the same
+//     rank and in list order (see secondary.go), count them per facet and
+//     their edges per namespace, and file audit entries under the
+//     memories they are about or bind (see counts.go), kept in the same
 //     transactions. A record's
 //     content and the fields after its embedding, and audit entries, are
 //     stored DEFLATE-compressed (store format 3, see storeFormat).

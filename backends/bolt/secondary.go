@@ -18,7 +18,9 @@ import (
 
 // This file holds the secondary indexes of the bbolt file: five buckets
 // (and two dictionaries of names) that order the current version of every memory the way the engine reads
-// them besides by id, so that none of those reads scans the store.
+// them besides by id, so that none of those reads scans the store; and
+// how they are kept and built, also for the counts and audit indexes of
+// counts.go.
 //
 //   - sess: session number, id → valid_from, created_at, for memories
 //     with a session (driver.SessionReader: session expansion).
@@ -75,7 +77,7 @@ var (
 	bktLsig = []byte("lsig")
 	// secondaryBuckets are the buckets this file keeps; they are not part of
 	// storeFormat (a store without them is whole).
-	secondaryBuckets = [][]byte{bktSess, bktSesn, bktNsn, bktUpd, bktRank, bktLrec, bktLsig}
+	secondaryBuckets = [][]byte{bktSess, bktSesn, bktNsn, bktUpd, bktRank, bktLrec, bktLsig, bktFacet, bktEdgeNS, bktAuditMem, bktAuditBind}
 	// listBuckets holds the bucket of each list order.
 	listBuckets = [...][]byte{driver.ListRecent: bktLrec, driver.ListSignificant: bktLsig}
 	// keySecondary, in bktSys, holds secondaryVersion and the change
@@ -87,8 +89,9 @@ var (
 // them when the store's is different. 1: fixed-width numbers and times,
 // names spelt out. 2: the compact fields of appendUint, appendIntKey,
 // appendTimeKey and appendCode; sess keyed by session number (sesn), upd
-// and rank by namespace number (nsn). 3: lrec and lsig.
-const secondaryVersion = 3
+// and rank by namespace number (nsn). 3: lrec and lsig. 4: facet, edgens
+// and auditmem (counts.go).
+const secondaryVersion = 4
 
 // randomFill is how full a page of the buckets written in random key order
 // (sess, rank) is left when it splits: the room left takes later inserts
@@ -452,6 +455,15 @@ func updateSecondary(tx *bbolt.Tx, was, now *driver.Memory) error {
 			return fmt.Errorf("bolt: secondary index %s of memory %d: %w", e.dict, was.ID, err)
 		}
 	}
+	if err := updateCounts(tx, was, now); err != nil {
+		id := int64(0)
+		if now != nil {
+			id = now.ID
+		} else if was != nil {
+			id = was.ID
+		}
+		return fmt.Errorf("bolt: counts of memory %d: %w", id, err)
+	}
 	return nil
 }
 
@@ -512,6 +524,8 @@ func (d *DB) ensureSecondary() error {
 		// first memory.
 		type kv struct{ k, v []byte }
 		entries := map[string][]kv{}
+		namespaces := map[int64]string{}
+		facets := map[string][2]uint64{}
 		c := tx.Bucket(bktMem).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if len(k) != 8 {
@@ -521,6 +535,9 @@ func (d *DB) ensureSecondary() error {
 			if err != nil {
 				return err
 			}
+			namespaces[m.ID] = m.Namespace
+			fk := string(facetKey(m))
+			facets[fk] = [2]uint64{facets[fk][0] + 1, facets[fk][1] + uint64(m.Version)}
 			for _, e := range secondaryEntries(m) {
 				k, err := e.key(tx, true)
 				if err != nil {
@@ -544,6 +561,9 @@ func (d *DB) ensureSecondary() error {
 					return err
 				}
 			}
+		}
+		if err := buildCounts(tx, namespaces, facets); err != nil {
+			return err
 		}
 		return markSecondary(sys, seq)
 	})

@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func readersDump(t *testing.T, d *DB) (got, want string) {
 			got += fmt.Sprintf("updated %d\n", id)
 		}
 		for _, m := range all {
-			if m.Session == "s" {
+			if m.Session == "s" && m.Namespace == driver.DefaultNamespace {
 				want += fmt.Sprintf("session %d\n", m.ID)
 			}
 		}
@@ -69,12 +70,164 @@ func readersDump(t *testing.T, d *DB) (got, want string) {
 		for _, m := range ms {
 			got += fmt.Sprintf("session %d\n", m.ID)
 		}
-		return nil
+		g, w, err := countsDump(tx, all)
+		got, want = got+g, want+w
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return got, want
+}
+
+// countedWrites makes the writes that move counts (counts.go) in a store
+// of memories 1–50: new versions in other facets and namespaces (with
+// their edges), edges, a self-loop, deletes of linked memories, and audit
+// entries about one memory, none, and batches.
+func countedWrites(tx driver.Tx) error {
+	for _, e := range [][2]int64{{1, 2}, {2, 3}, {3, 1}, {4, 4}, {5, 6}, {6, 7}, {7, 8}, {9, 9}, {10, 1}} {
+		if err := tx.Link(driver.Edge{From: e[0], To: e[1], Type: driver.EdgeRelatesTo, Weight: 1, CreatedAt: testTime}); err != nil {
+			return err
+		}
+	}
+	// Replacing an edge counts it once.
+	if err := tx.Link(driver.Edge{From: 1, To: 2, Type: driver.EdgeRelatesTo, Weight: 0.5, CreatedAt: testTime}); err != nil {
+		return err
+	}
+	if err := tx.Unlink(2, 3, driver.EdgeRelatesTo); err != nil {
+		return err
+	}
+	for i, id := range []int64{1, 4, 11, 12, 13} {
+		m, err := tx.Get(id, 0)
+		if err != nil {
+			return err
+		}
+		m.Version++
+		m.Namespace = "team:web"
+		m.Status = []driver.Status{driver.StatusArchived, driver.StatusQuarantined, driver.StatusActive}[i%3]
+		m.Embedding = driver.Embedding{Model: "m", Vector: []float32{1, 0, 0}}
+		if err := tx.Put(m); err != nil {
+			return err
+		}
+	}
+	for _, id := range []int64{3, 9, 20} {
+		if err := tx.Delete(id); err != nil {
+			return err
+		}
+	}
+	for i, a := range []driver.AuditEntry{
+		{MemoryID: 5, Detail: `{"version":1}`},
+		{Detail: `{"memories":[{"id":6},{"id":7}]}`},
+		{Detail: `{"n":1}`},
+		{MemoryID: 6},
+		{Detail: `{"memories":[{"id":7},{"id":30}]}`},
+	} {
+		a.Time, a.Action, a.Hash = testTime, "remember", fmt.Sprint(i)
+		if err := tx.AppendAudit(&a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countsDump renders what the counts and the audit indexes answer (counts.go)
+// for the memories all, and what a scan of them, their edges and the log
+// says they must answer.
+func countsDump(tx driver.ReadTx, all []*driver.Memory) (got, want string, err error) {
+	const model, dim = "m", 3
+	facets := map[string]int{}
+	nsOf := map[int64]string{}
+	var edges []driver.Edge
+	for _, m := range all {
+		nsOf[m.ID] = m.Namespace
+		emb := 0
+		if m.Status == driver.StatusActive && m.Embedding.Model == model && m.Embedding.Dim() == dim {
+			emb = 1
+		}
+		k := fmt.Sprintf("facet %s %s %s %s", m.Namespace, m.Pool, m.Type, m.Status)
+		facets[k+" memories"]++
+		facets[k+" versions"] += m.Version
+		facets[k+" embedded"] += emb
+		es, err := tx.Edges(m.ID)
+		if err != nil {
+			return "", "", err
+		}
+		for _, e := range es {
+			if e.From == m.ID {
+				edges = append(edges, e)
+			}
+		}
+	}
+	c := tx.(driver.Counter)
+	fcs, err := c.Count(driver.CountOptions{Model: model, Dim: dim})
+	if err != nil {
+		return "", "", err
+	}
+	counted := map[string]int{}
+	for _, fc := range fcs {
+		k := fmt.Sprintf("facet %s %s %s %s", fc.Namespace, fc.Pool, fc.Type, fc.Status)
+		counted[k+" memories"] += fc.Memories
+		counted[k+" versions"] += fc.Versions
+		counted[k+" embedded"] += fc.Embedded
+	}
+	render := func(m map[string]int) string {
+		var lines []string
+		for k, n := range m {
+			if n != 0 {
+				lines = append(lines, fmt.Sprintf("%s %d\n", k, n))
+			}
+		}
+		slices.Sort(lines)
+		return strings.Join(lines, "")
+	}
+	want, got = render(facets), render(counted)
+	for _, nss := range [][]string{nil, {driver.DefaultNamespace}, {"team:web"}, {driver.DefaultNamespace, "team:web"}} {
+		n, err := c.CountEdges(nss)
+		if err != nil {
+			return "", "", err
+		}
+		w := 0
+		for _, e := range edges {
+			if nss == nil || (slices.Contains(nss, nsOf[e.From]) && slices.Contains(nss, nsOf[e.To])) {
+				w++
+			}
+		}
+		want += fmt.Sprintf("edges of %q: %d\n", nss, w)
+		got += fmt.Sprintf("edges of %q: %d\n", nss, n)
+	}
+	var log []driver.AuditEntry
+	if err := tx.(driver.AuditReader).Audit(func(e driver.AuditEntry) error { log = append(log, e); return nil }); err != nil {
+		return "", "", err
+	}
+	ids := []int64{0}
+	for _, m := range all {
+		ids = append(ids, m.ID)
+	}
+	for _, id := range ids {
+		for _, e := range log {
+			if e.MemoryID == id {
+				want += fmt.Sprintf("audit of %d: %d\n", id, e.Seq)
+			}
+		}
+		for _, e := range log {
+			if slices.Contains(driver.BoundIDs(&e), id) {
+				want += fmt.Sprintf("audit bound %d: %d\n", id, e.Seq)
+			}
+		}
+		if err := tx.(driver.AuditMemoryReader).AuditOf(id, func(e driver.AuditEntry) error {
+			got += fmt.Sprintf("audit of %d: %d\n", id, e.Seq)
+			return nil
+		}); err != nil {
+			return "", "", err
+		}
+		if err := tx.(driver.AuditBindingReader).AuditBound(id, func(e driver.AuditEntry) error {
+			got += fmt.Sprintf("audit bound %d: %d\n", id, e.Seq)
+			return nil
+		}); err != nil {
+			return "", "", err
+		}
+	}
+	return got, want, nil
 }
 
 // TestSecondaryBuiltAtOpen checks that Open builds the secondary indexes of
@@ -100,7 +253,10 @@ func TestSecondaryBuiltAtOpen(t *testing.T) {
 				return err
 			}
 		}
-		return tx.Touch([]int64{3, 4, 5}, testTime)
+		if err := tx.Touch([]int64{3, 4, 5}, testTime); err != nil {
+			return err
+		}
+		return countedWrites(tx)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -319,21 +319,8 @@ func (t *readTx) Audit(fn func(driver.AuditEntry) error) error {
 		return err
 	}
 	c := t.tx.Bucket(bktAudit).Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		var e driver.AuditEntry
-		js, release, err := unpackAudit(v)
-		if err == nil {
-			err = json.Unmarshal(js, &e)
-			release()
-		}
-		if err != nil {
-			return fmt.Errorf("bolt: audit entry %d is corrupt (%v); restore the store from a backup", binary.BigEndian.Uint64(k), err)
-		}
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
-	return nil
+	k, v := c.First()
+	return auditFrom(k, v, c.Next, fn)
 }
 
 // writeTx implements driver.Tx. Counters are read lazily and written back by
@@ -559,7 +546,7 @@ func (t *writeTx) Delete(id int64) error {
 	if err := deletePrefix(t.tx.Bucket(bktVer), key); err != nil {
 		return storeErr("delete", id, err)
 	}
-	if err := t.unlinkAll(id); err != nil {
+	if err := t.unlinkAll(id, h.Namespace); err != nil {
 		return storeErr("delete", id, err)
 	}
 	chg := t.tx.Bucket(bktChg)
@@ -595,18 +582,41 @@ func deletePrefix(b *bbolt.Bucket, prefix []byte) error {
 	return nil
 }
 
-// unlinkAll removes every edge that starts or ends at id.
-func (t *writeTx) unlinkAll(id int64) error {
+// unlinkAll removes every edge that starts or ends at id, a memory of
+// namespace ns that the mem bucket no longer holds.
+func (t *writeTx) unlinkAll(id int64, ns string) error {
 	edges, redges := t.tx.Bucket(bktEdge), t.tx.Bucket(bktRedge)
 	prefix := idKey(id)
 	var out, in [][]byte
 	c := edges.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) < 16 {
+			return errCorrupt
+		}
 		out = append(out, bytes.Clone(k))
 	}
 	rc := redges.Cursor()
 	for k, _ := rc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = rc.Next() {
+		if len(k) < 16 {
+			return errCorrupt
+		}
 		in = append(in, bytes.Clone(k))
+	}
+	mem, en := t.tx.Bucket(bktMem), t.tx.Bucket(bktEdgeNS)
+	// uncount drops the count of an edge between id and other.
+	uncount := func(other int64, out bool) error {
+		ons := ns
+		if other != id {
+			var err error
+			if ons, err = namespaceOf(mem, other); err != nil {
+				return err
+			}
+		}
+		k := edgeNSKey(ons, ns)
+		if out {
+			k = edgeNSKey(ns, ons)
+		}
+		return addCount(en, k, -1, 0, false)
 	}
 	for _, k := range out { // from=id, to, type: also drop the reverse entry
 		if err := edges.Delete(k); err != nil {
@@ -615,12 +625,22 @@ func (t *writeTx) unlinkAll(id int64) error {
 		if err := redges.Delete(swapKey(k)); err != nil {
 			return err
 		}
+		if err := uncount(int64(binary.BigEndian.Uint64(k[8:])), true); err != nil {
+			return err
+		}
 	}
 	for _, k := range in { // to=id, from, type
+		from := int64(binary.BigEndian.Uint64(k[8:]))
+		if from == id {
+			continue // a self-loop, removed above
+		}
 		if err := redges.Delete(k); err != nil {
 			return err
 		}
 		if err := edges.Delete(swapKey(k)); err != nil {
+			return err
+		}
+		if err := uncount(from, false); err != nil {
 			return err
 		}
 	}
@@ -684,6 +704,11 @@ func (t *writeTx) Link(e driver.Edge) error {
 		}
 	}
 	k := edgeKey(e.From, e.To, e.Type)
+	if t.tx.Bucket(bktEdge).Get(k) == nil {
+		if err := countEdge(t.tx, e.From, e.To, 1); err != nil {
+			return storeErr("link", e.From, err)
+		}
+	}
 	if err := t.tx.Bucket(bktEdge).Put(k, encodeEdge(e)); err != nil {
 		return storeErr("link", e.From, err)
 	}
@@ -703,6 +728,9 @@ func (t *writeTx) Unlink(from, to int64, typ driver.EdgeType) error {
 	edges := t.tx.Bucket(bktEdge)
 	if edges.Get(k) == nil {
 		return fmt.Errorf("bolt: unlink %d→%d (%s): %w", from, to, typ, driver.ErrNotFound)
+	}
+	if err := countEdge(t.tx, from, to, -1); err != nil {
+		return storeErr("unlink", from, err)
 	}
 	if err := edges.Delete(k); err != nil {
 		return storeErr("unlink", from, err)
@@ -747,6 +775,9 @@ func (t *writeTx) AppendAudit(e *driver.AuditEntry) error {
 		return fmt.Errorf("bolt: audit: %w", err)
 	}
 	if err := b.Put(u64(seq), packAudit(v)); err != nil {
+		return fmt.Errorf("bolt: audit: %w", err)
+	}
+	if err := indexAudit(t.tx, &entry); err != nil {
 		return fmt.Errorf("bolt: audit: %w", err)
 	}
 	e.Seq = seq

@@ -4,10 +4,12 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	bbolt "go.etcd.io/bbolt"
@@ -242,5 +244,65 @@ func TestUpgradeFromV2Resumes(t *testing.T) {
 	defer d.Close()
 	if n := formats(t, d.bdb); len(n) != 3 || n["mem 3"] == 0 || n["ver 4"] == 0 || n["audit packed"] == 0 {
 		t.Errorf("after the upgrade completed: %v, want every record and audit entry packed", n)
+	}
+}
+
+// A store written by memos with secondary indexes of layout 3 (before the
+// counts and the audit indexes of counts.go) and the keyword index that
+// release built opens, gets the new indexes built at open, answers every
+// read, history, as-of search and revert as it did before, and its counts
+// and audit indexes answer what a scan of its memories and log does.
+func TestUpgradeFromV3(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "memory.bolt")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	upgradetest.Gunzip(t, "bolt-v3.bolt.gz", filepath.Join(dir, StoreFile))
+	untar(t, filepath.Join(upgradetest.Dir(), "bolt-v3-index.tar.gz"), dir)
+	err := func() error {
+		db, err := bbolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return db.View(func(tx *bbolt.Tx) error {
+			mark := tx.Bucket(bktSys).Get(keySecondary)
+			if len(mark) != 16 || binary.BigEndian.Uint64(mark) != 3 || tx.Bucket(bktFacet) != nil || tx.Bucket(bktAuditMem) != nil {
+				t.Fatalf("the fixture's secondary indexes are of layout %x, with a facet bucket %v: want layout 3 without", mark, tx.Bucket(bktFacet) != nil)
+			}
+			return nil
+		})
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgradetest.Check(t, "bolt-v3", func() (driver.Backend, error) {
+		return Open(ctx, Config{Path: dir})
+	})
+	d, err := Open(ctx, Config{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	err = d.View(ctx, func(tx driver.ReadTx) error {
+		var all []*driver.Memory
+		if err := tx.Scan(driver.ScanOptions{}, func(m *driver.Memory) error { all = append(all, m); return nil }); err != nil {
+			return err
+		}
+		got, want, err := countsDump(tx, all)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			t.Errorf("counts and audit indexes:\n%s\nwant (from a scan)\n%s", got, want)
+		}
+		if !strings.Contains(want, "audit of") || !strings.Contains(want, "facet project:alpha") {
+			t.Errorf("the fixture has too little to compare:\n%s", want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 var (
 	_ driver.Counter           = (*readTx)(nil)
 	_ driver.AuditMemoryReader = (*readTx)(nil)
+	_ driver.AuditTailReader   = (*readTx)(nil)
 )
 
 // Count counts memories per facet (driver.Counter) with one aggregate,
@@ -71,6 +72,19 @@ func (t *readTx) AuditOf(id int64, fn func(driver.AuditEntry) error) error {
 	return sqlrow.AuditPages(pageSize, func(after int64) ([]driver.AuditEntry, error) {
 		es, err := sqlrow.Collect(t, `SELECT `+sqlrow.AuditCols+` FROM audit
 			WHERE memory_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, []any{id, after, pageSize}, sqlrow.ScanAudit)
+		if err != nil {
+			return nil, t.fail("read audit log", err)
+		}
+		return es, nil
+	}, fn)
+}
+
+// AuditBefore calls fn for every audit entry below before (0: every one),
+// newest first (driver.AuditTailReader).
+func (t *readTx) AuditBefore(before uint64, fn func(driver.AuditEntry) error) error {
+	return sqlrow.AuditBackPages(before, pageSize, func(before int64, n int) ([]driver.AuditEntry, error) {
+		es, err := sqlrow.Collect(t, `SELECT `+sqlrow.AuditCols+` FROM audit
+			WHERE seq < $1 ORDER BY seq DESC LIMIT $2`, []any{before, n}, sqlrow.ScanAudit)
 		if err != nil {
 			return nil, t.fail("read audit log", err)
 		}

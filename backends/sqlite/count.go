@@ -6,8 +6,10 @@ import (
 )
 
 var (
-	_ driver.Counter           = (*readTx)(nil)
-	_ driver.AuditMemoryReader = (*readTx)(nil)
+	_ driver.Counter            = (*readTx)(nil)
+	_ driver.AuditMemoryReader  = (*readTx)(nil)
+	_ driver.AuditTailReader    = (*readTx)(nil)
+	_ driver.AuditBindingReader = (*readTx)(nil)
 )
 
 // Count counts memories per facet (driver.Counter) with one aggregate over
@@ -79,11 +81,44 @@ var qAuditOf = `SELECT ` + sqlrow.AuditCols + ` FROM audit INDEXED BY audit_memo
 // AuditOf calls fn for every audit entry about memory id, in ascending Seq
 // order (driver.AuditMemoryReader).
 func (t *readTx) AuditOf(id int64, fn func(driver.AuditEntry) error) error {
+	return t.auditOfPages(qAuditOf, id, fn)
+}
+
+// auditOfPages calls fn for every entry q (arguments: memory id, the seq
+// after which a page starts, its size) reads about memory id.
+func (t *readTx) auditOfPages(q string, id int64, fn func(driver.AuditEntry) error) error {
 	return sqlrow.AuditPages(pageSize, func(after int64) ([]driver.AuditEntry, error) {
-		es, err := sqlrow.Collect(t, qAuditOf, []any{id, after, pageSize}, sqlrow.ScanAudit)
+		es, err := sqlrow.Collect(t, q, []any{id, after, pageSize}, sqlrow.ScanAudit)
 		if err != nil {
 			return nil, t.fail("read audit log", err)
 		}
 		return es, nil
 	}, fn)
+}
+
+// qAuditBefore reads a page of the audit log backwards from a sequence
+// number.
+var qAuditBefore = `SELECT ` + sqlrow.AuditCols + ` FROM audit WHERE seq < ? ORDER BY seq DESC LIMIT ?`
+
+// AuditBefore calls fn for every audit entry below before (0: every one),
+// newest first (driver.AuditTailReader).
+func (t *readTx) AuditBefore(before uint64, fn func(driver.AuditEntry) error) error {
+	return sqlrow.AuditBackPages(before, pageSize, func(before int64, n int) ([]driver.AuditEntry, error) {
+		es, err := sqlrow.Collect(t, qAuditBefore, []any{before, n}, sqlrow.ScanAudit)
+		if err != nil {
+			return nil, t.fail("read audit log", err)
+		}
+		return es, nil
+	}, fn)
+}
+
+// qAuditBound reads a page of the batch entries that bind a memory,
+// through audit_binds.
+var qAuditBound = `SELECT ` + sqlrow.AuditCols + ` FROM audit
+	WHERE seq IN (SELECT seq FROM audit_binds WHERE memory_id = ? AND seq > ?) ORDER BY seq LIMIT ?`
+
+// AuditBound calls fn for every audit entry that binds memory id in a
+// batch, in ascending Seq order (driver.AuditBindingReader).
+func (t *readTx) AuditBound(id int64, fn func(driver.AuditEntry) error) error {
+	return t.auditOfPages(qAuditBound, id, fn)
 }

@@ -219,7 +219,45 @@ var openIndexes = append([]string{
 	// A memory's audit entries (driver.AuditMemoryReader): the review
 	// queue's reasons, the console's memory page.
 	`CREATE INDEX IF NOT EXISTS audit_memory ON audit (memory_id)`,
+	// The batch entries that bind a memory (driver.AuditBindingReader,
+	// driver.BoundIDs): a row per memory a batch entry's detail lists,
+	// kept by a trigger, so that a memos that does not know the table keeps
+	// it too. The INSERT fills in entries appended without the trigger
+	// (all of them, the first time): it reads the entries about no one
+	// memory after the last one bound, through audit_memory.
+	`CREATE TABLE IF NOT EXISTS audit_binds (
+		memory_id INTEGER NOT NULL,
+		seq       INTEGER NOT NULL,
+		PRIMARY KEY (memory_id, seq)
+	) WITHOUT ROWID`,
+	`CREATE TRIGGER IF NOT EXISTS audit_binds_insert AFTER INSERT ON audit
+		WHEN NEW.memory_id = 0 AND ` + batchDetail("NEW.detail") + `
+	BEGIN
+		INSERT OR IGNORE INTO audit_binds (memory_id, seq) ` + boundIDs("NEW.detail", "NEW.seq", "") + `;
+	END`,
+	`WITH a AS MATERIALIZED (SELECT seq, detail FROM audit INDEXED BY audit_memory
+		WHERE memory_id = 0 AND seq > (SELECT coalesce(max(seq), 0) FROM audit_binds) AND ` + batchDetail("detail") + `)
+	INSERT OR IGNORE INTO audit_binds (memory_id, seq) ` + boundIDs("a.detail", "a.seq", "a"),
 }, ftsVocabTables...)
+
+// batchDetail is true for a detail (an SQL expression) that is a JSON
+// object with an array "memories" (a batch entry's, driver.BoundIDs);
+// invalid JSON is not.
+func batchDetail(detail string) string {
+	return `CASE WHEN json_valid(` + detail + `) THEN json_type(` + detail + `, '$.memories') = 'array' ELSE 0 END`
+}
+
+// boundIDs selects (memory_id, seq) for every whole-number id of the
+// objects in the array "memories" of detail, an entry's with sequence
+// number seq (SQL expressions over the tables from, if any);
+// batchDetail(detail) must hold.
+func boundIDs(detail, seq, from string) string {
+	if from != "" {
+		from += ", "
+	}
+	return `SELECT json_extract(j.value, '$.id'), ` + seq + ` FROM ` + from + `json_each(` + detail + `, '$.memories') AS j
+		WHERE j.type = 'object' AND json_type(j.value, '$.id') = 'integer'`
+}
 
 // ftsVocabTables are created by Open (they are in openIndexes) and by the
 // migration that reads them.

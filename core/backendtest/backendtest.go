@@ -122,6 +122,8 @@ var cases = []testCase{
 	{"ListPages", []string{"ListReader.List"}, testListPages},
 	{"Count", []string{"Counter.Count", "Counter.CountEdges", "Tx.Put", "Tx.Delete"}, testCount},
 	{"AuditOf", []string{"AuditMemoryReader.AuditOf", "Tx.AppendAudit"}, testAuditOf},
+	{"AuditBound", []string{"AuditBindingReader.AuditBound", "Tx.AppendAudit"}, testAuditBound},
+	{"AuditBefore", []string{"AuditTailReader.AuditBefore", "Tx.AppendAudit"}, testAuditBefore},
 	{"QuarantineVisibility", []string{"KeywordIndex.SearchKeyword", "ReadTx.Scan", "Tx.Put", "ChangeLog.Changes"}, testQuarantineVisibility},
 	{"DeleteDerivedCycle", []string{"Tx.Delete", "GraphWriter.Link", "ReadTx.Edges"}, testDeleteDerivedCycle},
 	{"AuditCoverage", []string{"Tx.AppendAudit", "AuditReader.Audit", "Tx.Delete"}, testAuditCoverage},

@@ -145,10 +145,7 @@ func checkCounts(t *testing.T, when string, tx driver.ReadTx) {
 // memory's entries, and those about no one memory (id 0), in Seq order,
 // and a read that fn stops.
 func testAuditOf(t *testing.T, f *fixture) {
-	var ok bool
-	f.view(t, func(tx driver.ReadTx) error { _, ok = tx.(driver.AuditMemoryReader); return nil })
-	if !ok {
-		t.Logf("%s does not implement driver.AuditMemoryReader; nothing to check", f.h.Name)
+	if !implements[driver.AuditMemoryReader](t, f, "AuditMemoryReader") {
 		return
 	}
 	a, b := newMemory("audited a"), newMemory("audited b")
@@ -160,34 +157,139 @@ func testAuditOf(t *testing.T, f *fixture) {
 		})
 	}
 	f.view(t, func(tx driver.ReadTx) error {
-		var log []driver.AuditEntry
-		if err := tx.(driver.AuditReader).Audit(func(e driver.AuditEntry) error { log = append(log, e); return nil }); err != nil {
-			t.Fatalf("Audit: %v", err)
-		}
+		log := auditLog(t, tx)
 		ar := tx.(driver.AuditMemoryReader)
 		for _, id := range []int64{a.ID, b.ID, 0, b.ID + 1000} {
-			var want, got []driver.AuditEntry
-			for _, e := range log {
-				if e.MemoryID == id {
-					want = append(want, e)
-				}
-			}
-			if err := ar.AuditOf(id, func(e driver.AuditEntry) error { got = append(got, e); return nil }); err != nil {
-				t.Fatalf("AuditOf(%d): %v", id, err)
-			}
-			if len(got) != len(want) {
-				t.Fatalf("AuditOf(%d) returned %d entries, want %d", id, len(got), len(want))
-			}
-			for i := range want {
-				if d := diffAudit(want[i], got[i]); d != "" || got[i].Seq != want[i].Seq {
-					t.Errorf("AuditOf(%d) entry %d: seq %d, want %d %s", id, i, got[i].Seq, want[i].Seq, d)
-				}
-			}
-		}
-		stop, n := errors.New("stop"), 0
-		if err := ar.AuditOf(a.ID, func(driver.AuditEntry) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
-			t.Errorf("AuditOf whose fn fails returned %v after %d calls, want fn's error after 1", err, n)
+			want := slices.DeleteFunc(slices.Clone(log), func(e driver.AuditEntry) bool { return e.MemoryID != id })
+			checkAuditRead(t, fmt.Sprintf("AuditOf(%d)", id), func(fn func(driver.AuditEntry) error) error { return ar.AuditOf(id, fn) }, want)
 		}
 		return nil
 	})
+}
+
+// testAuditBefore checks driver.AuditTailReader against the whole log:
+// every entry below a sequence number (and every entry, for 0), newest
+// first, also across the backend's pages, and a read that fn stops.
+func testAuditBefore(t *testing.T, f *fixture) {
+	if !implements[driver.AuditTailReader](t, f, "AuditTailReader") {
+		return
+	}
+	m := newMemory("audited")
+	f.insert(t, m)
+	// More entries than a page of a backend that reads in pages of 256.
+	f.update(t, func(tx driver.Tx) error {
+		for i := range 600 {
+			id := int64(0)
+			if i%3 == 0 {
+				id = m.ID
+			}
+			if err := tx.AppendAudit(&driver.AuditEntry{Time: at(i), Action: "remember", MemoryID: id, Detail: fmt.Sprintf(`{"n":%d}`, i), Hash: fmt.Sprint(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	f.view(t, func(tx driver.ReadTx) error {
+		log := auditLog(t, tx)
+		ar := tx.(driver.AuditTailReader)
+		last := log[len(log)-1].Seq
+		for _, before := range []uint64{0, last + 1, last, log[len(log)/2].Seq, log[1].Seq, log[0].Seq, 1} {
+			var want []driver.AuditEntry
+			for i := len(log) - 1; i >= 0; i-- {
+				if before == 0 || log[i].Seq < before {
+					want = append(want, log[i])
+				}
+			}
+			checkAuditRead(t, fmt.Sprintf("AuditBefore(%d)", before), func(fn func(driver.AuditEntry) error) error { return ar.AuditBefore(before, fn) }, want)
+		}
+		return nil
+	})
+}
+
+// testAuditBound checks driver.AuditBindingReader against the whole log:
+// for each memory, the entries about no one memory whose detail lists it
+// (driver.BoundIDs), in Seq order, and none of the others; and a read that
+// fn stops.
+func testAuditBound(t *testing.T, f *fixture) {
+	if !implements[driver.AuditBindingReader](t, f, "AuditBindingReader") {
+		return
+	}
+	a, b, c := newMemory("bound a"), newMemory("bound b"), newMemory("bound c")
+	f.insert(t, a, b, c)
+	details := []struct {
+		id     int64
+		detail string
+	}{
+		{0, fmt.Sprintf(`{"memories":[{"id":%d,"version":1},{"id":%d,"version":1}]}`, a.ID, b.ID)},
+		{a.ID, fmt.Sprintf(`{"memories":[{"id":%d}]}`, c.ID)}, // about a: binds no one in a batch
+		{0, `{"n":1}`},
+		{0, fmt.Sprintf(`{"memories":[{"id":%d},{"id":%d},{"id":%d},{"id":"x"},7,{"id":1.5}],"note":"ok"}`, b.ID, c.ID, b.ID)},
+		{0, `{"memories":"none"}`},
+		{0, ""},
+		{0, fmt.Sprintf(`{"reason":"batch","memories":[{"namespace":"default","id":%d}]}`, a.ID)},
+	}
+	f.update(t, func(tx driver.Tx) error {
+		for i, d := range details {
+			if err := tx.AppendAudit(&driver.AuditEntry{Time: at(i), Action: "remember-batch", MemoryID: d.id, Detail: d.detail, Hash: fmt.Sprint(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	f.view(t, func(tx driver.ReadTx) error {
+		log := auditLog(t, tx)
+		br := tx.(driver.AuditBindingReader)
+		for _, id := range []int64{a.ID, b.ID, c.ID, c.ID + 1000, 0} {
+			want := slices.DeleteFunc(slices.Clone(log), func(e driver.AuditEntry) bool { return !slices.Contains(driver.BoundIDs(&e), id) })
+			checkAuditRead(t, fmt.Sprintf("AuditBound(%d)", id), func(fn func(driver.AuditEntry) error) error { return br.AuditBound(id, fn) }, want)
+		}
+		return nil
+	})
+}
+
+// implements reports whether the backend's read transactions implement T
+// (named name), logging that there is nothing to check when they do not.
+func implements[T any](t *testing.T, f *fixture, name string) bool {
+	var ok bool
+	f.view(t, func(tx driver.ReadTx) error { _, ok = tx.(T); return nil })
+	if !ok {
+		t.Logf("%s does not implement driver.%s; nothing to check", f.h.Name, name)
+	}
+	return ok
+}
+
+// auditLog returns the whole audit log read through tx.
+func auditLog(t *testing.T, tx driver.ReadTx) []driver.AuditEntry {
+	t.Helper()
+	var log []driver.AuditEntry
+	if err := tx.(driver.AuditReader).Audit(func(e driver.AuditEntry) error { log = append(log, e); return nil }); err != nil {
+		t.Fatalf("Audit: %v", err)
+	}
+	return log
+}
+
+// checkAuditRead checks that read (an audit read named what) hands its fn
+// the entries want, in order, and that it stops with fn's error after the
+// first entry.
+func checkAuditRead(t *testing.T, what string, read func(func(driver.AuditEntry) error) error, want []driver.AuditEntry) {
+	t.Helper()
+	var got []driver.AuditEntry
+	if err := read(func(e driver.AuditEntry) error { got = append(got, e); return nil }); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s returned %d entries, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if d := diffAudit(want[i], got[i]); d != "" || got[i].Seq != want[i].Seq {
+			t.Errorf("%s entry %d: seq %d, want %d %s", what, i, got[i].Seq, want[i].Seq, d)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	stop, n := errors.New("stop"), 0
+	if err := read(func(driver.AuditEntry) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Errorf("%s whose fn fails returned %v after %d calls, want fn's error after 1", what, err, n)
+	}
 }

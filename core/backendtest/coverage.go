@@ -29,6 +29,8 @@ var declaring = []reflect.Type{
 	reflect.TypeFor[driver.ListReader](),
 	reflect.TypeFor[driver.Counter](),
 	reflect.TypeFor[driver.AuditMemoryReader](),
+	reflect.TypeFor[driver.AuditTailReader](),
+	reflect.TypeFor[driver.AuditBindingReader](),
 	reflect.TypeFor[driver.ErasureReporter](),
 }
 
@@ -48,6 +50,8 @@ var covered = []reflect.Type{
 	reflect.TypeFor[driver.ListReader](),
 	reflect.TypeFor[driver.Counter](),
 	reflect.TypeFor[driver.AuditMemoryReader](),
+	reflect.TypeFor[driver.AuditTailReader](),
+	reflect.TypeFor[driver.AuditBindingReader](),
 	reflect.TypeFor[driver.ErasureReporter](),
 }
 

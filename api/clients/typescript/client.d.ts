@@ -840,6 +840,10 @@ export interface ReviewRequest {
    * by a name.
    */
   namespace?: string;
+  /** List the memories whose id is above this: the next of the page before (default: from the start). */
+  after?: number;
+  /** List at most this many (default: all). */
+  limit?: number;
 }
 
 export interface ContradictedMemory {
@@ -857,6 +861,7 @@ export interface ReviewItem {
 
 export interface ReviewResult {
   items: ReviewItem[];
+  next?: number;
 }
 
 export interface QuarantineReleaseRequest {
@@ -1075,6 +1080,13 @@ export interface AuditRequest {
   since?: string;
   /** Only entries before this time. */
   until?: string;
+  /** Only the last N entries that match (still oldest first). */
+  last?: number;
+  /**
+   * Only entries whose seq is below this one: with last, the page before one whose first entry has
+   * this seq.
+   */
+  before?: number;
 }
 
 export interface AuditEntry {
@@ -1382,8 +1394,9 @@ export declare class MemosClient extends BaseClient {
    * List the review queue.
    *
    * List the memories waiting for a person's review (quarantined: low trust, an untrusted source,
-   * secret-looking, or contradicting a trusted memory), each with why it is held and what it
-   * contradicts. Quarantined memories never appear in search or packs until released.
+   * secret-looking, or contradicting a trusted memory), oldest first, each with why it is held and
+   * what it contradicts. Quarantined memories never appear in search or packs until released. With
+   * limit, a page: pass its next as after for the next one.
    *
    * `POST /api/mem/review`, MCP tool `memos_review`.
    */
@@ -1488,6 +1501,7 @@ export declare class MemosClient extends BaseClient {
    *
    * List the tamper-evident audit log of the whole store, oldest first, filtered by memory, action,
    * source and time: who stored, changed, released or forgot what, with the detail of each change.
+   * last=N lists only the latest N; to page further back, pass the first entry's seq as before.
    *
    * `POST /api/mem/audit`, MCP tool `memos_audit`.
    */

@@ -445,3 +445,31 @@ func AuditPages(size int, page func(after int64) ([]driver.AuditEntry, error), f
 		after = int64(es[len(es)-1].Seq)
 	}
 }
+
+// AuditBackPages is the loop of ReadTx.AuditBefore: it reads pages of
+// entries below before (0: every entry) newest first with page, the first
+// of 32 entries and each next one twice as large up to size (a reader of
+// the latest entries usually stops in the first), and calls fn for each.
+func AuditBackPages(before uint64, size int, page func(before int64, n int) ([]driver.AuditEntry, error), fn func(driver.AuditEntry) error) error {
+	b := int64(before)
+	if before == 0 || before > math.MaxInt64 {
+		b = math.MaxInt64
+	}
+	n := min(32, size)
+	for {
+		es, err := page(b, n)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if len(es) < n {
+			return nil
+		}
+		b = int64(es[len(es)-1].Seq)
+		n = min(2*n, size)
+	}
+}

@@ -32,16 +32,26 @@ explain and packs (unless --include-quarantined) until released or rejected.`,
 }
 
 func (a *app) quarantineListCmd() *cobra.Command {
-	return &cobra.Command{
+	var in api.ReviewIn
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the memories waiting for review, why, and what they contradict",
 		Args:  nargs(0, 0, "no arguments"),
 		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
-			return a.runOp(cmd, "review", &api.Scope{}, func(out any, _ *core.Engine) func(io.Writer) {
-				return func(w io.Writer) { printReview(w, out.(*api.ReviewOut).Items) }
+			return a.runOp(cmd, "review", &in, func(out any, _ *core.Engine) func(io.Writer) {
+				res := out.(*api.ReviewOut)
+				return func(w io.Writer) {
+					printReview(w, res.Items)
+					if res.Next != 0 {
+						fmt.Fprintf(w, "more wait: memos quarantine list --limit %d --after %d\n", in.Limit, res.Next)
+					}
+				}
 			})
 		}),
 	}
+	cmd.Flags().IntVar(&in.Limit, "limit", 0, "list at most this many (default: all)")
+	cmd.Flags().Int64Var(&in.After, "after", 0, "list the memories whose id is above this (the page after one)")
+	return cmd
 }
 
 func printReview(w io.Writer, items []core.ReviewItem) {
@@ -321,6 +331,7 @@ quarantine decisions, lesson outcomes, deletions with their certificates and
 model switches — each entry chained by SHA-256 to the one before it, and each
 entry about a memory version binding that version's SHA-256.`,
 		Example: `  memos audit --memory-id 12
+  memos audit --last 20
   memos audit --action quarantine. --json
   memos audit verify
   memos audit export audit.json && memos audit verify audit.json`,
@@ -354,6 +365,8 @@ entry about a memory version binding that version's SHA-256.`,
 	fs.StringVar(&in.Source, "source", "", "only entries that name this source")
 	fs.StringVar(&in.Since, "since", "", "only entries at or after this time")
 	fs.StringVar(&in.Until, "until", "", "only entries before this time")
+	fs.IntVar(&in.Last, "last", 0, "only the last N entries that match (reads the log from its end)")
+	fs.Uint64Var(&in.Before, "before", 0, "only entries whose number (#) is below this one: with --last, the page before")
 
 	cmd.AddCommand(a.auditVerifyCmd(), a.auditExportCmd())
 	a.renamed(cmd, map[string]string{"memory": "memory-id"})

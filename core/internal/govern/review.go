@@ -27,33 +27,50 @@ type ContradictedMemory struct {
 	Why     string       `json:"why,omitempty"`
 }
 
-// Review lists, through tx, the quarantined memories of namespaces nss,
-// oldest first, each with the reasons recorded when it was quarantined
+// ReviewRange selects a page of the review queue, which is in id order:
+// the memories whose id is above After, at most Limit of them (0: all).
+type ReviewRange struct {
+	After int64
+	Limit int
+}
+
+// Review lists, through tx, the quarantined memories of namespaces nss in
+// r, oldest first, each with the reasons recorded when it was quarantined
 // (its latest quarantine audit entry's) and the memories it contradicts;
 // readable says whether the caller may read a contradicted memory's
-// content.
-func Review(ctx context.Context, tx driver.ReadTx, nss []string, readable func(*driver.Memory) bool) ([]ReviewItem, error) {
+// content. next is the id to pass as After for the page after, 0 when none
+// follows. Only the page's memories are looked up further.
+func Review(ctx context.Context, tx driver.ReadTx, nss []string, readable func(*driver.Memory) bool, r ReviewRange) (items []ReviewItem, next int64, err error) {
 	var ms []*driver.Memory
 	collect := func(m *driver.Memory) error {
 		ms = append(ms, m)
 		return ctx.Err()
 	}
 	quarantined := []driver.Status{driver.StatusQuarantined}
-	var err error
 	if lr, ok := tx.(driver.ListReader); ok {
 		// The list index reads the quarantined memories alone, not the
 		// whole scope.
 		err = lr.List(driver.ListOptions{Order: driver.ListRecent, Namespaces: nss, Statuses: quarantined}, collect)
 		slices.SortFunc(ms, func(a, b *driver.Memory) int { return cmp.Compare(a.ID, b.ID) })
 	} else {
-		err = tx.Scan(driver.ScanOptions{Filter: driver.Filter{Namespaces: nss, Statuses: quarantined}}, collect)
+		opts := driver.ScanOptions{AfterID: r.After, Filter: driver.Filter{Namespaces: nss, Statuses: quarantined}}
+		if r.Limit > 0 {
+			opts.Limit = r.Limit + 1 // one more says whether a page follows
+		}
+		err = tx.Scan(opts, collect)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	items := make([]ReviewItem, len(ms))
+	from, _ := slices.BinarySearchFunc(ms, r.After+1, func(m *driver.Memory, id int64) int { return cmp.Compare(m.ID, id) })
+	ms = ms[from:]
+	if r.Limit > 0 && len(ms) > r.Limit {
+		ms = ms[:r.Limit]
+		next = ms[len(ms)-1].ID
+	}
+	items = make([]ReviewItem, len(ms))
 	if len(items) == 0 {
-		return items, nil
+		return items, 0, nil
 	}
 	byID := map[int64]int{}
 	for i, m := range ms {
@@ -78,18 +95,18 @@ func Review(ctx context.Context, tx driver.ReadTx, nss []string, readable func(*
 		// Each memory's own entries, through the backend's index.
 		for _, m := range ms {
 			if err := ar.AuditOf(m.ID, reasons); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 	} else if err := Read(tx, reasons); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for i := range items {
 		if err := contradicted(tx, &items[i], readable); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return items, nil
+	return items, next, nil
 }
 
 // contradicted fills it.Contradicts from its contradicts edges.

@@ -29,7 +29,15 @@ type AuditFilter struct {
 	Source string    `json:"source,omitempty"`
 	Since  time.Time `json:"since,omitzero"`
 	Until  time.Time `json:"until,omitzero"`
+	// Before selects the entries whose sequence number is below it (0: no
+	// bound). Last, when positive, keeps the last Last entries that match
+	// (still oldest first): with Before, the log is paged backwards.
+	Before uint64 `json:"before,omitempty"`
+	Last   int    `json:"last,omitempty"`
 }
+
+// errEnough stops a read that found what it was after.
+var errEnough = errors.New("enough")
 
 // Audit lists the entries of the log read through tx that match f, oldest
 // first.
@@ -42,27 +50,55 @@ func Audit(tx driver.ReadTx, f AuditFilter) ([]driver.AuditEntry, error) {
 		}
 		return nil
 	}
+	var err error
 	if ar, ok := tx.(driver.AuditMemoryReader); ok && f.MemoryID != 0 {
-		// The memory's own entries and those about no one memory (of which
-		// a batch's binds it), through the backend's index, in log order.
+		// The memory's own entries and the batch entries that bind it,
+		// through the backend's indexes, in log order: those the backend
+		// files under the memory, or else every entry about no one memory.
 		if err := ar.AuditOf(f.MemoryID, keep); err != nil {
 			return nil, err
 		}
 		own := len(out)
-		if err := ar.AuditOf(0, keep); err != nil {
+		if br, ok := tx.(driver.AuditBindingReader); ok {
+			err = br.AuditBound(f.MemoryID, keep)
+		} else {
+			err = ar.AuditOf(0, keep)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if own > 0 && own < len(out) {
 			slices.SortFunc(out, func(a, b driver.AuditEntry) int { return cmp.Compare(a.Seq, b.Seq) })
 		}
-		return out, nil
+	} else if tr, ok := tx.(driver.AuditTailReader); ok && f.Last > 0 {
+		// The latest entries, read newest first until Last match.
+		err = tr.AuditBefore(f.Before, func(a driver.AuditEntry) error {
+			if !f.match(&a, srcHash) {
+				return nil
+			}
+			out = append(out, a)
+			if len(out) == f.Last {
+				return errEnough
+			}
+			return nil
+		})
+		if errors.Is(err, errEnough) {
+			err = nil
+		}
+		slices.Reverse(out)
+	} else {
+		err = Read(tx, keep)
 	}
-	err := Read(tx, keep)
+	if f.Last > 0 && len(out) > f.Last {
+		out = out[len(out)-f.Last:]
+	}
 	return out, err
 }
 
 func (f *AuditFilter) match(a *driver.AuditEntry, srcHash string) bool {
 	switch {
+	case f.Before != 0 && a.Seq >= f.Before:
+		return false
 	case f.MemoryID != 0 && a.MemoryID != f.MemoryID && !bindsMemory(a, f.MemoryID):
 		return false
 	case f.Action != "" && a.Action != f.Action && !(strings.HasSuffix(f.Action, ".") &&
@@ -224,16 +260,7 @@ func bindsMemory(a *driver.AuditEntry, id int64) bool {
 	if !strings.Contains(a.Detail, key+",") && !strings.Contains(a.Detail, key+"}") {
 		return false
 	}
-	var b binding
-	if json.Unmarshal([]byte(a.Detail), &b) != nil {
-		return false
-	}
-	for _, m := range b.Memories {
-		if m.ID == id {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(driver.BoundIDs(a), id)
 }
 
 // deletes reports whether a is the deletion certificate of its memory.

@@ -1443,12 +1443,17 @@ _ReviewRequestOptional = TypedDict(
         # see this namespace plus the shared default one. "default" or
         # project:|harness:|user:|agent:|run: followed by a name.
         "namespace": str,
+        # List the memories whose id is above this: the next of the page before (default: from the
+        # start).
+        "after": int,
+        # List at most this many (default: all).
+        "limit": int,
     }, total=False,
 )
 
 
 class ReviewRequest(_ReviewRequestOptional):
-    """ReviewRequest: a JSON object with namespace."""
+    """ReviewRequest: a JSON object with namespace, after, limit."""
 
 
 _ContradictedMemoryRequired = TypedDict(
@@ -1499,9 +1504,16 @@ _ReviewResultRequired = TypedDict(
     },
 )
 
+_ReviewResultOptional = TypedDict(
+    "_ReviewResultOptional",
+    {
+        "next": int,
+    }, total=False,
+)
 
-class ReviewResult(_ReviewResultRequired):
-    """ReviewResult: a JSON object with items."""
+
+class ReviewResult(_ReviewResultRequired, _ReviewResultOptional):
+    """ReviewResult: a JSON object with items, next."""
 
 
 _QuarantineReleaseRequestRequired = TypedDict(
@@ -1892,13 +1904,18 @@ _AuditRequestOptional = TypedDict(
         "since": str,
         # Only entries before this time.
         "until": str,
+        # Only the last N entries that match (still oldest first).
+        "last": int,
+        # Only entries whose seq is below this one: with last, the page before one whose first
+        # entry has this seq.
+        "before": int,
     }, total=False,
 )
 
 
 class AuditRequest(_AuditRequestOptional):
     """AuditRequest: a JSON object with namespace, memory_id, action, source, since,
-    until.
+    until, last, before.
     """
 
 
@@ -2644,18 +2661,23 @@ class Client(BaseClient):
         self,
         *,
         namespace: Optional[str] = None,
+        after: Optional[int] = None,
+        limit: Optional[int] = None,
     ) -> ReviewResult:
         """List the review queue.
 
         List the memories waiting for a person's review (quarantined: low trust, an
-        untrusted source, secret-looking, or contradicting a trusted memory), each with
-        why it is held and what it contradicts. Quarantined memories never appear in
-        search or packs until released.
+        untrusted source, secret-looking, or contradicting a trusted memory), oldest
+        first, each with why it is held and what it contradicts. Quarantined memories
+        never appear in search or packs until released. With limit, a page: pass its
+        next as after for the next one.
 
         POST /api/mem/review, MCP tool memos_review.
         """
         body: Dict[str, Any] = {
             "namespace": namespace,
+            "after": after,
+            "limit": limit,
         }
         return cast(ReviewResult, self.call("review", body))
 
@@ -2908,12 +2930,15 @@ class Client(BaseClient):
         source: Optional[str] = None,
         since: Optional[str] = None,
         until: Optional[str] = None,
+        last: Optional[int] = None,
+        before: Optional[int] = None,
     ) -> AuditResult:
         """List the audit log.
 
         List the tamper-evident audit log of the whole store, oldest first, filtered by
         memory, action, source and time: who stored, changed, released or forgot what,
-        with the detail of each change.
+        with the detail of each change. last=N lists only the latest N; to page further
+        back, pass the first entry's seq as before.
 
         POST /api/mem/audit, MCP tool memos_audit.
         """
@@ -2924,6 +2949,8 @@ class Client(BaseClient):
             "source": source,
             "since": since,
             "until": until,
+            "last": last,
+            "before": before,
         }
         return cast(AuditResult, self.call("audit", body))
 
