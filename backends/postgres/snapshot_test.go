@@ -130,6 +130,25 @@ func (s *snapStore) blobBytes() int64 {
 	return s.sql(`SELECT coalesce(sum(length(data)), 0)::bigint FROM blobs WHERE name = 'vectors'`).(int64)
 }
 
+// fill remembers n memories of snapText through an engine over the store
+// and closes it, which saves the snapshot in the store.
+func (s *snapStore) fill(n int) []*core.Memory {
+	s.t.Helper()
+	e := s.open("")
+	var ins []core.Input
+	for i := range n {
+		ins = append(ins, core.Input{Content: snapText(i)})
+	}
+	ms, err := e.RememberBatch(context.Background(), ins)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		s.t.Fatal(err)
+	}
+	return ms
+}
+
 var snapWords = []string{"harbour", "lantern", "copper", "meadow", "signal", "orchard", "granite", "violet", "thunder", "willow"}
 
 func snapText(i int) string {
@@ -139,7 +158,13 @@ func snapText(i int) string {
 // vectorIDs is what a vector search for q finds through e.
 func vectorIDs(t *testing.T, e *core.Engine, q string, limit int) []int64 {
 	t.Helper()
-	res, err := e.Search(context.Background(), core.SearchRequest{Query: q, Mode: core.ModeVector, Limit: limit})
+	return searchIDs(t, e, core.SearchRequest{Query: q, Mode: core.ModeVector, Limit: limit})
+}
+
+// searchIDs is what req finds through e.
+func searchIDs(t *testing.T, e *core.Engine, req core.SearchRequest) []int64 {
+	t.Helper()
+	res, err := e.Search(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,18 +202,7 @@ func sameAsRebuilt(t *testing.T, s *snapStore, e *core.Engine) {
 func TestVectorSnapshotInStore(t *testing.T) {
 	ctx := context.Background()
 	s := newSnapStore(t, "store")
-	a := s.open("")
-	var ins []core.Input
-	for i := range 300 {
-		ins = append(ins, core.Input{Content: snapText(i)})
-	}
-	ms, err := a.RememberBatch(ctx, ins)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
+	ms := s.fill(300)
 	saved := s.blobBytes()
 	if saved == 0 {
 		t.Fatal("Close wrote no vector snapshot into the store")
@@ -264,17 +278,7 @@ func TestVectorSnapshotInStoreRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSnapStore(t, "store")
-	e = s.open("")
-	var ins []core.Input
-	for i := range 200 {
-		ins = append(ins, core.Input{Content: snapText(i)})
-	}
-	if _, err := e.RememberBatch(ctx, ins); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
+	s.fill(200)
 	if s.blobBytes() == 0 {
 		t.Fatal("Close wrote no vector snapshot into the store")
 	}
@@ -312,18 +316,7 @@ func TestVectorSnapshotInStoreRejected(t *testing.T) {
 func TestVectorSnapshotInStoreConcurrentWriter(t *testing.T) {
 	ctx := context.Background()
 	s := newSnapStore(t, "store")
-	a := s.open("")
-	var ins []core.Input
-	for i := range 400 {
-		ins = append(ins, core.Input{Content: snapText(i)})
-	}
-	ms, err := a.RememberBatch(ctx, ins)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
+	ms := s.fill(400)
 	w := s.open(filepath.Join(t.TempDir(), "w.vectors"))
 	defer w.Close()
 	done := make(chan error, 1)

@@ -166,6 +166,24 @@ func restoreFixture(t *testing.T, dsn, schema, tag string) {
 	}
 }
 
+// upgraded connects to the database and checks that schema records the
+// latest schema version; it returns the connection and the schema's
+// quoted name.
+func upgraded(t *testing.T, dsn, schema string) (*pgx.Conn, string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pgx.Identifier{schema}.Sanitize()
+	var version string
+	if err := conn.QueryRow(ctx, `SELECT value FROM `+s+`.meta WHERE key = 'postgres.schema_version'`).Scan(&version); err != nil || version != strconv.Itoa(postgres.SchemaVersion) {
+		t.Errorf("schema version %q (%v), want %d", version, err, postgres.SchemaVersion)
+	}
+	return conn, s
+}
+
 // A store written by memos with schema version 2 (every version stored in
 // full in memory_versions, the current one too) opens, is migrated in
 // place, and answers every read, history, as-of search and revert as that
@@ -180,18 +198,10 @@ func TestUpgradeFromV2(t *testing.T) {
 	open := func() (driver.Backend, error) { return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema}) }
 	upgradetest.Check(t, "postgres-v2", open)
 
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, s := upgraded(t, dsn, schema)
 	defer conn.Close(ctx)
-	s := pgx.Identifier{schema}.Sanitize()
-	var version string
-	if err := conn.QueryRow(ctx, `SELECT value FROM `+s+`.meta WHERE key = 'postgres.schema_version'`).Scan(&version); err != nil || version != strconv.Itoa(postgres.SchemaVersion) {
-		t.Errorf("schema version %q (%v), want %d", version, err, postgres.SchemaVersion)
-	}
 	var rows, noContent, noVector, current, missing int
-	err = conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE content IS NULL),
+	err := conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE content IS NULL),
 		count(*) FILTER (WHERE embedding IS NULL AND embedding_dim > 0),
 		count(*) FILTER (WHERE version >= (SELECT m.version FROM `+s+`.memories AS m WHERE m.id = v.id)),
 		(SELECT sum(version - 1) FROM `+s+`.memories) - count(*)
@@ -220,16 +230,8 @@ func TestUpgradeFromV3(t *testing.T) {
 	open := func() (driver.Backend, error) { return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema}) }
 	upgradetest.Check(t, "postgres-v3", open)
 
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, s := upgraded(t, dsn, schema)
 	defer conn.Close(ctx)
-	s := pgx.Identifier{schema}.Sanitize()
-	var version string
-	if err := conn.QueryRow(ctx, `SELECT value FROM `+s+`.meta WHERE key = 'postgres.schema_version'`).Scan(&version); err != nil || version != strconv.Itoa(postgres.SchemaVersion) {
-		t.Errorf("schema version %q (%v), want %d", version, err, postgres.SchemaVersion)
-	}
 	// Check's engine closed: it saved its vector snapshot in the store.
 	var chunks int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+s+`.blobs WHERE name = 'vectors'`).Scan(&chunks); err != nil || chunks == 0 {
