@@ -85,6 +85,7 @@ type (
 	AuditReader           = driver.AuditReader
 	Importer              = driver.Importer
 	MultiGetter           = driver.MultiGetter
+	BlobStore             = driver.BlobStore
 	ChangeWaiter          = driver.ChangeWaiter
 	Remover               = driver.Remover
 	BackendStater         = driver.BackendStater

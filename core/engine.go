@@ -65,7 +65,11 @@ type Options struct {
 	// VectorSnapshot is a file where the engine keeps a snapshot of its
 	// vector index between runs (written on Close, removed by Forget), so
 	// that opening a large store does not re-read every vector; "" means none.
-	// Front-ends use the store's path + ".vectors".
+	// Front-ends use the store's path + ".vectors". With "" on a backend
+	// that keeps blobs (driver.BlobWriter: postgres) the snapshot is kept in
+	// the store itself, shared by every process on every host that opens
+	// it; the opening process replays the change log written since it was
+	// saved, so writes of other processes after it are never missed.
 	VectorSnapshot string
 	// Summarizer writes knowledge pages (Consolidate with Pages); nil means
 	// no pages. The engine closes it if it is an io.Closer.

@@ -34,6 +34,8 @@ type Stats struct {
 	VectorIndexBytes int64 `json:"vector_index_bytes,omitempty"`
 	// VectorSnapshotBytes is the size of the vector index snapshot
 	// (Options.VectorSnapshot) as the last Close wrote it; 0 without one.
+	// For a snapshot kept in the store (no file, a backend that keeps
+	// blobs: postgres) it is the size this engine last read or wrote.
 	VectorSnapshotBytes int64 `json:"vector_snapshot_bytes,omitempty"`
 }
 

@@ -77,18 +77,7 @@ func TestColdOpenMatchesFollower(t *testing.T) {
 	defer cold.Close()
 	for i, w := range words {
 		q := w + " " + words[(i+3)%10]
-		ids := func(e *core.Engine) []int64 {
-			res, err := e.Search(ctx, core.SearchRequest{Query: q, Mode: core.ModeVector, Limit: 20})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out []int64
-			for _, h := range res.Hits {
-				out = append(out, h.Memory.ID)
-			}
-			return out
-		}
-		if got, want := ids(cold), ids(a); !slices.Equal(got, want) || len(want) == 0 {
+		if got, want := vectorIDs(t, cold, q, 20), vectorIDs(t, a, q, 20); !slices.Equal(got, want) || len(want) == 0 {
 			t.Errorf("vector search %q: the cold engine finds %v, the following one %v", q, got, want)
 		}
 	}

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memos-go/memos/backends/postgres"
+	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
 	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
@@ -43,41 +47,88 @@ const metaColdOpen = "bench.cold_open"
 //
 //	MEMOS_TEST_PG_DSN=... MEMOS_BENCH_PG_N=100000 go test -run '^$' -bench ColdOpen -benchtime 5x ./backends/postgres/
 //
-// It reports open-ms and first-query-ms per open besides ns/op.
+// Two ways to open: snapshot, from the vector snapshot kept in the store
+// (written by an open and close before the timed ones), and changelog,
+// without it (deleted before each open): every vector read from the
+// change log. Each reports open-ms and first-query-ms per open besides
+// ns/op. BenchmarkColdOpenSQLite is the same on sqlite, for comparison.
 func BenchmarkColdOpen(b *testing.B) {
 	ctx := context.Background()
 	dsn := testDSN(b)
-	n := coldOpenN(b)
-	cfg := postgres.Config{DSN: dsn, Schema: "bench_cold_open_" + strconv.Itoa(n)}
-	ds, err := dataset.Synthetic(dataset.SyntheticOptions{Docs: n, Queries: 10, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
+	cfg := postgres.Config{DSN: dsn, Schema: "bench_cold_open_" + strconv.Itoa(coldOpenN(b))}
+	openDB := func() (driver.Backend, error) { return postgres.Open(ctx, cfg) }
+	q := ingest(b, openDB, "")
+	dropSnapshot := func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DELETE FROM `+pgx.Identifier{cfg.Schema, "blobs"}.Sanitize()); err != nil {
+			b.Fatal(err)
+		}
 	}
-	c := ds.Corpora[0]
+	b.Run("snapshot", func(b *testing.B) { coldOpens(b, openDB, "", nil, q) })
+	b.Run("changelog", func(b *testing.B) { coldOpens(b, openDB, "", dropSnapshot, q) })
+}
+
+// BenchmarkColdOpenSQLite is BenchmarkColdOpen on sqlite with the snapshot
+// file front-ends keep next to the store (path + ".vectors"). The store is
+// kept in $MEMOS_BENCH_DIR (default the system's temporary directory) as
+// cold-open-<n>.db; remove it to start over.
+func BenchmarkColdOpenSQLite(b *testing.B) {
+	ctx := context.Background()
+	dir := os.Getenv("MEMOS_BENCH_DIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	path := filepath.Join(dir, "cold-open-"+strconv.Itoa(coldOpenN(b))+".db")
+	openDB := func() (driver.Backend, error) { return sqlite.Open(ctx, sqlite.Config{Path: path}) }
+	q := ingest(b, openDB, path+".vectors")
+	coldOpens(b, openDB, path+".vectors", nil, q)
+}
+
+// coldOpen opens an engine over the backend openDB opens, with the vector
+// snapshot file snap ("": none, or in the store).
+func coldOpen(openDB func() (driver.Backend, error), snap string) (*core.Engine, error) {
+	db, err := openDB()
+	if err != nil {
+		return nil, err
+	}
 	emb, err := hash.New(hash.Config{Dim: 256})
 	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	e, err := core.Open(context.Background(), core.Options{Backend: db, Embedder: emb, EmbedCacheSize: -1, VectorSnapshot: snap,
+		Govern: core.GovernConfig{Contradictions: core.ContradictOff}})
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return e, nil
+}
+
+// coldOpens times opens of the store and their first search for q, after
+// an open and a close that leave a current snapshot; before, when not nil,
+// runs before each open, untimed.
+func coldOpens(b *testing.B, openDB func() (driver.Backend, error), snap string, before func(), q dataset.Query) {
+	ctx := context.Background()
+	e, err := coldOpen(openDB, snap)
+	if err != nil {
 		b.Fatal(err)
 	}
-	open := func() (*core.Engine, error) {
-		db, err := postgres.Open(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		e, err := core.Open(ctx, core.Options{Backend: db, Embedder: emb, EmbedCacheSize: -1,
-			Govern: core.GovernConfig{Contradictions: core.ContradictOff}})
-		if err != nil {
-			return nil, errors.Join(err, db.Close())
-		}
-		return e, nil
+	if err := e.Close(); err != nil {
+		b.Fatal(err)
 	}
-	ingest(b, cfg, open, c)
-
-	q := c.Queries[0]
 	var openTime, queryTime time.Duration
 	opens := 0
 	for b.Loop() {
+		if before != nil {
+			b.StopTimer()
+			before()
+			b.StartTimer()
+		}
 		t0 := time.Now()
-		e, err := open()
+		e, err := coldOpen(openDB, snap)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -108,11 +159,18 @@ func BenchmarkColdOpen(b *testing.B) {
 	b.ReportMetric(float64(queryTime.Microseconds())/1e3/float64(opens), "first-query-ms")
 }
 
-// ingest writes c's documents into the store of cfg through the engine
-// open opens, unless an earlier run completed that.
-func ingest(b *testing.B, cfg postgres.Config, open func() (*core.Engine, error), c dataset.Corpus) {
+// ingest writes the synthetic workload's documents into the store openDB
+// opens through an engine (with the snapshot file snap), unless an earlier
+// run completed that, and returns the query to time.
+func ingest(b *testing.B, openDB func() (driver.Backend, error), snap string) dataset.Query {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, cfg)
+	n := coldOpenN(b)
+	ds, err := dataset.Synthetic(dataset.SyntheticOptions{Docs: n, Queries: 10, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := ds.Corpora[0]
+	db, err := openDB()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -131,15 +189,15 @@ func ingest(b *testing.B, cfg postgres.Config, open func() (*core.Engine, error)
 	if err != nil {
 		b.Fatal(err)
 	}
+	db.Close()
 	if done == "complete" {
-		db.Close()
-		return
+		return c.Queries[0]
 	}
 	if seq != 0 {
-		b.Fatalf("schema %s holds an unfinished ingest: drop it and run again", cfg.Schema)
+		b.Fatal("the benchmark's store holds an unfinished ingest: remove it and run again")
 	}
-	b.Logf("ingesting %d memories into schema %s (kept for later runs)", len(c.Docs), cfg.Schema)
-	e, err := open()
+	b.Logf("ingesting %d memories (kept for later runs)", len(c.Docs))
+	e, err := coldOpen(openDB, snap)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -154,11 +212,11 @@ func ingest(b *testing.B, cfg postgres.Config, open func() (*core.Engine, error)
 			b.Fatal(err)
 		}
 	}
+	if err := e.Backend().Update(ctx, func(tx driver.Tx) error { return tx.SetMeta(metaColdOpen, "complete") }); err != nil {
+		b.Fatal(err)
+	}
 	if err := e.Close(); err != nil {
 		b.Fatal(err)
 	}
-	if err := db.Update(ctx, func(tx driver.Tx) error { return tx.SetMeta(metaColdOpen, "complete") }); err != nil {
-		b.Fatal(err)
-	}
-	db.Close()
+	return c.Queries[0]
 }

@@ -53,6 +53,15 @@
 // not search (at the latest after Config.PollInterval, should the
 // notification be lost while the listening connection reconnects).
 //
+// Each engine holds every vector in memory. It keeps the snapshot of its
+// vector index in the store (driver.BlobStore: the table blobs, in chunks of
+// 1 MiB), written when an engine closes and read by the next one to open on
+// any host, which then replays the change log written since the snapshot's
+// sequence number: an open reads one 100 MB blob at 100k memories of 256
+// dimensions instead of 100k rows. A blob is written in a transaction of
+// its own that does not lock the store row, so writers do not wait for it;
+// the writes and deletes of one blob take turns on an advisory lock.
+//
 // Keyword search: a GIN index over a tsvector of the content's stemmed
 // tokens (core/text's tokenizer and FTS5's porter stemmer, not
 // PostgreSQL's parser) proposes candidates; core/text evaluates the query

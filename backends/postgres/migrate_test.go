@@ -56,15 +56,7 @@ func TestMigrateSQLiteToPostgresAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	search := func(e *core.Engine) []int64 {
-		res, err := e.Search(ctx, core.SearchRequest{Query: "staging cluster four", Limit: 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []int64
-		for _, h := range res.Hits {
-			out = append(out, h.Memory.ID)
-		}
-		return out
+		return searchIDs(t, e, core.SearchRequest{Query: "staging cluster four", Limit: 20})
 	}
 	before := search(se)
 

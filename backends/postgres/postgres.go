@@ -78,6 +78,9 @@ type DB struct {
 	// database ("" when it is not), detected at Open. memos does not use it
 	// yet; see the README's scaling notes.
 	pgvector string
+	// blockSize is the server's page size (block_size), which sizes the
+	// rows of blobs (see blob.go).
+	blockSize int
 
 	guard guard.Guard // Close waits for View, Update and searches in progress
 	// closing is closed when Close starts, so that a WaitChange in
@@ -169,6 +172,13 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	// Best effort: a role that cannot read the catalog just reports none.
 	_ = pool.QueryRow(ctx, `SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'vector'), '')`).Scan(&d.pgvector)
+	var bs string
+	if err := pool.QueryRow(ctx, `SHOW block_size`).Scan(&bs); err == nil {
+		d.blockSize, _ = strconv.Atoi(bs)
+	}
+	if d.blockSize < 1024 { // not read: PostgreSQL's default (pages are never smaller)
+		d.blockSize = 8192
+	}
 	d.lis = newListener(pool, d.channel)
 	return d, nil
 }

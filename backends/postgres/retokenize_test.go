@@ -61,6 +61,7 @@ func TestRetokenizeMigration(t *testing.T) {
 		`UPDATE ` + s + `.memories SET ntokens = 99, terms = array_to_tsvector(ARRAY['stale']) WHERE content ~ '[^\x01-\x7f]'`,
 		`UPDATE ` + s + `.store SET tokens = (SELECT sum(ntokens) FROM ` + s + `.memories)`,
 		`UPDATE ` + s + `.meta SET value = '1' WHERE key = 'postgres.schema_version'`,
+		`DROP TABLE ` + s + `.blobs`, // version 4's
 	} {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -24,7 +24,7 @@ const (
 // advisory lock, so that a store is never half-migrated and two processes
 // opening a new store at once do not both create it. Append new ones;
 // never edit a released one.
-var migrations = []migration{{sql: schemaV1}, {run: retokenize}, {sql: schemaV3}}
+var migrations = []migration{{sql: schemaV1}, {run: retokenize}, {sql: schemaV3}, {sql: schemaV4}}
 
 // migration is one step of migrations: SQL statements, or a function that
 // runs in the transaction.
@@ -259,6 +259,22 @@ var schemaV3 = []string{
 	`DROP TABLE memory_versions`,
 	`ALTER TABLE memory_versions_v3 RENAME TO memory_versions`,
 	`ALTER INDEX memory_versions_v3_pkey RENAME TO memory_versions_pkey`,
+}
+
+// schemaV4 adds blobs (driver.BlobStore, see blob.go): named byte strings
+// in chunks of a little less than a page, stored in the table's pages
+// (PLAIN: neither compressed nor moved to TOAST), where the engine keeps
+// its vector index snapshot so that a process on any host opens the store
+// without reading every vector. A memos before version 4 neither reads nor
+// writes it.
+var schemaV4 = []string{
+	`CREATE TABLE blobs (
+		name  text    NOT NULL,
+		chunk integer NOT NULL,
+		data  bytea   NOT NULL,
+		PRIMARY KEY (name, chunk)
+	)`,
+	`ALTER TABLE blobs ALTER COLUMN data SET STORAGE PLAIN`,
 }
 
 // migrate brings the schema to schemaVersion in tx: it creates it in an

@@ -20,7 +20,7 @@ import (
 
 // fixtureTables are the tables of a store, in the order a restore fills
 // them.
-var fixtureTables = []string{"store", "meta", "memories", "memory_versions", "tombstones", "edges", "audit"}
+var fixtureTables = []string{"store", "meta", "memories", "memory_versions", "tombstones", "edges", "audit", "blobs"}
 
 // dumpTable is one table of a fixture: its rows as COPY's text format.
 type dumpTable struct {
@@ -123,8 +123,8 @@ func writeGzip(t *testing.T, path string, b []byte) {
 }
 
 // restoreFixture creates schema as the release that wrote the fixture
-// postgres-TAG.json.gz had (version 1's tables, which later versions
-// migrate from), and fills its tables with the fixture's rows.
+// postgres-vN.json.gz had (the tables of schema version N), and fills its
+// tables with the fixture's rows.
 func restoreFixture(t *testing.T, dsn, schema, tag string) {
 	t.Helper()
 	ctx := context.Background()
@@ -146,8 +146,12 @@ func restoreFixture(t *testing.T, dsn, schema, tag string) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	version, err := strconv.Atoi(strings.TrimPrefix(tag, "v"))
+	if err != nil || version < 1 || version > postgres.SchemaVersion {
+		t.Fatalf("fixture tag %q does not name a schema version", tag)
+	}
 	s := pgx.Identifier{schema}.Sanitize()
-	stmts := append([]string{`CREATE SCHEMA ` + s, `SET search_path = ` + s}, postgres.SchemaV1...)
+	stmts := append([]string{`CREATE SCHEMA ` + s, `SET search_path = ` + s}, postgres.SchemaSQL(version)...)
 	stmts = append(stmts, `DELETE FROM store`)
 	for _, q := range stmts {
 		if _, err := conn.Exec(ctx, q); err != nil {
@@ -160,6 +164,24 @@ func restoreFixture(t *testing.T, dsn, schema, tag string) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+}
+
+// upgraded connects to the database and checks that schema records the
+// latest schema version; it returns the connection and the schema's
+// quoted name.
+func upgraded(t *testing.T, dsn, schema string) (*pgx.Conn, string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pgx.Identifier{schema}.Sanitize()
+	var version string
+	if err := conn.QueryRow(ctx, `SELECT value FROM `+s+`.meta WHERE key = 'postgres.schema_version'`).Scan(&version); err != nil || version != strconv.Itoa(postgres.SchemaVersion) {
+		t.Errorf("schema version %q (%v), want %d", version, err, postgres.SchemaVersion)
+	}
+	return conn, s
 }
 
 // A store written by memos with schema version 2 (every version stored in
@@ -176,18 +198,10 @@ func TestUpgradeFromV2(t *testing.T) {
 	open := func() (driver.Backend, error) { return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema}) }
 	upgradetest.Check(t, "postgres-v2", open)
 
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, s := upgraded(t, dsn, schema)
 	defer conn.Close(ctx)
-	s := pgx.Identifier{schema}.Sanitize()
-	var version string
-	if err := conn.QueryRow(ctx, `SELECT value FROM `+s+`.meta WHERE key = 'postgres.schema_version'`).Scan(&version); err != nil || version != strconv.Itoa(postgres.SchemaVersion) {
-		t.Errorf("schema version %q (%v), want %d", version, err, postgres.SchemaVersion)
-	}
 	var rows, noContent, noVector, current, missing int
-	err = conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE content IS NULL),
+	err := conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE content IS NULL),
 		count(*) FILTER (WHERE embedding IS NULL AND embedding_dim > 0),
 		count(*) FILTER (WHERE version >= (SELECT m.version FROM `+s+`.memories AS m WHERE m.id = v.id)),
 		(SELECT sum(version - 1) FROM `+s+`.memories) - count(*)
@@ -202,5 +216,25 @@ func TestUpgradeFromV2(t *testing.T) {
 	// status, validity) store neither content nor vector again.
 	if noContent == 0 || noVector == 0 || noContent == rows {
 		t.Errorf("%d version rows, %d without content, %d without vector: want some of each kind", rows, noContent, noVector)
+	}
+}
+
+// A store written by memos with schema version 3 (today's main before
+// blobs) opens, gains the blobs table, answers as that release did, and
+// keeps its engine's vector snapshot in the store from then on.
+func TestUpgradeFromV3(t *testing.T) {
+	ctx := context.Background()
+	dsn := testDSN(t)
+	schema := schemaFor(t, dsn, t.Name())
+	restoreFixture(t, dsn, schema, "v3")
+	open := func() (driver.Backend, error) { return postgres.Open(ctx, postgres.Config{DSN: dsn, Schema: schema}) }
+	upgradetest.Check(t, "postgres-v3", open)
+
+	conn, s := upgraded(t, dsn, schema)
+	defer conn.Close(ctx)
+	// Check's engine closed: it saved its vector snapshot in the store.
+	var chunks int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+s+`.blobs WHERE name = 'vectors'`).Scan(&chunks); err != nil || chunks == 0 {
+		t.Errorf("the upgraded store holds %d chunks of a vector snapshot (%v); want some", chunks, err)
 	}
 }

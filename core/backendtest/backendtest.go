@@ -116,6 +116,7 @@ var cases = []testCase{
 	{"Import", []string{"Importer.InsertAt", "Importer.ReserveIDs"}, testImport},
 	{"GetMany", []string{"MultiGetter.GetMany"}, testGetMany},
 	{"EdgesMany", []string{"MultiEdgeReader.EdgesMany", "ReadTx.Edges"}, testEdgesMany},
+	{"Blobs", []string{"BlobStore.ReadBlob", "BlobStore.WriteBlob", "BlobStore.DeleteBlob"}, testBlobs},
 	{"IndexedReaders", []string{"SessionReader.Session", "UpdateReader.UpdatedAfter", "RankReader.Ranked", "Tx.Touch", "Tx.Put", "Tx.Delete"}, testIndexedReaders},
 	{"RankedPages", []string{"RankReader.Ranked"}, testRankedPages},
 	{"List", []string{"ListReader.List", "Tx.Put", "Tx.Delete"}, testList},

@@ -3,7 +3,7 @@
 // conformance kits. It holds the memory model (Memory, Edge, pools, types,
 // trust, status), the interfaces a backend implements (Backend, ReadTx, Tx,
 // ChangeLog, GraphWriter and the optional AuditReader, Importer,
-// BackendStater, MultiGetter, MultiEdgeReader and the indexed reads SessionReader,
+// BackendStater, MultiGetter, MultiEdgeReader, BlobStore and the indexed reads SessionReader,
 // UpdateReader, RankReader and ListReader), Embedder and VectorIndex, the sentinel errors with KindOf,
 // the name registry and vector math.
 //

@@ -74,26 +74,21 @@ const ctxCheckRows = 4096
 // the same call wins). It copies and normalises each vector. Add is atomic:
 // when one entry is invalid — wrong dimension (ErrDimensionMismatch), zero or
 // non-finite vector (ErrInvalid) — nothing is added.
+//
+// Each vector is copied once, into the storage after the last row, and
+// normalised there; the new rows are then moved into their slots (a new
+// entry's is where it already is unless an earlier one of the call
+// replaced an entry) and kept only when every vector was valid. Filling an
+// index of 100k × 256 in one call so copies 100 MB once, where a buffer
+// for the whole call copied it twice.
 func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("vector add: %w", err)
 	}
-	// Validate and normalise outside the lock, into one buffer.
-	buf := make([]float32, len(entries)*x.dim)
-	for i, e := range entries {
+	for _, e := range entries {
 		if len(e.Vector) != x.dim {
 			return fmt.Errorf("vector add id %d: %w: vector has %d dimensions, the index has %d (re-embed with the store's model or rebuild the index)",
 				e.ID, driver.ErrDimensionMismatch, len(e.Vector), x.dim)
-		}
-		row := buf[i*x.dim : (i+1)*x.dim]
-		copy(row, e.Vector)
-		if !normalized(row) {
-			return fmt.Errorf("vector add id %d: %w: vector is zero, too short to normalise, or has non-finite components", e.ID, driver.ErrInvalid)
-		}
-		if i%ctxCheckRows == ctxCheckRows-1 {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("vector add: %w", err)
-			}
 		}
 	}
 
@@ -102,23 +97,47 @@ func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	if len(x.ids)+len(entries) > math.MaxInt32 {
 		return fmt.Errorf("vector add: %w: the exact index holds at most %d entries", driver.ErrInvalid, math.MaxInt32)
 	}
+	base := x.rows.Len()
 	x.rows.Reserve(len(entries))
+	var buf []float32 // Int8: the vector normalised, before it is quantised
+	if x.rows.Precision() != Float32 {
+		buf = make([]float32, x.dim)
+	}
 	for i, e := range entries {
-		row := buf[i*x.dim : (i+1)*x.dim]
+		if !x.rows.appendUnit(e.Vector, buf) {
+			x.rows.Truncate(base)
+			return fmt.Errorf("vector add id %d: %w: vector is zero, too short to normalise, or has non-finite components", e.ID, driver.ErrInvalid)
+		}
+		if i%ctxCheckRows == ctxCheckRows-1 {
+			if err := ctx.Err(); err != nil {
+				x.rows.Truncate(base)
+				return fmt.Errorf("vector add: %w", err)
+			}
+		}
+	}
+	// Row base+i holds entry i. Every move below writes a row before
+	// base+i when it reads row base+i, so no row is overwritten before it
+	// is read.
+	for i, e := range entries {
+		staged := base + i
 		ns, pool := x.ns.acquire(e.Namespace), x.pools.acquire(string(e.Pool))
 		if s, ok := x.slots[e.ID]; ok {
 			x.ns.release(x.nsOf[s])
 			x.pools.release(x.pool[s])
-			x.rows.Set(int(s), row)
+			x.rows.Move(int(s), staged)
 			x.nsOf[s], x.pool[s] = ns, pool
 			continue
 		}
-		x.slots[e.ID] = int32(len(x.ids))
+		s := len(x.ids)
+		x.slots[e.ID] = int32(s)
 		x.ids = append(x.ids, e.ID)
 		x.nsOf = append(x.nsOf, ns)
 		x.pool = append(x.pool, pool)
-		x.rows.Append(row)
+		if s != staged {
+			x.rows.Move(s, staged)
+		}
 	}
+	x.rows.Truncate(len(x.ids))
 	return nil
 }
 

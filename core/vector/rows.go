@@ -119,6 +119,28 @@ func (r *Rows) Append(v []float32) {
 	r.f = append(r.f, v...)
 }
 
+// appendUnit adds v scaled to unit length as the last row when normalized
+// accepts it, and reports whether it did; at Float32 v is copied straight
+// into the storage and scaled there, at Int8 it is scaled in buf (dim
+// components) and quantised.
+func (r *Rows) appendUnit(v, buf []float32) bool {
+	if r.prec == Int8 {
+		copy(buf, v)
+		if !normalized(buf) {
+			return false
+		}
+		r.Append(buf)
+		return true
+	}
+	n := len(r.f)
+	r.f = append(r.f, v...)
+	if !normalized(r.f[n:]) {
+		r.f = r.f[:n]
+		return false
+	}
+	return true
+}
+
 // Set replaces row i by v.
 func (r *Rows) Set(i int, v []float32) {
 	if r.prec == Int8 {
@@ -168,15 +190,24 @@ func (r *Rows) Reserve(n int) {
 			return
 		}
 		c := max(need, cap(r.scale)+cap(r.scale)/2, 64)
-		r.codes = slices.Grow(r.codes, c*r.dim-len(r.codes))
-		r.scale = slices.Grow(r.scale, c-len(r.scale))
+		r.codes = regrow(r.codes, c*r.dim)
+		r.scale = regrow(r.scale, c)
 		return
 	}
 	if need*r.dim <= cap(r.f) {
 		return
 	}
-	c := max(need*r.dim, cap(r.f)+cap(r.f)/2, 64*r.dim)
-	r.f = slices.Grow(r.f, c-len(r.f))
+	r.f = regrow(r.f, max(need*r.dim, cap(r.f)+cap(r.f)/2, 64*r.dim))
+}
+
+// regrow returns s in new storage of capacity c. Unlike slices.Grow it does
+// not zero the room it adds (appends write it): a large allocation comes
+// zeroed from the operating system, or is zeroed by the runtime only when
+// reused.
+func regrow[T int8 | float32](s []T, c int) []T {
+	out := make([]T, len(s), c)
+	copy(out, s)
+	return out
 }
 
 // Compact reallocates the storage to room for twice the rows it holds, to

@@ -387,7 +387,9 @@ func footprintOf(cfg *config.Config, st *core.Stats) (footprint, error) {
 			f.DiskBytes += alloc
 		}
 	} else if n, ok := st.Backend["size_bytes"].(int64); ok {
-		f.DiskBytes = n + st.VectorSnapshotBytes
+		// A store without a path (a database) keeps the vector snapshot in
+		// it (driver.BlobStore), or none: its size counts it.
+		f.DiskBytes = n
 	}
 	f.IndexBytes = st.VectorIndexBytes
 	if st.StoreMemories > 0 {

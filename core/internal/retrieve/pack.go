@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/memos-go/memos/core/driver"
@@ -47,23 +46,46 @@ func (p *Pipeline) Picks() (mems, lessons []Pick) {
 
 // Neighbours returns up to n memories joined by an edge to one of the
 // memories sel and not in the result, visible at the request's clocks, in
-// the order of sel, then edge order.
+// the order of sel, then edge order. The edges of every memory of sel are
+// read at once where the backend can (driver.MultiEdgeReader: one round
+// trip on a database server), and so are the first neighbours
+// (driver.MultiGetter).
 func (p *Pipeline) Neighbours(ctx context.Context, sel []int64, n int) ([]Pick, error) {
+	if n <= 0 || len(sel) == 0 {
+		return nil, nil
+	}
 	var out []Pick
 	seen := map[int64]bool{}
 	for _, c := range p.hits {
 		seen[c.id] = true
 	}
 	err := p.d.Store.View(ctx, func(tx driver.ReadTx) error {
+		all, err := driver.EdgesOf(tx, sel)
+		if err != nil {
+			return err
+		}
+		// The neighbours in the order the loop below meets them; a few
+		// times n are read at once (the rest, one by one if ever reached:
+		// some may be out of scope or forgotten).
+		var ids []int64
+		next := map[int64]bool{}
 		for _, id := range sel {
-			edges, err := tx.Edges(id)
-			if errors.Is(err, driver.ErrNotFound) {
-				continue
+			for _, ed := range all[id] {
+				other := ed.To
+				if ed.To == id {
+					other = ed.From
+				}
+				if !seen[other] && !next[other] && len(ids) < 4*n {
+					next[other] = true
+					ids = append(ids, other)
+				}
 			}
-			if err != nil {
-				return err
-			}
-			for _, ed := range edges {
+		}
+		if err := p.prefetch(tx, ids); err != nil {
+			return err
+		}
+		for _, id := range sel {
+			for _, ed := range all[id] {
 				if len(out) == n {
 					return nil
 				}

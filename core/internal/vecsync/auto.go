@@ -117,7 +117,7 @@ func (x *Index) switchToHNSW(ctx context.Context) (switched bool, err error) {
 	x.seq.Store(last)
 	x.snap.mu.Lock()
 	x.snap.header.Index = "hnsw"
-	x.snap.ok = false // the file, if any, holds the exact index
+	x.snap.ok = false // the snapshot, if any, holds the exact index
 	x.snap.mu.Unlock()
 	return true, nil
 }

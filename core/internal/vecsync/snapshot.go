@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
@@ -36,6 +37,21 @@ import (
 // "vectors.snapshot") and the header; a snapshot whose generation is not the
 // store's is ignored. On load the engine also compares a sample of vectors
 // with the store and rebuilds when one differs.
+//
+// A backend that keeps blobs (driver.BlobStore: postgres) keeps the
+// snapshot in the store itself when no file is configured, as the blob
+// "vectors": every process on every host that opens the store starts from
+// it, and a backup of the store holds the snapshot that goes with it, so no
+// generation is needed. Several processes may write the store at once: a
+// snapshot reflects the change log up to its seq, and the opening process
+// replays every change after that seq (the change log lists each memory
+// changed since with its latest state, forgotten ones too), so a write made
+// after the snapshot was saved, on any host, is in the index. The save
+// writes nothing when the change log, read in the blob's write transaction,
+// has a forget after the snapshot's seq; a forget committed after that read
+// is followed by the forgetting engine's delete of the blob, which waits for
+// the write and removes it (driver.BlobStore). So no vector of a memory
+// forgotten through an engine stays in the store, as with the file.
 
 // snapshotMagic starts a snapshot of float32 vectors, as before precisions
 // existed; snapshotMagicPrecision one whose header ends with the precision
@@ -52,13 +68,33 @@ const metaSnapshotGen = "vectors.snapshot"
 // metaStoreID names a store for its derived files.
 const metaStoreID = "store.id"
 
-// snapshot is the state of the snapshot file of one Index.
+// blobSnapshot is the name of the snapshot kept in the store.
+const blobSnapshot = "vectors"
+
+// snapshot is the state of the snapshot of one Index: a file, or a blob in
+// the store.
 type snapshot struct {
-	path   string // Config.Snapshot; "" means none
-	header header // what a snapshot of this store and model says
-	mu     sync.Mutex
-	seq    uint64 // the seq of the snapshot on disk, when ok
-	ok     bool   // the file holds what this index loaded or saved
+	path    string           // Config.Snapshot; "" means none, or in the store
+	blobs   driver.BlobStore // the backend, when it keeps blobs
+	inStore bool             // no path, and the backend keeps blobs
+	header  header           // what a snapshot of this store and model says
+	mu      sync.Mutex
+	seq     uint64 // the seq of the snapshot on disk, when ok
+	ok      bool   // the file holds what this index loaded or saved
+	// bytes is the size of the snapshot in the store as last read or
+	// written (a file's is read from the file).
+	bytes atomic.Int64
+}
+
+// enabled reports whether the index keeps a snapshot.
+func (s *snapshot) enabled() bool { return s.path != "" || s.inStore }
+
+// where names the snapshot in messages.
+func (s *snapshot) where() string {
+	if s.path != "" {
+		return s.path
+	}
+	return "in the store (blob " + blobSnapshot + ")"
 }
 
 // header precedes the index's own serialisation.
@@ -105,6 +141,20 @@ func saveSnapshot(path string, h header, idx driver.PersistentVectorIndex) (err 
 		}
 	}()
 	w := bufio.NewWriter(tmp)
+	if err = writeSnapshot(w, h, idx); err != nil {
+		return err
+	}
+	if err = w.Flush(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// writeSnapshot writes the header h and idx to w.
+func writeSnapshot(w io.Writer, h header, idx driver.PersistentVectorIndex) (err error) {
 	magic := snapshotMagic
 	if h.Precision != vector.Float32 {
 		magic = snapshotMagicPrecision
@@ -120,62 +170,56 @@ func saveSnapshot(path string, h header, idx driver.PersistentVectorIndex) (err 
 	if err != nil {
 		return err
 	}
-	if err = idx.Save(w); err != nil {
-		return err
-	}
-	if err = w.Flush(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return idx.Save(w)
 }
 
-// loadSnapshot reads the snapshot at path if it matches want (model, dim,
-// index kind, precision). It returns the index and the seq it reflects; a missing file
-// is (nil, 0, nil).
-func loadSnapshot(path string, want header, load func(io.Reader) (driver.VectorIndex, error)) (driver.VectorIndex, uint64, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, nil
-	}
+// readSnapshot reads the snapshot in r, which holds size bytes (-1:
+// unknown), if it matches want (model, dim, index kind, precision). It
+// returns the index and the seq it reflects; nil for a snapshot of another
+// kind of index or precision. where names it in errors.
+func readSnapshot(r io.Reader, size int64, where string, want header, load func(io.Reader) (driver.VectorIndex, error)) (driver.VectorIndex, uint64, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	h, err := readHeader(br)
 	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	h, err := readHeader(r)
-	if err != nil {
-		return nil, 0, fmt.Errorf("snapshot %s: %w", path, err)
+		return nil, 0, fmt.Errorf("snapshot %s: %w", where, err)
 	}
 	if h.Index != want.Index || h.Precision != want.Precision {
 		return nil, 0, nil // a snapshot of another kind of index or precision: of no use here
 	}
 	if h.Store != want.Store || h.Model != want.Model || h.Dim != want.Dim {
 		return nil, 0, fmt.Errorf("snapshot %s is of store %s, %s/%d; the engine uses store %s, %s/%d",
-			path, h.Store, h.Model, h.Dim, want.Store, want.Model, want.Dim)
+			where, h.Store, h.Model, h.Dim, want.Store, want.Model, want.Dim)
 	}
 	if h.Gen != want.Gen {
 		return nil, 0, fmt.Errorf("snapshot %s was saved from another state of the store (generation %s, the store records %q): was memory.db restored from a backup?",
-			path, h.Gen, want.Gen)
+			where, h.Gen, want.Gen)
 	}
-	// What the file still holds, so that the index can allocate its arrays
-	// at once instead of growing them as they arrive.
-	in := io.Reader(r)
-	if st, err := f.Stat(); err == nil {
-		if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
-			in = &io.LimitedReader{R: r, N: st.Size() - pos + int64(r.Buffered())}
-		}
+	// What the snapshot still holds, so that the index can allocate its
+	// arrays at once instead of growing them as they arrive.
+	in := io.Reader(br)
+	if size >= 0 {
+		in = &io.LimitedReader{R: br, N: size - h.size()}
 	}
 	idx, err := load(in)
 	if err != nil {
-		return nil, 0, fmt.Errorf("snapshot %s: %w", path, err)
+		return nil, 0, fmt.Errorf("snapshot %s: %w", where, err)
 	}
 	if p := precisionOf(idx); p != want.Precision {
-		return nil, 0, fmt.Errorf("snapshot %s: the header says %s vectors, the index holds %s", path, want.Precision, p)
+		return nil, 0, fmt.Errorf("snapshot %s: the header says %s vectors, the index holds %s", where, want.Precision, p)
 	}
 	return idx, h.Seq, nil
+}
+
+// size is the length of h as written: the magic and the fields.
+func (h header) size() int64 {
+	n := int64(len(snapshotMagic)) + 4 + 8
+	for _, s := range []string{h.Store, h.Model, h.Index, h.Gen} {
+		n += 2 + int64(len(s))
+	}
+	if h.Precision != vector.Float32 {
+		n += 2 + int64(len(h.Precision.String()))
+	}
+	return n
 }
 
 // readHeader reads the magic and the header.
@@ -216,14 +260,52 @@ func readHeader(r io.Reader) (header, error) {
 	return h, nil
 }
 
-// peekSnapshot reads the header of the snapshot at path.
-func peekSnapshot(path string) (header, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return header{}, err
+// readStored calls fn with a reader of the snapshot and the bytes it holds
+// (-1: unknown); found is false, and fn not called, when there is none. A
+// snapshot in the store is read in a read transaction, which fn runs in.
+func (x *Index) readStored(ctx context.Context, fn func(r io.Reader, size int64) error) (found bool, err error) {
+	if x.snap.path != "" {
+		f, err := os.Open(x.snap.path)
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		defer f.Close()
+		size := int64(-1)
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		return true, fn(f, size)
 	}
-	defer f.Close()
-	return readHeader(bufio.NewReader(f))
+	if !x.snap.inStore {
+		return false, nil
+	}
+	err = x.snap.blobs.ReadBlob(ctx, blobSnapshot, func(r io.Reader, size int64) error {
+		found = true
+		x.snap.bytes.Store(size)
+		return fn(r, size)
+	})
+	if !found && errors.Is(err, driver.ErrNotFound) {
+		err = nil
+	}
+	return found, err
+}
+
+// peekSnapshot reads the header of the snapshot; ErrNotExist when there is
+// none.
+func (x *Index) peekSnapshot(ctx context.Context) (header, error) {
+	var h header
+	found, err := x.readStored(ctx, func(r io.Reader, _ int64) error {
+		var err error
+		h, err = readHeader(bufio.NewReader(r))
+		return err
+	})
+	if err == nil && !found {
+		err = os.ErrNotExist
+	}
+	return h, err
 }
 
 // newID returns 16 random bytes in hex.
@@ -235,8 +317,9 @@ func newID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// storeID returns the store's id, creating one in a store that has none.
-func (x *Index) storeID(ctx context.Context) (string, error) {
+// storeID returns the store's id, creating one in a store that has none
+// when create is set ("" otherwise).
+func (x *Index) storeID(ctx context.Context, create bool) (string, error) {
 	var id string
 	err := x.b.View(ctx, func(tx driver.ReadTx) error {
 		var err error
@@ -245,6 +328,9 @@ func (x *Index) storeID(ctx context.Context) (string, error) {
 	})
 	if !errors.Is(err, driver.ErrNotFound) {
 		return id, err
+	}
+	if !create {
+		return "", nil
 	}
 	fresh, err := newID()
 	if err != nil {
@@ -270,8 +356,8 @@ func (x *Index) open(ctx context.Context, cfg Config) error {
 		name = "exact"
 	case "auto":
 		// A store that already has an HNSW snapshot keeps using it.
-		if x.snap.path != "" {
-			if h, err := peekSnapshot(x.snap.path); err == nil && h.Index == "hnsw" && h.Precision == x.prec {
+		if x.snap.enabled() {
+			if h, err := x.peekSnapshot(ctx); err == nil && h.Index == "hnsw" && h.Precision == x.prec {
 				return x.openKind(ctx, "hnsw")
 			}
 		}
@@ -298,7 +384,7 @@ func (x *Index) openKind(ctx context.Context, name string) error {
 		return fmt.Errorf("no vector index named %q", name)
 	}
 	x.snap.ok = false // whatever was loaded before is not this index
-	if x.snap.path != "" && k.load != nil {
+	if x.snap.enabled() && k.load != nil {
 		if err := x.loadSnapshot(ctx, name, k); err != nil {
 			return err
 		}
@@ -330,29 +416,49 @@ func (x *Index) openKind(ctx context.Context, name string) error {
 	return nil
 }
 
-// loadSnapshot sets the live index from the snapshot file when it matches
+// loadSnapshot sets the live index from the snapshot when it matches
 // this store, model, kind and generation and is not ahead of the store. A
 // snapshot that does not is logged and left alone (the caller builds the
 // index from the store); only failing to read the store is an error.
 func (x *Index) loadSnapshot(ctx context.Context, name string, k kind) error {
-	id, err := x.storeID(ctx)
+	// A snapshot in the store gives the store an id when it is first
+	// saved: opening writes nothing.
+	id, err := x.storeID(ctx, !x.snap.inStore)
 	if err != nil {
 		return err
 	}
 	x.snap.header = header{Store: id, Model: x.model.ID, Dim: x.model.Dim, Index: name, Precision: x.prec}
 	want := x.snap.header
-	err = x.b.View(ctx, func(tx driver.ReadTx) error {
-		gen, err := tx.Meta(metaSnapshotGen)
-		if errors.Is(err, driver.ErrNotFound) {
-			return nil // no snapshot was ever saved from this store
+	if !x.snap.inStore {
+		// A file may outlive the state of the store it was saved from.
+		err = x.b.View(ctx, func(tx driver.ReadTx) error {
+			gen, err := tx.Meta(metaSnapshotGen)
+			if errors.Is(err, driver.ErrNotFound) {
+				return nil // no snapshot was ever saved from this store
+			}
+			want.Gen = gen
+			return err
+		})
+		if err != nil {
+			return err
 		}
-		want.Gen = gen
-		return err
-	})
-	if err != nil {
-		return err
 	}
-	idx, seq, err := loadSnapshot(x.snap.path, want, k.load)
+	var idx driver.VectorIndex
+	var seq uint64
+	_, err = x.readStored(ctx, func(r io.Reader, size int64) error {
+		var err error
+		idx, seq, err = readSnapshot(r, size, x.snap.where(), want, k.load)
+		if err != nil {
+			return errSnapshot{err}
+		}
+		return nil
+	})
+	var bad errSnapshot
+	if errors.As(err, &bad) {
+		err = bad.err
+	} else if err != nil && x.snap.inStore {
+		return fmt.Errorf("read the vector snapshot: %w", err)
+	}
 	var cur uint64
 	if err == nil && idx != nil {
 		err = x.b.View(ctx, func(tx driver.ReadTx) error {
@@ -361,7 +467,7 @@ func (x *Index) loadSnapshot(ctx context.Context, name string, k kind) error {
 			return err
 		})
 		if err == nil && seq > cur {
-			err = fmt.Errorf("snapshot %s is ahead of the store (seq %d > %d)", x.snap.path, seq, cur)
+			err = fmt.Errorf("snapshot %s is ahead of the store (seq %d > %d)", x.snap.where(), seq, cur)
 		}
 	}
 	switch {
@@ -374,6 +480,12 @@ func (x *Index) loadSnapshot(ctx context.Context, name string, k kind) error {
 	}
 	return nil
 }
+
+// errSnapshot marks an error of the snapshot itself (as opposed to one
+// reading the store).
+type errSnapshot struct{ err error }
+
+func (e errSnapshot) Error() string { return e.err.Error() }
 
 // checkSample compares the vectors of a few memories in the store (the
 // first ones and some from a random id on) with the loaded index: a snapshot
@@ -413,7 +525,7 @@ func (x *Index) checkSample(ctx context.Context) error {
 			// A lookup and a dot product, where a search walks the graph
 			// (with the filter, wider than an unfiltered one).
 			if !holder.Holds(driver.VectorEntry{ID: m.ID, Namespace: m.Namespace, Pool: m.Pool, Vector: m.Embedding.Vector}) {
-				return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", x.snap.path, m.ID)
+				return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", x.snap.where(), m.ID)
 			}
 			continue
 		}
@@ -425,18 +537,18 @@ func (x *Index) checkSample(ctx context.Context) error {
 		// k identical vectors that sort before m leave the check inconclusive.
 		crowded := len(hits) == k && hits[k-1].Score >= same
 		if !found && !crowded {
-			return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", x.snap.path, m.ID)
+			return fmt.Errorf("snapshot %s does not hold the store's vector of memory %d", x.snap.where(), m.ID)
 		}
 	}
 	return nil
 }
 
 // Save writes the snapshot, if the index keeps one, after catching up with
-// the change log. Nothing is written when the file already holds the
+// the change log. Nothing is written when the snapshot already holds the
 // index as it is. The snapshot is a cache: failing to write it loses
 // nothing but the next open's time.
 func (x *Index) Save() error {
-	if x.snap.path == "" || x.live == nil || !x.live.persistent() {
+	if !x.snap.enabled() || x.live == nil || !x.live.persistent() {
 		return nil
 	}
 	// Catch up first, so that a memory another process forgot is not saved.
@@ -449,6 +561,9 @@ func (x *Index) Save() error {
 	defer x.snap.mu.Unlock()
 	h := x.snap.header
 	h.Seq = x.seq.Load()
+	if x.snap.inStore {
+		return x.saveInStore(ctx, h)
+	}
 	if x.snap.ok && x.snap.seq == h.Seq {
 		if _, err := os.Stat(x.snap.path); err == nil {
 			return nil // nothing changed since the snapshot was read or written
@@ -488,23 +603,142 @@ func (x *Index) Save() error {
 	return nil
 }
 
+// saveInStore writes the snapshot of the index at seq h.Seq into the store,
+// unless the store holds one of this kind as recent already (another
+// process saved it) or a memory was forgotten after h.Seq (the index may
+// still hold its vector; the next save writes one). The caller holds
+// x.snap.mu.
+func (x *Index) saveInStore(ctx context.Context, h header) error {
+	seq := h.Seq
+	if x.snap.ok && x.snap.seq == h.Seq {
+		return nil // nothing changed since the snapshot was read or written
+	}
+	if st, err := x.peekSnapshot(ctx); err == nil && st.Seq >= h.Seq && st.Store == h.Store &&
+		st.Model == h.Model && st.Index == h.Index && st.Precision == h.Precision {
+		return nil
+	}
+	if h.Store == "" {
+		// The first snapshot of the store names it.
+		err := x.b.Update(ctx, func(tx driver.Tx) error {
+			h.Seq = seq
+			cur, err := tx.Seq()
+			if err != nil {
+				return err
+			}
+			if h.Store, err = tx.Meta(metaStoreID); !errors.Is(err, driver.ErrNotFound) {
+				return err
+			}
+			if h.Store, err = newID(); err != nil {
+				return err
+			}
+			if err := tx.SetMeta(metaStoreID, h.Store); err != nil {
+				return err
+			}
+			if cur == seq {
+				// Only this write lies between the index and the store.
+				h.Seq, err = tx.Seq()
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("save vector snapshot in the store: name the store: %w", err)
+		}
+		x.snap.header.Store = h.Store
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	started := false // the writer below runs
+	check := func(tx driver.ReadTx) error {
+		// The change log as committed now: a forget after the snapshot's
+		// seq may leave its vector in the index.
+		err := tx.Changes(h.Seq, func(c driver.Change) error {
+			if c.Deleted {
+				return errForgotten
+			}
+			return nil
+		})
+		if err == nil && !started {
+			// Only now: the check may end the write without reading.
+			started = true
+			go func() {
+				w := bufio.NewWriterSize(pw, 1<<20)
+				err := writeSnapshot(w, h, x.live)
+				if err == nil {
+					err = w.Flush()
+				}
+				pw.CloseWithError(err)
+				done <- err
+			}()
+		}
+		return err
+	}
+	cr := &countReader{r: pr}
+	err := x.snap.blobs.WriteBlob(ctx, blobSnapshot, check, cr)
+	pr.CloseWithError(errors.New("the store stopped reading the snapshot"))
+	if started {
+		if werr := <-done; err == nil {
+			err = werr
+		}
+	}
+	switch {
+	case errors.Is(err, errForgotten):
+		slog.Debug("memos: vector snapshot not saved: a memory was forgotten since the index last synced")
+		return nil
+	case err != nil:
+		return fmt.Errorf("save vector snapshot in the store: %w", err)
+	}
+	x.snap.bytes.Store(cr.n)
+	x.snap.seq, x.snap.ok = h.Seq, true
+	x.seq.CompareAndSwap(seq, h.Seq)
+	return nil
+}
+
+// errForgotten ends a save that may hold a vector forgotten since.
+var errForgotten = errors.New("a memory was forgotten after the snapshot's seq")
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // dropSnapshot deletes the snapshot (after a forget), so that no derived copy
-// of a forgotten memory's vector stays on disk; Save writes a fresh one.
-func (x *Index) dropSnapshot() error {
-	if x.snap.path == "" {
+// of a forgotten memory's vector stays on disk; Save writes a fresh one. On
+// a backend that keeps blobs the snapshot in the store goes too, also when
+// this engine keeps a file: other processes may keep theirs there.
+func (x *Index) dropSnapshot(ctx context.Context) error {
+	if !x.snap.enabled() && x.snap.blobs == nil {
 		return nil
 	}
 	x.snap.mu.Lock()
 	defer x.snap.mu.Unlock()
 	x.snap.ok = false
+	if x.snap.blobs != nil {
+		if err := x.snap.blobs.DeleteBlob(ctx, blobSnapshot); err != nil {
+			return fmt.Errorf("remove vector snapshot from the store: %w", err)
+		}
+		x.snap.bytes.Store(0)
+	}
+	if x.snap.path == "" {
+		return nil
+	}
 	if err := os.Remove(x.snap.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove vector snapshot: %w", err)
 	}
 	return nil
 }
 
-// size is the snapshot file's size; 0 without one.
+// size is the snapshot's size; 0 without one.
 func (s *snapshot) size() int64 {
+	if s.inStore {
+		return s.bytes.Load()
+	}
 	if s.path == "" {
 		return 0
 	}

@@ -1,6 +1,7 @@
 // Package vecsync keeps the engine's vector index in step with the store:
 // the live index (exact or HNSW, and the switch of VectorIndex "auto" to
-// HNSW while the engine is open), its snapshot on disk, the follower that
+// HNSW while the engine is open), its snapshot (a file, or a blob in the
+// store), the follower that
 // applies other processes' writes in the background, and the embedding
 // cache in front of the embedder.
 //
@@ -38,7 +39,8 @@ type Config struct {
 	MinRecall float64
 	// Precision is how the index stores vectors.
 	Precision vector.Precision
-	// Snapshot is the snapshot file; "" means none.
+	// Snapshot is the snapshot file; "" means none, or the blob "vectors"
+	// in the store when the backend keeps blobs (driver.BlobStore).
 	Snapshot string
 }
 
@@ -64,6 +66,9 @@ type Index struct {
 // them in the background until Stop.
 func Open(ctx context.Context, b driver.Backend, cfg Config) (*Index, error) {
 	x := &Index{b: b, model: cfg.Model, prec: cfg.Precision, snap: snapshot{path: cfg.Snapshot}}
+	// Without a file, a backend that keeps blobs keeps the snapshot.
+	x.snap.blobs, _ = b.(driver.BlobStore)
+	x.snap.inStore = x.snap.blobs != nil && cfg.Snapshot == ""
 	if cfg.Model.ID == "" {
 		return x, nil
 	}
@@ -180,11 +185,11 @@ func (x *Index) Stats() Stats {
 	return st
 }
 
-// Forgotten brings the index up to date after a forget: the snapshot on
-// disk is removed first (it may hold the forgotten vectors; Save writes a
+// Forgotten brings the index up to date after a forget: the snapshot (file
+// or blob) is removed first (it may hold the forgotten vectors; Save writes a
 // fresh one), then the index synced.
 func (x *Index) Forgotten(ctx context.Context) error {
-	if err := x.dropSnapshot(); err != nil {
+	if err := x.dropSnapshot(ctx); err != nil {
 		return err
 	}
 	return x.Sync(ctx)
