@@ -266,7 +266,8 @@ func BenchmarkContextPack100k(b *testing.B) {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	// Each case of TestConsolidateProperties opens a store: 20 cases in the
-	// quick set, rapid's 100 in the long one.
+	// quick set and under -race, rapid's 100 in the long set without it
+	// (.ci/run's full-size step runs the properties so).
 	longtest.QuickRapidChecks(20)
 	code := m.Run()
 	if benchStore.dir != "" {

@@ -190,12 +190,15 @@ func RunRegistered(t *testing.T, h Harness) {
 		}
 		return d.Open(context.Background(), cfg)
 	}
-	if longtest.Enabled() {
+	// The whole suite again through the registry in the long set without
+	// the race detector (.ci/run's full-size step): Run checks every case
+	// under -race already, and a second pass there doubled a backend's
+	// conformance time. Elsewhere, the cases that open, reopen and share a
+	// store (several handles at once under -race).
+	if longtest.Full() {
 		Run(t, h)
 		return
 	}
-	// The quick tests check the opening through the registry on the cases
-	// that open, reopen and share a store; Run checks the rest already.
 	for _, c := range cases {
 		if slices.Contains(registeredQuick, c.name) {
 			t.Run(c.name, func(t *testing.T) { runCase(t, h, c) })
@@ -203,7 +206,7 @@ func RunRegistered(t *testing.T, h Harness) {
 	}
 }
 
-// registeredQuick are the cases RunRegistered runs without the long tests.
+// registeredQuick are the cases RunRegistered runs unless longtest.Full.
 var registeredQuick = []string{"CRUD", "Reopen", "ConcurrentHandles"}
 
 // setPath stores path in the path field of cfg, a pointer to a config struct.

@@ -9,7 +9,12 @@
 // kill writer processes, and stores of 100k memories.
 //
 // A test asks Enabled (or Pick) to choose its size, or Skip when it has no
-// quick form. In CI (CI=true) a long test that is skipped fails the run
+// quick form. A long test whose full size costs minutes under the race
+// detector and runs no goroutines of its own (a differential check of SQL
+// against FTS5, say: the detector has nothing to find in it, and slows
+// SQLite some 30 times) asks PickFull instead: .ci/run runs the long set
+// with -race, where such a test takes its quick size, and then runs it
+// again without -race, at full size, in a step of its own. In CI (CI=true) a long test that is skipped fails the run
 // instead, so that the switch cannot be lost silently.
 package longtest
 
@@ -41,6 +46,22 @@ func Pick[T any](quick, long T) T {
 	return quick
 }
 
+// Full reports whether the long tests run at full size: the long set, built
+// without the race detector.
+func Full() bool {
+	return Enabled() && !Race
+}
+
+// PickFull returns full when the long tests run without the race detector
+// (Full) and quick otherwise. A test that uses it must run in .ci/run's
+// step without -race, or its full size is never checked.
+func PickFull[T any](quick, full T) T {
+	if Full() {
+		return full
+	}
+	return quick
+}
+
 // Skip skips t unless the long tests run, saying why t is long and how to
 // run it. Under CI=true it fails t instead: CI sets the switch, so a skip
 // there means .ci/run lost it.
@@ -57,12 +78,13 @@ func Skip(t testing.TB, why string) {
 }
 
 // QuickRapidChecks lowers the number of cases pgregory.net/rapid checks per
-// property to n in the quick set. A package whose properties are costly
-// (each case opens a store) calls it from TestMain after flag.Parse. An
-// explicit -rapid.checks flag or RAPID_CHECKS variable, and the long set,
-// keep rapid's own count.
+// property to n, except in the long set without the race detector (Full),
+// which .ci/run runs the properties in. A package whose properties are
+// costly (each case opens a store) calls it from TestMain after flag.Parse.
+// An explicit -rapid.checks flag or RAPID_CHECKS variable keeps rapid's
+// own count.
 func QuickRapidChecks(n int) {
-	if Enabled() || os.Getenv("RAPID_CHECKS") != "" {
+	if Full() || os.Getenv("RAPID_CHECKS") != "" {
 		return
 	}
 	f := flag.Lookup("rapid.checks")

@@ -17,18 +17,36 @@ func TestEnabled(t *testing.T) {
 	}
 }
 
+func TestPickFull(t *testing.T) {
+	for v, long := range map[string]bool{"": false, "1": true} {
+		t.Setenv(Env, v)
+		// Full size only in the long set, and never under -race.
+		want := long && !Race
+		if got := Full(); got != want {
+			t.Errorf("%s=%q, race %v: Full() = %v, want %v", Env, v, Race, got, want)
+		}
+		if got := PickFull(1, 2); got != map[bool]int{false: 1, true: 2}[want] {
+			t.Errorf("%s=%q, race %v: PickFull(1, 2) = %d", Env, v, Race, got)
+		}
+	}
+}
+
 // rapidChecks stands for the flag pgregory.net/rapid registers; this
 // package's tests do not link rapid.
 var rapidChecks = flag.Int("rapid.checks", 100, "rapid: number of checks to perform")
 
 func TestQuickRapidChecks(t *testing.T) {
+	long := 100 // the long set keeps rapid's count, without -race
+	if Race {
+		long = 7
+	}
 	for _, c := range []struct {
 		long, rapidEnv string
 		want           int
 	}{
 		{"", "", 7},     // the quick set lowers it
-		{"1", "", 100},  // the long set keeps rapid's count
-		{"", "50", 100}, // so does an explicit RAPID_CHECKS
+		{"1", "", long}, // and the long set under -race
+		{"", "50", 100}, // an explicit RAPID_CHECKS keeps rapid's count
 	} {
 		*rapidChecks = 100
 		t.Setenv(Env, c.long)

@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/memos-go/memos/core/longtest"
 )
 
 // Build compiles the main package pkg (a path or import path, resolved from
@@ -55,7 +57,7 @@ func build(dir, pkg string) (string, error) {
 	}
 	bin := filepath.Join(dir, name)
 	args := []string{"build", "-o", bin}
-	if Race {
+	if longtest.Race {
 		args = append(args, "-race")
 	}
 	out, err := exec.Command(gobin, append(args, pkg)...).CombinedOutput()
