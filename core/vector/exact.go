@@ -39,6 +39,9 @@ type Exact struct {
 	slots map[int64]int32 // id → slot
 	ns    interner
 	pools interner
+	// release frees the snapshot the vectors are read from in place (see
+	// LoadExactBytes) once own has copied them; nil when there is none.
+	release *releaser
 }
 
 var (
@@ -102,6 +105,9 @@ func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	if len(x.ids)+len(entries) > math.MaxInt32 {
 		return fmt.Errorf("vector add: %w: the exact index holds at most %d entries", driver.ErrInvalid, math.MaxInt32)
 	}
+	if len(entries) > 0 {
+		x.own()
+	}
 	x.rows.Reserve(len(entries))
 	for i, e := range entries {
 		row := buf[i*x.dim : (i+1)*x.dim]
@@ -146,6 +152,7 @@ func (x *Exact) Remove(ctx context.Context, ids ...int64) error {
 		if !ok {
 			continue
 		}
+		x.own()
 		delete(x.slots, id)
 		x.ns.release(x.nsOf[s])
 		x.pools.release(x.pool[s])

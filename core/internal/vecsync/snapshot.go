@@ -2,6 +2,7 @@ package vecsync
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/internal/fmap"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -39,10 +41,18 @@ import (
 
 // snapshotMagic starts a snapshot of float32 vectors, as before precisions
 // existed; snapshotMagicPrecision one whose header ends with the precision
-// (Options.VectorPrecision) of the vectors in it.
+// (Options.VectorPrecision) of the vectors in it; snapshotMagicAligned,
+// which saveSnapshot writes, one whose header holds the precision of any
+// vectors and then zero bytes up to a multiple of headerAlign, so that the
+// index's own serialisation starts aligned in the file: the exact index
+// then searches its vectors in the mapped file instead of copying them
+// (vector.LoadExactBytes). An open that reads a snapshot of an older
+// version rewrites it at Close.
 const (
 	snapshotMagic          = "MEMOSVS2"
 	snapshotMagicPrecision = "MEMOSVS3"
+	snapshotMagicAligned   = "MEMOSVS4"
+	headerAlign            = 64
 )
 
 // metaSnapshotGen is the store's record of the generation of the last
@@ -59,6 +69,7 @@ type snapshot struct {
 	mu     sync.Mutex
 	seq    uint64 // the seq of the snapshot on disk, when ok
 	ok     bool   // the file holds what this index loaded or saved
+	old    bool   // ... in an older format, which Save rewrites
 }
 
 // header precedes the index's own serialisation.
@@ -72,6 +83,8 @@ type header struct {
 	// Precision of the vectors; float32 in a snapshot of the first header
 	// version.
 	Precision vector.Precision
+	// aligned: the header is of the latest version (snapshotMagicAligned).
+	aligned bool
 }
 
 func writeString(w io.Writer, s string) error {
@@ -104,20 +117,21 @@ func saveSnapshot(path string, h header, idx driver.PersistentVectorIndex) (err 
 			os.Remove(tmp.Name())
 		}
 	}()
-	w := bufio.NewWriter(tmp)
-	magic := snapshotMagic
-	if h.Precision != vector.Float32 {
-		magic = snapshotMagicPrecision
-	}
-	if _, err = io.WriteString(w, magic); err != nil {
+	var head bytes.Buffer
+	head.WriteString(snapshotMagicAligned)
+	err = errors.Join(writeString(&head, h.Store), writeString(&head, h.Model), binary.Write(&head, binary.LittleEndian, uint32(h.Dim)),
+		writeString(&head, h.Index), binary.Write(&head, binary.LittleEndian, h.Seq), writeString(&head, h.Gen),
+		writeString(&head, h.Precision.String()))
+	if err != nil {
 		return err
 	}
-	err = errors.Join(writeString(w, h.Store), writeString(w, h.Model), binary.Write(w, binary.LittleEndian, uint32(h.Dim)),
-		writeString(w, h.Index), binary.Write(w, binary.LittleEndian, h.Seq), writeString(w, h.Gen))
-	if err == nil && magic == snapshotMagicPrecision {
-		err = writeString(w, h.Precision.String())
-	}
-	if err != nil {
+	// The padding's length, then the padding: the index starts at a
+	// multiple of headerAlign.
+	pad := -(head.Len() + 1) & (headerAlign - 1)
+	head.WriteByte(byte(pad))
+	head.Write(make([]byte, pad))
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	if _, err = w.Write(head.Bytes()); err != nil {
 		return err
 	}
 	if err = idx.Save(w); err != nil {
@@ -133,58 +147,59 @@ func saveSnapshot(path string, h header, idx driver.PersistentVectorIndex) (err 
 }
 
 // loadSnapshot reads the snapshot at path if it matches want (model, dim,
-// index kind, precision). It returns the index and the seq it reflects; a missing file
-// is (nil, 0, nil).
-func loadSnapshot(path string, want header, load func(io.Reader) (driver.VectorIndex, error)) (driver.VectorIndex, uint64, error) {
-	f, err := os.Open(path)
+// index kind, precision). It returns the index, the seq it reflects and
+// whether the file is of an older format; a missing file is (nil, 0,
+// false, nil). The file is mapped (fmap), and load may keep reading the
+// mapping; it calls release when it no longer does.
+func loadSnapshot(path string, want header, load loader) (idx driver.VectorIndex, seq uint64, old bool, err error) {
+	data, release, err := fmap.Map(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, nil
+		return nil, 0, false, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
+	handed := false
+	defer func() {
+		if !handed {
+			release()
+		}
+	}()
+	r := bytes.NewReader(data)
 	h, err := readHeader(r)
 	if err != nil {
-		return nil, 0, fmt.Errorf("snapshot %s: %w", path, err)
+		return nil, 0, false, fmt.Errorf("snapshot %s: %w", path, err)
 	}
 	if h.Index != want.Index || h.Precision != want.Precision {
-		return nil, 0, nil // a snapshot of another kind of index or precision: of no use here
+		return nil, 0, false, nil // a snapshot of another kind of index or precision: of no use here
 	}
 	if h.Store != want.Store || h.Model != want.Model || h.Dim != want.Dim {
-		return nil, 0, fmt.Errorf("snapshot %s is of store %s, %s/%d; the engine uses store %s, %s/%d",
+		return nil, 0, false, fmt.Errorf("snapshot %s is of store %s, %s/%d; the engine uses store %s, %s/%d",
 			path, h.Store, h.Model, h.Dim, want.Store, want.Model, want.Dim)
 	}
 	if h.Gen != want.Gen {
-		return nil, 0, fmt.Errorf("snapshot %s was saved from another state of the store (generation %s, the store records %q): was memory.db restored from a backup?",
+		return nil, 0, false, fmt.Errorf("snapshot %s was saved from another state of the store (generation %s, the store records %q): was memory.db restored from a backup?",
 			path, h.Gen, want.Gen)
 	}
-	// What the file still holds, so that the index can allocate its arrays
-	// at once instead of growing them as they arrive.
-	in := io.Reader(r)
-	if st, err := f.Stat(); err == nil {
-		if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
-			in = &io.LimitedReader{R: r, N: st.Size() - pos + int64(r.Buffered())}
-		}
-	}
-	idx, err := load(in)
+	handed = true
+	idx, err = load(data[len(data)-r.Len():], release)
 	if err != nil {
-		return nil, 0, fmt.Errorf("snapshot %s: %w", path, err)
+		return nil, 0, false, fmt.Errorf("snapshot %s: %w", path, err)
 	}
 	if p := precisionOf(idx); p != want.Precision {
-		return nil, 0, fmt.Errorf("snapshot %s: the header says %s vectors, the index holds %s", path, want.Precision, p)
+		return nil, 0, false, fmt.Errorf("snapshot %s: the header says %s vectors, the index holds %s", path, want.Precision, p)
 	}
-	return idx, h.Seq, nil
+	return idx, h.Seq, !h.aligned, nil
 }
 
 // readHeader reads the magic and the header.
 func readHeader(r io.Reader) (header, error) {
 	var h header
 	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || (string(magic) != snapshotMagic && string(magic) != snapshotMagicPrecision) {
+	if _, err := io.ReadFull(r, magic); err != nil || !slices.Contains([]string{snapshotMagic, snapshotMagicPrecision, snapshotMagicAligned}, string(magic)) {
 		return h, fmt.Errorf("not a memos vector snapshot")
 	}
+	h.aligned = string(magic) == snapshotMagicAligned
 	var dim uint32
 	steps := []func() error{
 		func() (err error) { h.Store, err = readString(r); return },
@@ -194,16 +209,27 @@ func readHeader(r io.Reader) (header, error) {
 		func() error { return binary.Read(r, binary.LittleEndian, &h.Seq) },
 		func() (err error) { h.Gen, err = readString(r); return },
 		func() error {
-			if string(magic) != snapshotMagicPrecision {
+			if string(magic) == snapshotMagic {
 				return nil
 			}
 			name, err := readString(r)
 			if err != nil {
 				return err
 			}
-			if h.Precision, err = vector.ParsePrecision(name); err == nil && h.Precision == vector.Float32 {
+			if h.Precision, err = vector.ParsePrecision(name); err == nil && h.Precision == vector.Float32 && !h.aligned {
 				err = fmt.Errorf("precision %s in a header for reduced precisions", name)
 			}
+			return err
+		},
+		func() error {
+			if !h.aligned {
+				return nil
+			}
+			var pad [1]byte
+			if _, err := io.ReadFull(r, pad[:]); err != nil {
+				return err
+			}
+			_, err := io.CopyN(io.Discard, r, int64(pad[0]))
 			return err
 		},
 	}
@@ -352,7 +378,7 @@ func (x *Index) loadSnapshot(ctx context.Context, name string, k kind) error {
 	if err != nil {
 		return err
 	}
-	idx, seq, err := loadSnapshot(x.snap.path, want, k.load)
+	idx, seq, old, err := loadSnapshot(x.snap.path, want, k.load)
 	var cur uint64
 	if err == nil && idx != nil {
 		err = x.b.View(ctx, func(tx driver.ReadTx) error {
@@ -370,7 +396,7 @@ func (x *Index) loadSnapshot(ctx context.Context, name string, k kind) error {
 	case idx != nil:
 		x.live = newLive(idx, name)
 		x.seq.Store(seq)
-		x.snap.seq, x.snap.ok = seq, true
+		x.snap.seq, x.snap.ok, x.snap.old = seq, true, old
 	}
 	return nil
 }
@@ -449,7 +475,7 @@ func (x *Index) Save() error {
 	defer x.snap.mu.Unlock()
 	h := x.snap.header
 	h.Seq = x.seq.Load()
-	if x.snap.ok && x.snap.seq == h.Seq {
+	if x.snap.ok && !x.snap.old && x.snap.seq == h.Seq {
 		if _, err := os.Stat(x.snap.path); err == nil {
 			return nil // nothing changed since the snapshot was read or written
 		}
@@ -484,7 +510,7 @@ func (x *Index) Save() error {
 	if err := saveSnapshot(x.snap.path, h, x.live); err != nil {
 		return fmt.Errorf("save vector snapshot: %w", err)
 	}
-	x.snap.seq, x.snap.ok = h.Seq, true
+	x.snap.seq, x.snap.ok, x.snap.old = h.Seq, true, false
 	return nil
 }
 
