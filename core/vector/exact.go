@@ -36,7 +36,7 @@ type Exact struct {
 	ids   []int64         // slot → id
 	nsOf  []uint32        // slot → interned namespace
 	pool  []uint32        // slot → interned pool
-	slots map[int64]int32 // id → slot
+	slots map[int64]int32 // id → slot; nil until a write needs it in a loaded index (see slotMap)
 	ns    interner
 	pools interner
 	// release frees the snapshot the vectors are read from in place (see
@@ -108,18 +108,19 @@ func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	if len(entries) > 0 {
 		x.own()
 	}
+	slots := x.slotMap()
 	x.rows.Reserve(len(entries))
 	for i, e := range entries {
 		row := buf[i*x.dim : (i+1)*x.dim]
 		ns, pool := x.ns.acquire(e.Namespace), x.pools.acquire(string(e.Pool))
-		if s, ok := x.slots[e.ID]; ok {
+		if s, ok := slots[e.ID]; ok {
 			x.ns.release(x.nsOf[s])
 			x.pools.release(x.pool[s])
 			x.rows.Set(int(s), row)
 			x.nsOf[s], x.pool[s] = ns, pool
 			continue
 		}
-		x.slots[e.ID] = int32(len(x.ids))
+		slots[e.ID] = int32(len(x.ids))
 		x.ids = append(x.ids, e.ID)
 		x.nsOf = append(x.nsOf, ns)
 		x.pool = append(x.pool, pool)
@@ -147,13 +148,14 @@ func (x *Exact) Remove(ctx context.Context, ids ...int64) error {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	slots := x.slotMap()
 	for _, id := range ids {
-		s, ok := x.slots[id]
+		s, ok := slots[id]
 		if !ok {
 			continue
 		}
 		x.own()
-		delete(x.slots, id)
+		delete(slots, id)
 		x.ns.release(x.nsOf[s])
 		x.pools.release(x.pool[s])
 		last := int32(len(x.ids) - 1)
@@ -162,7 +164,7 @@ func (x *Exact) Remove(ctx context.Context, ids ...int64) error {
 			x.nsOf[s] = x.nsOf[last]
 			x.pool[s] = x.pool[last]
 			x.rows.Move(int(s), int(last))
-			x.slots[x.ids[s]] = s
+			slots[x.ids[s]] = s
 		}
 		x.ids = x.ids[:last]
 		x.nsOf = x.nsOf[:last]
@@ -186,6 +188,32 @@ func (x *Exact) shrink() {
 	x.rows.Compact()
 }
 
+// slotMap returns the id map, building it in an index loaded from a
+// snapshot, which does without it until a write: an open that only
+// searches (a CLI command) does not pay for it. x.mu is held for writing.
+func (x *Exact) slotMap() map[int64]int32 {
+	if x.slots == nil {
+		x.slots = make(map[int64]int32, len(x.ids))
+		for s, id := range x.ids {
+			x.slots[id] = int32(s)
+		}
+	}
+	return x.slots
+}
+
+// slot returns id's slot: from the id map, or by a scan of the ids while
+// there is none (Holds, a few calls at open). x.mu is held for reading.
+func (x *Exact) slot(id int64) (int32, bool) {
+	if x.slots != nil {
+		s, ok := x.slots[id]
+		return s, ok
+	}
+	if s := slices.Index(x.ids, id); s >= 0 {
+		return int32(s), true
+	}
+	return 0, false
+}
+
 // Len returns the number of entries.
 func (x *Exact) Len() int {
 	x.mu.RLock()
@@ -206,7 +234,7 @@ func (x *Exact) Holds(e driver.VectorEntry) bool {
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	s, ok := x.slots[e.ID]
+	s, ok := x.slot(e.ID)
 	if !ok {
 		return false
 	}

@@ -186,7 +186,7 @@ func loadExact(b []byte, release func(), own bool) (*Exact, error) {
 		return nil, err
 	}
 	x := NewExactPrecision(dim, prec)
-	x.slots = make(map[int64]int32, n)
+	x.slots = nil // built at the first write (slotMap)
 	nsNames, poolNames, borrowed, err := x.readEntries(d, n, v3)
 	if err != nil {
 		return nil, err
@@ -441,16 +441,16 @@ func (x *Exact) readEntries(d *decoder, n int, v3 bool) (nsNames, poolNames []st
 	return nsNames, poolNames, borrowed, nil
 }
 
-// rebuild makes the id map and the interners' reference counts of the
-// entries a load read.
+// rebuild makes the interners' reference counts of the entries a load
+// read. The id map waits for the first write (slotMap); a snapshot holds
+// each id once, which its checksum vouches for.
 func (x *Exact) rebuild(nsNames, poolNames []string) error {
 	x.ns = interner{names: nsNames, refs: make([]int, len(nsNames)), idx: map[string]uint32{}}
 	x.pools = interner{names: poolNames, refs: make([]int, len(poolNames)), idx: map[string]uint32{}}
 	for s, id := range x.ids {
-		if _, dup := x.slots[id]; dup || int(x.nsOf[s]) >= len(nsNames) || int(x.pool[s]) >= len(poolNames) {
+		if int(x.nsOf[s]) >= len(nsNames) || int(x.pool[s]) >= len(poolNames) {
 			return snapshotErr("entries", fmt.Errorf("entry %d (id %d) is inconsistent", s, id))
 		}
-		x.slots[id] = int32(s)
 		x.ns.refs[x.nsOf[s]]++
 		x.pools.refs[x.pool[s]]++
 	}
