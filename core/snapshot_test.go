@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,8 +84,8 @@ func TestStaleVectorSnapshotAfterRestore(t *testing.T) {
 }
 
 // snapshotHeaderLen returns the length of a snapshot's header: magic, store
-// id, model, dimension, index kind, seq, generation, and the precision in a
-// MEMOSVS3 header.
+// id, model, dimension, index kind, seq, generation, the precision in a
+// MEMOSVS3 or MEMOSVS4 header, and the padding of a MEMOSVS4 one.
 func snapshotHeaderLen(t *testing.T, b []byte) int {
 	t.Helper()
 	n := 8
@@ -99,8 +101,11 @@ func snapshotHeaderLen(t *testing.T, b []byte) int {
 	str()  // index
 	n += 8 // seq
 	str()  // generation
-	if string(b[:8]) == "MEMOSVS3" {
+	if string(b[:8]) != "MEMOSVS2" {
 		str() // precision
+	}
+	if string(b[:8]) == "MEMOSVS4" {
+		n += 1 + int(b[n]) // padding
 	}
 	return n
 }
@@ -169,7 +174,7 @@ func testVectorSnapshotSampleCheck(t *testing.T, kind string) {
 // The vector snapshot records its precision (Options.VectorPrecision): a
 // store reopened at another precision rebuilds its index from the store
 // instead of reading the snapshot, and one reopened at the same precision
-// loads it. A float32 snapshot keeps the format of before precisions.
+// loads it. Every precision is saved in the aligned format (MEMOSVS4).
 func TestVectorSnapshotPrecision(t *testing.T) {
 	for _, kind := range []string{"exact", "hnsw"} {
 		t.Run(kind, func(t *testing.T) { testVectorSnapshotPrecision(t, kind) })
@@ -219,16 +224,11 @@ func testVectorSnapshotPrecision(t *testing.T, kind string) {
 			t.Fatal(err)
 		}
 		magic, inner := string(after[:8]), string(after[snapshotHeaderLen(t, after):][:8])
-		switch prec {
-		case "float32":
-			// The file reads as before precisions existed.
-			if magic != "MEMOSVS2" || (kind == "exact" && inner != "MEMOSEX1") || (kind == "hnsw" && inner != "MEMOSHNW") {
-				t.Fatalf("float32 snapshot starts %q, its index %q", magic, inner)
-			}
-		default:
-			if magic != "MEMOSVS3" {
-				t.Fatalf("%s snapshot starts %q", prec, magic)
-			}
+		// Every precision is saved in the aligned format, the exact
+		// index's serialisation starting at a multiple of 64 bytes.
+		if magic != "MEMOSVS4" || (kind == "exact" && inner != "MEMOSEX3") || (kind == "hnsw" && inner != "MEMOSHNW") ||
+			snapshotHeaderLen(t, after)%64 != 0 {
+			t.Fatalf("%s snapshot starts %q, its index %q at byte %d", prec, magic, inner, snapshotHeaderLen(t, after))
 		}
 		// Opened at the precision it was saved at, the snapshot is loaded
 		// and, with nothing changed, not written again; at another it is
@@ -296,4 +296,154 @@ func TestForgetWithoutEmbedderRemovesVectorSnapshot(t *testing.T) {
 	if _, err := os.Stat(snap); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the snapshot outlives the forget of memory %d: %v", m.ID, err)
 	}
+}
+
+// A damaged snapshot — truncated, torn (its end zeroed, as a crash between
+// the write and the rename can leave it), with a flipped byte among the
+// vectors, or empty — is refused at open, although it is read in place (a
+// mapped file): the index is rebuilt from the store and answers as the
+// intact snapshot did, and Close writes a whole snapshot again.
+func TestVectorSnapshotDamaged(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	snap := path + ".vectors"
+	opts := core.Options{VectorSnapshot: snap}
+	e := openAt(t, path, opts)
+	var ins []core.Input
+	for i := range 40 {
+		ins = append(ins, core.Input{Content: fmt.Sprintf("note %d about the %s", i, []string{"ferry", "train", "bus", "bike"}[i%4])})
+	}
+	if _, err := e.RememberBatch(ctx, ins); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	answers := func() string {
+		e := openAt(t, path, opts)
+		defer e.Close()
+		st, err := e.Stats(ctx)
+		if err != nil || st.Vectors != len(ins) {
+			t.Fatalf("%d vectors (%v), want %d", st.Vectors, err, len(ins))
+		}
+		var out []int64
+		for _, q := range []string{"note 3 about the bike", "ferry", "note 17"} {
+			res, err := e.Search(ctx, core.SearchRequest{Query: q, Mode: core.ModeVector})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range res.Hits {
+				out = append(out, h.Memory.ID)
+			}
+		}
+		return fmt.Sprint(out)
+	}
+	want := answers()
+	good, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := snapshotHeaderLen(t, good)
+	torn, flipped := bytes.Clone(good), bytes.Clone(good)
+	clear(torn[len(torn)-1024:])
+	flipped[len(flipped)-100] ^= 0x08
+	for name, b := range map[string][]byte{
+		"truncated in the header":  good[:head-3],
+		"truncated in the vectors": good[:len(good)/2],
+		"without its checksum":     good[:len(good)-4],
+		"torn":                     torn,
+		"flipped":                  flipped,
+		"empty":                    {},
+	} {
+		if err := os.WriteFile(snap, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := answers(); got != want {
+			t.Fatalf("%s snapshot: vector search answers %s, want %s", name, got, want)
+		}
+		after, err := os.ReadFile(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x, err := vector.LoadExactBytes(after[snapshotHeaderLen(t, after):], nil); err != nil || x.Len() != len(ins) {
+			t.Fatalf("%s snapshot: the snapshot saved after the rebuild does not load: %v", name, err)
+		}
+	}
+}
+
+// A snapshot of the format before the aligned one (MEMOSVS2 around
+// MEMOSEX1, as the last release wrote) is still loaded, and rewritten in
+// the aligned format at Close so that later opens read it in place.
+func TestVectorSnapshotOldFormat(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	snap := path + ".vectors"
+	opts := core.Options{VectorSnapshot: snap}
+	e := openAt(t, path, opts)
+	m := remember(t, e, core.Input{Content: "the snapshot keeps this vector"})
+	remember(t, e, core.Input{Content: "and this one about ferries"})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(snap, oldSnapshot(t, cur), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e = openAt(t, path, opts)
+	res, err := e.Search(ctx, core.SearchRequest{Query: m.Content, Mode: core.ModeVector})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Memory.ID != m.ID {
+		t.Fatalf("vector search from an old snapshot: %v, %v", res, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if magic := string(after[:8]); magic != "MEMOSVS4" {
+		t.Fatalf("the old snapshot was not rewritten at Close: it starts %q", magic)
+	}
+}
+
+// oldSnapshot turns a float32 exact snapshot of the aligned format
+// (MEMOSVS4, MEMOSEX3) into the format before it (MEMOSVS2, MEMOSEX1):
+// no precision, no padding.
+func oldSnapshot(t *testing.T, b []byte) []byte {
+	t.Helper()
+	head := snapshotHeaderLen(t, b)
+	// The VS2 header ends before the precision: magic, store, model, dim,
+	// index, seq, generation.
+	n := 8
+	str := func() { n += 2 + int(binary.LittleEndian.Uint16(b[n:])) }
+	str()
+	str()
+	n += 4
+	str()
+	n += 8
+	str()
+	out := append([]byte("MEMOSVS2"), b[8:n]...)
+	in := b[head:]
+	if string(in[:8]) != "MEMOSEX3" || in[8] != 0 {
+		t.Fatalf("not a float32 MEMOSEX3 snapshot: %q %d", in[:8], in[8])
+	}
+	dim := int(binary.LittleEndian.Uint32(in[9:]))
+	count := int(binary.LittleEndian.Uint64(in[13:]))
+	p := 21 + 8*count // past the ids
+	for range 2 {     // namespace and pool names
+		k := int(binary.LittleEndian.Uint32(in[p:]))
+		p += 4
+		for range k {
+			p += 2 + int(binary.LittleEndian.Uint16(in[p:]))
+		}
+	}
+	p += 8 * count // namespace and pool of each entry
+	inner := append([]byte("MEMOSEX1"), in[9:p]...)
+	p += -p & 63 // the padding
+	inner = append(inner, in[p:p+4*dim*count]...)
+	inner = binary.LittleEndian.AppendUint32(inner, crc32.ChecksumIEEE(inner))
+	return append(out, inner...)
 }

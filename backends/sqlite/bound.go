@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -78,8 +80,14 @@ func migrateV3(ctx context.Context, tx *sql.Tx) error {
 }
 
 const (
-	qBoundGet     = `SELECT pts FROM memories_fts_bound WHERE term = ?`
-	qBoundPut     = `INSERT OR REPLACE INTO memories_fts_bound (term, pts) VALUES (?, ?)`
+	qBoundGet = `SELECT pts FROM memories_fts_bound WHERE term = ?`
+	qBoundPut = `INSERT OR REPLACE INTO memories_fts_bound (term, pts) VALUES (?, ?)`
+	// syncBounds reads and writes the frontiers of a transaction's terms
+	// in one statement each (a JSON array of terms; an object of term to
+	// hex-encoded frontier): a batch of 500 turns has thousands of
+	// distinct terms, and a statement per term was a quarter of ingest.
+	qBoundGetMany = `SELECT b.term, b.pts FROM json_each(?) AS j JOIN memories_fts_bound AS b ON b.term = j.value`
+	qBoundPutMany = `INSERT OR REPLACE INTO memories_fts_bound (term, pts) SELECT key, unhex(value) FROM json_each(?)`
 	qBoundDel     = `DELETE FROM memories_fts_bound WHERE term = ?`
 	qBoundPending = `SELECT EXISTS (SELECT 1 FROM memories_fts_pending)`
 	qPendingRows  = `SELECT p.id, m.content, s.sz FROM memories_fts_pending AS p
@@ -199,6 +207,7 @@ func syncBounds(tx *readTx, gone map[string]bool) error {
 	}
 	var toks []string
 	freq := map[string]int{}
+	stems := map[string]string{} // a batch's rows share most of their words
 	for rows.Next() {
 		var id int64
 		var content string
@@ -216,7 +225,12 @@ func syncBounds(tx *readTx, gone map[string]bool) error {
 		}
 		clear(freq)
 		for _, t := range toks {
-			freq[text.Stem(t)]++
+			st, ok := stems[t]
+			if !ok {
+				st = text.Stem(t)
+				stems[t] = st
+			}
+			freq[st]++
 		}
 		for t, n := range freq {
 			add[t] = append(add[t], text.FrontierPoint{Freq: n, Len: int(dl)})
@@ -232,12 +246,14 @@ func syncBounds(tx *readTx, gone map[string]bool) error {
 		terms = append(terms, t)
 	}
 	slices.Sort(terms)
+	stored, err := readBounds(tx, terms)
+	if err != nil {
+		return err
+	}
+	put := map[string]string{}
 	var buf []byte
 	for _, t := range terms {
-		var old []byte
-		if err := tx.scanRow(qBoundGet, []any{t}, &old); err != nil && err != sql.ErrNoRows {
-			return err
-		}
+		old := stored[t]
 		f, err := text.DecodeFrontier(old)
 		changed := len(old) == 0
 		if err != nil {
@@ -254,7 +270,14 @@ func syncBounds(tx *readTx, gone map[string]bool) error {
 			continue
 		}
 		buf, _ = f.AppendBinary(buf[:0])
-		if _, err := tx.exec(qBoundPut, t, buf); err != nil {
+		put[t] = hex.EncodeToString(buf)
+	}
+	if len(put) > 0 {
+		b, err := json.Marshal(put)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.exec(qBoundPutMany, string(b)); err != nil {
 			return err
 		}
 	}
@@ -279,6 +302,32 @@ func syncBounds(tx *readTx, gone map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// readBounds returns the stored frontiers of terms (those that have one).
+func readBounds(tx *readTx, terms []string) (map[string][]byte, error) {
+	stored := make(map[string][]byte, len(terms))
+	if len(terms) == 0 {
+		return stored, nil
+	}
+	arg, err := json.Marshal(terms)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.query(qBoundGetMany, string(arg))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var pts []byte
+		if err := rows.Scan(&t, &pts); err != nil {
+			return nil, err
+		}
+		stored[t] = pts
+	}
+	return stored, rows.Err()
 }
 
 // addTerms adds the stems of content's tokens to terms.

@@ -133,7 +133,7 @@ var (
 
 	writeQueries = []string{qInsert, qKeepVersion, qPut, qBumpSeq, qDelEdgesOf, qDelVersions,
 		qDelMemory, qTombstone, qTouch, qLink, qUnlink, qSetMeta, qAppendAudit, qContent, qBoundGet, qBoundPut,
-		qPendingRows, qPendingDone, qBoundDel, qVocabDF}
+		qBoundGetMany, qBoundPutMany, qPendingRows, qPendingDone, qBoundDel, qVocabDF}
 )
 
 func placeholders(n int) string {

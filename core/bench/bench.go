@@ -438,7 +438,11 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 			return nil, err
 		}
 		st := &store{r: r, backend: backend, emb: sharedEmbedder{emb}, path: filepath.Join(cdir, storeName(r.backends[backend])), index: r.cfg.VectorIndexes[0]}
+		w0 := writtenBytes()
 		keys, err := st.ingest(ctx, c, &ing, prog)
+		if w1 := writtenBytes(); w0 >= 0 && w1 >= w0 {
+			ing.Written += w1 - w0
+		}
 		if err != nil {
 			return nil, fmt.Errorf("corpus %s: ingest: %w", c.Name, err)
 		}

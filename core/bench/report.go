@@ -121,6 +121,12 @@ type Ingest struct {
 	Total     time.Duration   `json:"-"` // JSON: total
 	PerSecond float64         `json:"per_second"`
 	Batches   []time.Duration `json:"-"` // JSON: batches
+	// Written is what the process wrote to storage from the open of each
+	// new store to its Close (the WAL, its checkpoints, the vector
+	// snapshot): write_bytes of /proc/self/io, Linux only (0 elsewhere).
+	// It counts a page once until the kernel writes it back, so it is a
+	// lower bound for a write-back cache that holds pages long.
+	Written int64 `json:"written_bytes,omitempty"`
 }
 
 // Open measures opening a store that is not open: backend and engine open
@@ -230,7 +236,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, k := range ks {
 		head = append(head, fmt.Sprintf("R@%d kw/vec/hyb", k))
 	}
-	head = append(head, "nDCG@10 kw/vec/hyb", "OPEN ms", "DISK (du)", "PEAK RSS", "DISK/100k", "OPEN RSS/100k")
+	head = append(head, "nDCG@10 kw/vec/hyb", "OPEN ms", "DISK (du)", "WRITTEN", "PEAK RSS", "DISK/100k", "OPEN RSS/100k")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, run := range r.Results {
 		index := run.VectorIndex
@@ -249,7 +255,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}))
 		}
 		row = append(row, qualityCell(run.Quality, func(q *Quality) (float64, bool) { return q.NDCG10, true }),
-			ms(run.Open.Median), diskCell(run), rssCell(run), FormatBytes(int64(run.DiskPer100k)), openRSSCell(run))
+			ms(run.Open.Median), diskCell(run), writtenCell(run), rssCell(run), FormatBytes(int64(run.DiskPer100k)), openRSSCell(run))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
@@ -271,6 +277,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "Latency: one search, query embedding included; PACK: one context pack of at most %d tokens.\n", PackBudget)
 	fmt.Fprintln(w, "R@k: mean share of a query's relevant documents in the top k; \"-\": no labels. OPEN: cold open + first query (median over stores).")
 	fmt.Fprintln(w, "DISK: space the store files take after ingest, as du counts it (ls size too when much larger: sparse preallocation).")
+	fmt.Fprintln(w, "WRITTEN: what the ingest wrote to storage, the Close included (/proc/self/io write_bytes), and its ratio to DISK.")
 	fmt.Fprintln(w, "PEAK RSS: the whole process's peak (VmHWM), reset at the start of each run, \"(process)\" where it could not be.")
 	fmt.Fprintln(w, "/100k: scaled to 100,000 memories. OPEN RSS: growth of VmRSS (after GC) over the cold open and first query: what an open store holds.")
 	for _, run := range r.Results {
@@ -380,6 +387,18 @@ func diskCell(run *Result) string {
 	s := FormatBytes(run.DiskAllocated)
 	if run.DiskBytes > 2*run.DiskAllocated && run.DiskBytes-run.DiskAllocated >= 1<<20 {
 		s += " (ls " + FormatBytes(run.DiskBytes) + ")"
+	}
+	return s
+}
+
+// writtenCell is what the ingest wrote and its ratio to the store's size.
+func writtenCell(run *Result) string {
+	if run.Ingest.Written <= 0 {
+		return "-" // no /proc
+	}
+	s := FormatBytes(run.Ingest.Written)
+	if run.DiskAllocated > 0 {
+		s += fmt.Sprintf(" (%.1f×)", float64(run.Ingest.Written)/float64(run.DiskAllocated))
 	}
 	return s
 }

@@ -91,6 +91,18 @@ func parseKB(s string) int64 {
 	return n * 1024
 }
 
+// writtenBytes returns the bytes the process has caused to be written to
+// storage (write_bytes of /proc/self/io: pages it dirtied in files,
+// counted once per page until it is written back), or -1 where that is
+// unknown.
+func writtenBytes() int64 {
+	n, err := strconv.ParseInt(procField("/proc/self/io", "write_bytes"), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 // peakRSS returns the process's peak resident set size (VmHWM), or 0.
 func peakRSS() int64 { return parseKB(procField("/proc/self/status", "VmHWM")) }
 

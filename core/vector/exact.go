@@ -36,9 +36,12 @@ type Exact struct {
 	ids   []int64         // slot → id
 	nsOf  []uint32        // slot → interned namespace
 	pool  []uint32        // slot → interned pool
-	slots map[int64]int32 // id → slot
+	slots map[int64]int32 // id → slot; nil until a write needs it in a loaded index (see slotMap)
 	ns    interner
 	pools interner
+	// release frees the snapshot the vectors are read from in place (see
+	// LoadExactBytes) once own has copied them; nil when there is none.
+	release *releaser
 }
 
 var (
@@ -97,6 +100,10 @@ func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	if len(x.ids)+len(entries) > math.MaxInt32 {
 		return fmt.Errorf("vector add: %w: the exact index holds at most %d entries", driver.ErrInvalid, math.MaxInt32)
 	}
+	if len(entries) > 0 {
+		x.own()
+	}
+	slots := x.slotMap()
 	base := x.rows.Len()
 	x.rows.Reserve(len(entries))
 	var buf []float32 // Int8: the vector normalised, before it is quantised
@@ -121,7 +128,7 @@ func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	for i, e := range entries {
 		staged := base + i
 		ns, pool := x.ns.acquire(e.Namespace), x.pools.acquire(string(e.Pool))
-		if s, ok := x.slots[e.ID]; ok {
+		if s, ok := slots[e.ID]; ok {
 			x.ns.release(x.nsOf[s])
 			x.pools.release(x.pool[s])
 			x.rows.Move(int(s), staged)
@@ -129,7 +136,7 @@ func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 			continue
 		}
 		s := len(x.ids)
-		x.slots[e.ID] = int32(s)
+		slots[e.ID] = int32(s)
 		x.ids = append(x.ids, e.ID)
 		x.nsOf = append(x.nsOf, ns)
 		x.pool = append(x.pool, pool)
@@ -160,12 +167,14 @@ func (x *Exact) Remove(ctx context.Context, ids ...int64) error {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	slots := x.slotMap()
 	for _, id := range ids {
-		s, ok := x.slots[id]
+		s, ok := slots[id]
 		if !ok {
 			continue
 		}
-		delete(x.slots, id)
+		x.own()
+		delete(slots, id)
 		x.ns.release(x.nsOf[s])
 		x.pools.release(x.pool[s])
 		last := int32(len(x.ids) - 1)
@@ -174,7 +183,7 @@ func (x *Exact) Remove(ctx context.Context, ids ...int64) error {
 			x.nsOf[s] = x.nsOf[last]
 			x.pool[s] = x.pool[last]
 			x.rows.Move(int(s), int(last))
-			x.slots[x.ids[s]] = s
+			slots[x.ids[s]] = s
 		}
 		x.ids = x.ids[:last]
 		x.nsOf = x.nsOf[:last]
@@ -198,6 +207,32 @@ func (x *Exact) shrink() {
 	x.rows.Compact()
 }
 
+// slotMap returns the id map, building it in an index loaded from a
+// snapshot, which does without it until a write: an open that only
+// searches (a CLI command) does not pay for it. x.mu is held for writing.
+func (x *Exact) slotMap() map[int64]int32 {
+	if x.slots == nil {
+		x.slots = make(map[int64]int32, len(x.ids))
+		for s, id := range x.ids {
+			x.slots[id] = int32(s)
+		}
+	}
+	return x.slots
+}
+
+// slot returns id's slot: from the id map, or by a scan of the ids while
+// there is none (Holds, a few calls at open). x.mu is held for reading.
+func (x *Exact) slot(id int64) (int32, bool) {
+	if x.slots != nil {
+		s, ok := x.slots[id]
+		return s, ok
+	}
+	if s := slices.Index(x.ids, id); s >= 0 {
+		return int32(s), true
+	}
+	return 0, false
+}
+
 // Len returns the number of entries.
 func (x *Exact) Len() int {
 	x.mu.RLock()
@@ -218,7 +253,7 @@ func (x *Exact) Holds(e driver.VectorEntry) bool {
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	s, ok := x.slots[e.ID]
+	s, ok := x.slot(e.ID)
 	if !ok {
 		return false
 	}

@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/internal/fmap"
 )
 
 func TestSaveLoadRoundTrip(t *testing.T) {
@@ -56,8 +59,8 @@ func testSaveLoadRoundTrip(t *testing.T, p Precision) {
 	if y.Len() != x.Len() || y.Dim() != 16 || y.Precision() != p {
 		t.Fatalf("loaded %d×%d at %v, saved %d×16 at %v", y.Len(), y.Dim(), y.Precision(), x.Len(), p)
 	}
-	// A float32 index is written in the format of before precisions.
-	if magic := string(buf.Bytes()[:len(exactMagic)]); (p == Float32) != (magic == exactMagic) {
+	// Every precision is written in version 3, with the vectors aligned.
+	if magic := string(buf.Bytes()[:len(exactMagic)]); magic != exactMagicV3 {
 		t.Fatalf("a %v index was saved with magic %q", p, magic)
 	}
 	for _, f := range []driver.VectorFilter{{}, {Namespaces: []string{"project:p2"}}, {Pools: []driver.Pool{driver.PoolRaw}}, {Namespaces: []string{"project:p1"}}} {
@@ -128,11 +131,11 @@ func BenchmarkLoadExact100k(b *testing.B) {
 // allocates is the cost of Save itself (engine Close pays it).
 func BenchmarkSaveExact100k(b *testing.B) {
 	x := exact100k(b)
-	var n countWriter
-	if err := x.Save(&n); err != nil {
+	n := &countWriter{w: io.Discard}
+	if err := x.Save(n); err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(n))
+	b.SetBytes(n.n)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := x.Save(io.Discard); err != nil {
@@ -140,11 +143,6 @@ func BenchmarkSaveExact100k(b *testing.B) {
 		}
 	}
 }
-
-// countWriter counts the bytes written to it.
-type countWriter int
-
-func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
 
 // TestSnapshotByteOrderPaths checks that the chunked encoding a big-endian
 // machine takes writes the same bytes as the straight copy a little-endian
@@ -215,17 +213,138 @@ func TestLoadExactLimited(t *testing.T) {
 		if err != nil || y.Len() != 3000 {
 			t.Fatalf("%s: limited load: %v", p, err)
 		}
-		// The count follows the magic (and, past version 1, the precision
-		// byte) and the dimension: claim a billion vectors.
-		at := len(exactMagic) + 4
-		if p != Float32 {
-			at++
-		}
+		// The count follows the magic, the precision byte and the
+		// dimension: claim a billion vectors.
+		at := len(exactMagic) + 1 + 4
 		bad := bytes.Clone(data)
 		binary.LittleEndian.PutUint64(bad[at:], 1<<30)
 		_, err = LoadExact(&io.LimitedReader{R: bytes.NewReader(bad), N: int64(len(bad))})
 		if !errors.Is(err, driver.ErrInvalid) || !strings.Contains(err.Error(), "do not fit") {
 			t.Fatalf("%s: a billion vectors claimed: %v; want ErrInvalid, do not fit", p, err)
+		}
+	}
+}
+
+// TestLoadExactMapped: an index loaded from a snapshot file mapped into
+// memory (the engine's open) searches the file's vectors where they are,
+// answers as the index that was saved, and copies them at its first write
+// — the mapping is read-only, so a write to it would crash the test —
+// releasing the mapping then and not before. The file is never changed.
+func TestLoadExactMapped(t *testing.T) {
+	for _, p := range []Precision{Float32, Int8} {
+		t.Run(p.String(), func(t *testing.T) {
+			ctx := context.Background()
+			x, entries := randomExact(t, p, 2000, 24)
+			path := filepath.Join(t.TempDir(), "snap")
+			var buf bytes.Buffer
+			if err := x.Save(&buf); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			data, unmap, err := fmap.Map(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			released := 0
+			y, err := LoadExactBytes(data, func() { released++; unmap() })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmap.Mapped && littleEndian && (!y.rows.borrowed || released != 0) {
+				t.Fatalf("the vectors were copied (borrowed %v) or the mapping released (%d) at load", y.rows.borrowed, released)
+			}
+			sameSearches(t, x, y, entries)
+			// Writes: replace, add, remove.
+			more := []driver.VectorEntry{
+				{ID: entries[5].ID, Namespace: "project:new", Pool: driver.PoolRaw, Vector: entries[9].Vector},
+				{ID: 99_999, Namespace: "project:p0", Pool: driver.PoolMemory, Vector: entries[11].Vector},
+			}
+			for _, z := range []*Exact{x, y} {
+				if err := z.Add(ctx, more...); err != nil {
+					t.Fatal(err)
+				}
+				if err := z.Remove(ctx, entries[0].ID, entries[1].ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if y.rows.borrowed || (fmap.Mapped && littleEndian && released != 1) {
+				t.Fatalf("after a write: borrowed %v, mapping released %d times, want once", y.rows.borrowed, released)
+			}
+			sameSearches(t, x, y, entries)
+			if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, buf.Bytes()) {
+				t.Fatalf("the snapshot file changed under the index (%v)", err)
+			}
+		})
+	}
+}
+
+// TestLoadExactBytesCorrupt: a snapshot truncated anywhere, torn (its end
+// zeroed) or with any one byte flipped is refused with ErrInvalid, and the
+// release function is called.
+func TestLoadExactBytesCorrupt(t *testing.T) {
+	x, _ := randomExact(t, Float32, 50, 8)
+	var buf bytes.Buffer
+	if err := x.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	var cases [][]byte
+	for n := 0; n < len(good); n += 7 {
+		cases = append(cases, good[:n])
+	}
+	for at := range good {
+		bad := bytes.Clone(good)
+		bad[at] ^= 0x10
+		cases = append(cases, bad)
+	}
+	torn := bytes.Clone(good)
+	clear(torn[len(torn)-512:])
+	cases = append(cases, torn)
+	for i, b := range cases {
+		released := 0
+		if _, err := LoadExactBytes(b, func() { released++ }); !errors.Is(err, driver.ErrInvalid) || released != 1 {
+			t.Fatalf("case %d (%d bytes): err = %v, released %d times; want ErrInvalid, once", i, len(b), err, released)
+		}
+	}
+}
+
+// randomExact returns an index of n random vectors of dim dimensions in
+// three namespaces and pools, and its entries.
+func randomExact(t *testing.T, p Precision, n, dim int) (*Exact, []driver.VectorEntry) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := NewExactPrecision(dim, p)
+	var entries []driver.VectorEntry
+	for i := range n {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = rng.Float32() - 0.5
+		}
+		entries = append(entries, driver.VectorEntry{ID: int64(i + 1), Namespace: fmt.Sprintf("project:p%d", i%3), Pool: driver.Pools[i%3], Vector: v})
+	}
+	if err := x.Add(context.Background(), entries...); err != nil {
+		t.Fatal(err)
+	}
+	return x, entries
+}
+
+// sameSearches checks that y answers as x, with filters, for a few of the
+// entries' vectors.
+func sameSearches(t *testing.T, x, y *Exact, entries []driver.VectorEntry) {
+	t.Helper()
+	ctx := context.Background()
+	if x.Len() != y.Len() {
+		t.Fatalf("%d entries, want %d", y.Len(), x.Len())
+	}
+	for i := 0; i < len(entries); i += len(entries) / 7 {
+		for _, f := range []driver.VectorFilter{{}, {Namespaces: []string{"project:p2"}}, {Pools: []driver.Pool{driver.PoolRaw}}, {Namespaces: []string{"project:new"}}} {
+			want, err1 := x.Search(ctx, entries[i].Vector, 10, f)
+			got, err2 := y.Search(ctx, entries[i].Vector, 10, f)
+			if err1 != nil || err2 != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("query %d, filter %+v: %v (%v), want %v (%v)", i, f, got, err2, want, err1)
+			}
 		}
 	}
 }

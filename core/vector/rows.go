@@ -66,6 +66,28 @@ type Rows struct {
 	f     []float32 // Float32: row i is f[i*dim:(i+1)*dim]
 	codes []int8    // Int8: row i is codes[i*dim:(i+1)*dim] ...
 	scale []float32 // ... times scale[i]
+	// borrowed: the storage is memory the rows must not write (a snapshot
+	// read in place, see LoadExactBytes); own copies it before a write.
+	borrowed bool
+}
+
+// own copies borrowed storage, so that it can be written, and reports
+// whether it did.
+func (r *Rows) own() bool {
+	if !r.borrowed {
+		return false
+	}
+	r.f, r.codes, r.scale = clone(r.f), clone(r.codes), clone(r.scale)
+	r.borrowed = false
+	return true
+}
+
+// clone copies s (nil stays nil).
+func clone[T any](s []T) []T {
+	if s == nil {
+		return nil
+	}
+	return append(make([]T, 0, len(s)), s...)
 }
 
 // NewRows returns empty storage for vectors of dim components at p.
@@ -110,6 +132,7 @@ func (r *Rows) Len() int {
 
 // Append adds v as the last row.
 func (r *Rows) Append(v []float32) {
+	r.own()
 	if r.prec == Int8 {
 		n := len(r.codes)
 		r.codes = slices.Grow(r.codes, r.dim)[:n+r.dim]
@@ -143,6 +166,7 @@ func (r *Rows) appendUnit(v, buf []float32) bool {
 
 // Set replaces row i by v.
 func (r *Rows) Set(i int, v []float32) {
+	r.own()
 	if r.prec == Int8 {
 		r.scale[i] = quantize(r.codes[i*r.dim:(i+1)*r.dim], v)
 		return
@@ -152,6 +176,7 @@ func (r *Rows) Set(i int, v []float32) {
 
 // Clear zeroes row i (a freed slot).
 func (r *Rows) Clear(i int) {
+	r.own()
 	if r.prec == Int8 {
 		clear(r.codes[i*r.dim : (i+1)*r.dim])
 		r.scale[i] = 0
@@ -162,6 +187,7 @@ func (r *Rows) Clear(i int) {
 
 // Move copies row src over row dst.
 func (r *Rows) Move(dst, src int) {
+	r.own()
 	if r.prec == Int8 {
 		copy(r.codes[dst*r.dim:(dst+1)*r.dim], r.codes[src*r.dim:(src+1)*r.dim])
 		r.scale[dst] = r.scale[src]
@@ -172,6 +198,7 @@ func (r *Rows) Move(dst, src int) {
 
 // Truncate keeps the first n rows.
 func (r *Rows) Truncate(n int) {
+	r.own()
 	if r.prec == Int8 {
 		r.codes, r.scale = r.codes[:n*r.dim], r.scale[:n]
 		return
@@ -183,6 +210,7 @@ func (r *Rows) Truncate(n int) {
 // at least (append grows large slices by a quarter, which makes a bulk load
 // copy every vector about four times).
 func (r *Rows) Reserve(n int) {
+	r.own()
 	have := r.Len()
 	need := have + n
 	if r.prec == Int8 {
@@ -213,6 +241,7 @@ func regrow[T int8 | float32](s []T, c int) []T {
 // Compact reallocates the storage to room for twice the rows it holds, to
 // give memory back after many removals.
 func (r *Rows) Compact() {
+	r.own()
 	n := r.Len()
 	if r.prec == Int8 {
 		r.codes = slices.Grow(slices.Clone(r.codes[:n*r.dim:n*r.dim]), n*r.dim)

@@ -16,7 +16,7 @@ import (
 // buildMemos builds the real memos binary (cmd/memos) into a temporary
 // directory. It builds with -race when the tests run with it, so that the
 // build reuses the packages the test binary was compiled from.
-func buildMemos(t *testing.T) string {
+func buildMemos(t testing.TB) string {
 	t.Helper()
 	return testbin.Build(t, "..")
 }

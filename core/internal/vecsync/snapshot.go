@@ -2,6 +2,7 @@ package vecsync
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/internal/fmap"
 	"github.com/memos-go/memos/core/vector"
 )
 
@@ -55,10 +57,18 @@ import (
 
 // snapshotMagic starts a snapshot of float32 vectors, as before precisions
 // existed; snapshotMagicPrecision one whose header ends with the precision
-// (Options.VectorPrecision) of the vectors in it.
+// (Options.VectorPrecision) of the vectors in it; snapshotMagicAligned,
+// which saveSnapshot writes, one whose header holds the precision of any
+// vectors and then zero bytes up to a multiple of headerAlign, so that the
+// index's own serialisation starts aligned in the file: the exact index
+// then searches its vectors in the mapped file instead of copying them
+// (vector.LoadExactBytes). An open that reads a snapshot of an older
+// version rewrites it at Close.
 const (
 	snapshotMagic          = "MEMOSVS2"
 	snapshotMagicPrecision = "MEMOSVS3"
+	snapshotMagicAligned   = "MEMOSVS4"
+	headerAlign            = 64
 )
 
 // metaSnapshotGen is the store's record of the generation of the last
@@ -81,6 +91,7 @@ type snapshot struct {
 	mu      sync.Mutex
 	seq     uint64 // the seq of the snapshot on disk, when ok
 	ok      bool   // the file holds what this index loaded or saved
+	old     bool   // ... in an older format, which Save rewrites
 	// bytes is the size of the snapshot in the store as last read or
 	// written (a file's is read from the file).
 	bytes atomic.Int64
@@ -108,6 +119,8 @@ type header struct {
 	// Precision of the vectors; float32 in a snapshot of the first header
 	// version.
 	Precision vector.Precision
+	// aligned: the header is of the latest version (snapshotMagicAligned).
+	aligned bool
 }
 
 func writeString(w io.Writer, s string) error {
@@ -140,7 +153,7 @@ func saveSnapshot(path string, h header, idx driver.PersistentVectorIndex) (err 
 			os.Remove(tmp.Name())
 		}
 	}()
-	w := bufio.NewWriter(tmp)
+	w := bufio.NewWriterSize(tmp, 1<<20)
 	if err = writeSnapshot(w, h, idx); err != nil {
 		return err
 	}
@@ -153,82 +166,90 @@ func saveSnapshot(path string, h header, idx driver.PersistentVectorIndex) (err 
 	return os.Rename(tmp.Name(), path)
 }
 
-// writeSnapshot writes the header h and idx to w.
-func writeSnapshot(w io.Writer, h header, idx driver.PersistentVectorIndex) (err error) {
-	magic := snapshotMagic
-	if h.Precision != vector.Float32 {
-		magic = snapshotMagicPrecision
-	}
-	if _, err = io.WriteString(w, magic); err != nil {
+// writeSnapshot writes the header h, padded so that the index starts at a
+// multiple of headerAlign, and idx to w.
+func writeSnapshot(w io.Writer, h header, idx driver.PersistentVectorIndex) error {
+	var head bytes.Buffer
+	head.WriteString(snapshotMagicAligned)
+	err := errors.Join(writeString(&head, h.Store), writeString(&head, h.Model), binary.Write(&head, binary.LittleEndian, uint32(h.Dim)),
+		writeString(&head, h.Index), binary.Write(&head, binary.LittleEndian, h.Seq), writeString(&head, h.Gen),
+		writeString(&head, h.Precision.String()))
+	if err != nil {
 		return err
 	}
-	err = errors.Join(writeString(w, h.Store), writeString(w, h.Model), binary.Write(w, binary.LittleEndian, uint32(h.Dim)),
-		writeString(w, h.Index), binary.Write(w, binary.LittleEndian, h.Seq), writeString(w, h.Gen))
-	if err == nil && magic == snapshotMagicPrecision {
-		err = writeString(w, h.Precision.String())
-	}
-	if err != nil {
+	// The padding's length, then the padding: the index starts at a
+	// multiple of headerAlign.
+	pad := -(head.Len() + 1) & (headerAlign - 1)
+	head.WriteByte(byte(pad))
+	head.Write(make([]byte, pad))
+	if _, err := w.Write(head.Bytes()); err != nil {
 		return err
 	}
 	return idx.Save(w)
 }
 
-// readSnapshot reads the snapshot in r, which holds size bytes (-1:
-// unknown), if it matches want (model, dim, index kind, precision). It
-// returns the index and the seq it reflects; nil for a snapshot of another
-// kind of index or precision. where names it in errors.
-func readSnapshot(r io.Reader, size int64, where string, want header, load func(io.Reader) (driver.VectorIndex, error)) (driver.VectorIndex, uint64, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	h, err := readHeader(br)
+// loadSnapshotFile reads the snapshot at path (readSnapshot); a missing
+// file is (nil, 0, false, nil). The file is mapped (fmap), and the index
+// may keep reading the mapping; it calls release when it no longer does.
+func loadSnapshotFile(path string, want header, load loader) (idx driver.VectorIndex, seq uint64, old bool, err error) {
+	data, release, err := fmap.Map(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0, false, nil
+	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("snapshot %s: %w", where, err)
+		return nil, 0, false, err
+	}
+	return readSnapshot(data, release, path, want, load)
+}
+
+// readSnapshot reads the snapshot in data if it matches want (model, dim,
+// index kind, precision). It returns the index, the seq it reflects and
+// whether the snapshot is of an older format; nil for a snapshot of another
+// kind of index or precision. where names it in errors. The index may keep
+// reading data: release (nil: nothing to release) is handed to it, or
+// called here when the snapshot is not used.
+func readSnapshot(data []byte, release func(), where string, want header, load loader) (idx driver.VectorIndex, seq uint64, old bool, err error) {
+	handed := false
+	defer func() {
+		if !handed && release != nil {
+			release()
+		}
+	}()
+	r := bytes.NewReader(data)
+	h, err := readHeader(r)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("snapshot %s: %w", where, err)
 	}
 	if h.Index != want.Index || h.Precision != want.Precision {
-		return nil, 0, nil // a snapshot of another kind of index or precision: of no use here
+		return nil, 0, false, nil // a snapshot of another kind of index or precision: of no use here
 	}
 	if h.Store != want.Store || h.Model != want.Model || h.Dim != want.Dim {
-		return nil, 0, fmt.Errorf("snapshot %s is of store %s, %s/%d; the engine uses store %s, %s/%d",
+		return nil, 0, false, fmt.Errorf("snapshot %s is of store %s, %s/%d; the engine uses store %s, %s/%d",
 			where, h.Store, h.Model, h.Dim, want.Store, want.Model, want.Dim)
 	}
 	if h.Gen != want.Gen {
-		return nil, 0, fmt.Errorf("snapshot %s was saved from another state of the store (generation %s, the store records %q): was memory.db restored from a backup?",
+		return nil, 0, false, fmt.Errorf("snapshot %s was saved from another state of the store (generation %s, the store records %q): was memory.db restored from a backup?",
 			where, h.Gen, want.Gen)
 	}
-	// What the snapshot still holds, so that the index can allocate its
-	// arrays at once instead of growing them as they arrive.
-	in := io.Reader(br)
-	if size >= 0 {
-		in = &io.LimitedReader{R: br, N: size - h.size()}
-	}
-	idx, err := load(in)
+	handed = true
+	idx, err = load(data[len(data)-r.Len():], release)
 	if err != nil {
-		return nil, 0, fmt.Errorf("snapshot %s: %w", where, err)
+		return nil, 0, false, fmt.Errorf("snapshot %s: %w", where, err)
 	}
 	if p := precisionOf(idx); p != want.Precision {
-		return nil, 0, fmt.Errorf("snapshot %s: the header says %s vectors, the index holds %s", where, want.Precision, p)
+		return nil, 0, false, fmt.Errorf("snapshot %s: the header says %s vectors, the index holds %s", where, want.Precision, p)
 	}
-	return idx, h.Seq, nil
-}
-
-// size is the length of h as written: the magic and the fields.
-func (h header) size() int64 {
-	n := int64(len(snapshotMagic)) + 4 + 8
-	for _, s := range []string{h.Store, h.Model, h.Index, h.Gen} {
-		n += 2 + int64(len(s))
-	}
-	if h.Precision != vector.Float32 {
-		n += 2 + int64(len(h.Precision.String()))
-	}
-	return n
+	return idx, h.Seq, !h.aligned, nil
 }
 
 // readHeader reads the magic and the header.
 func readHeader(r io.Reader) (header, error) {
 	var h header
 	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || (string(magic) != snapshotMagic && string(magic) != snapshotMagicPrecision) {
+	if _, err := io.ReadFull(r, magic); err != nil || !slices.Contains([]string{snapshotMagic, snapshotMagicPrecision, snapshotMagicAligned}, string(magic)) {
 		return h, fmt.Errorf("not a memos vector snapshot")
 	}
+	h.aligned = string(magic) == snapshotMagicAligned
 	var dim uint32
 	steps := []func() error{
 		func() (err error) { h.Store, err = readString(r); return },
@@ -238,16 +259,27 @@ func readHeader(r io.Reader) (header, error) {
 		func() error { return binary.Read(r, binary.LittleEndian, &h.Seq) },
 		func() (err error) { h.Gen, err = readString(r); return },
 		func() error {
-			if string(magic) != snapshotMagicPrecision {
+			if string(magic) == snapshotMagic {
 				return nil
 			}
 			name, err := readString(r)
 			if err != nil {
 				return err
 			}
-			if h.Precision, err = vector.ParsePrecision(name); err == nil && h.Precision == vector.Float32 {
+			if h.Precision, err = vector.ParsePrecision(name); err == nil && h.Precision == vector.Float32 && !h.aligned {
 				err = fmt.Errorf("precision %s in a header for reduced precisions", name)
 			}
+			return err
+		},
+		func() error {
+			if !h.aligned {
+				return nil
+			}
+			var pad [1]byte
+			if _, err := io.ReadFull(r, pad[:]); err != nil {
+				return err
+			}
+			_, err := io.CopyN(io.Discard, r, int64(pad[0]))
 			return err
 		},
 	}
@@ -445,19 +477,28 @@ func (x *Index) loadSnapshot(ctx context.Context, name string, k kind) error {
 	}
 	var idx driver.VectorIndex
 	var seq uint64
-	_, err = x.readStored(ctx, func(r io.Reader, size int64) error {
-		var err error
-		idx, seq, err = readSnapshot(r, size, x.snap.where(), want, k.load)
-		if err != nil {
-			return errSnapshot{err}
+	var old bool
+	if x.snap.inStore {
+		_, err = x.readStored(ctx, func(r io.Reader, size int64) error {
+			data, err := readAll(r, size)
+			if err != nil {
+				return err
+			}
+			var serr error
+			idx, seq, old, serr = readSnapshot(data, nil, x.snap.where(), want, k.load)
+			if serr != nil {
+				return errSnapshot{serr}
+			}
+			return nil
+		})
+		var bad errSnapshot
+		if errors.As(err, &bad) {
+			err = bad.err
+		} else if err != nil {
+			return fmt.Errorf("read the vector snapshot: %w", err)
 		}
-		return nil
-	})
-	var bad errSnapshot
-	if errors.As(err, &bad) {
-		err = bad.err
-	} else if err != nil && x.snap.inStore {
-		return fmt.Errorf("read the vector snapshot: %w", err)
+	} else {
+		idx, seq, old, err = loadSnapshotFile(x.snap.path, want, k.load)
 	}
 	var cur uint64
 	if err == nil && idx != nil {
@@ -476,7 +517,7 @@ func (x *Index) loadSnapshot(ctx context.Context, name string, k kind) error {
 	case idx != nil:
 		x.live = newLive(idx, name)
 		x.seq.Store(seq)
-		x.snap.seq, x.snap.ok = seq, true
+		x.snap.seq, x.snap.ok, x.snap.old = seq, true, old
 	}
 	return nil
 }
@@ -564,7 +605,7 @@ func (x *Index) Save() error {
 	if x.snap.inStore {
 		return x.saveInStore(ctx, h)
 	}
-	if x.snap.ok && x.snap.seq == h.Seq {
+	if x.snap.ok && !x.snap.old && x.snap.seq == h.Seq {
 		if _, err := os.Stat(x.snap.path); err == nil {
 			return nil // nothing changed since the snapshot was read or written
 		}
@@ -599,7 +640,7 @@ func (x *Index) Save() error {
 	if err := saveSnapshot(x.snap.path, h, x.live); err != nil {
 		return fmt.Errorf("save vector snapshot: %w", err)
 	}
-	x.snap.seq, x.snap.ok = h.Seq, true
+	x.snap.seq, x.snap.ok, x.snap.old = h.Seq, true, false
 	return nil
 }
 
@@ -610,7 +651,7 @@ func (x *Index) Save() error {
 // x.snap.mu.
 func (x *Index) saveInStore(ctx context.Context, h header) error {
 	seq := h.Seq
-	if x.snap.ok && x.snap.seq == h.Seq {
+	if x.snap.ok && !x.snap.old && x.snap.seq == h.Seq {
 		return nil // nothing changed since the snapshot was read or written
 	}
 	if st, err := x.peekSnapshot(ctx); err == nil && st.Seq >= h.Seq && st.Store == h.Store &&
@@ -688,7 +729,7 @@ func (x *Index) saveInStore(ctx context.Context, h header) error {
 		return fmt.Errorf("save vector snapshot in the store: %w", err)
 	}
 	x.snap.bytes.Store(cr.n)
-	x.snap.seq, x.snap.ok = h.Seq, true
+	x.snap.seq, x.snap.ok, x.snap.old = h.Seq, true, false
 	x.seq.CompareAndSwap(seq, h.Seq)
 	return nil
 }
@@ -746,4 +787,17 @@ func (s *snapshot) size() int64 {
 		return fi.Size()
 	}
 	return 0
+}
+
+// readAll reads r, which holds size bytes (-1: unknown), into one buffer
+// allocated at once when the size is known.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	if size < 0 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
