@@ -186,6 +186,48 @@ func TestKeywordGateDropsCommonWordMatches(t *testing.T) {
 	}
 }
 
+// TestSparedKeywordHitTakesItsSeedsScore: the reply after the turn that
+// answers (same session) matches only the common word of the question.
+// The gate keeps it because keyword search alone would return it; it is
+// also the answer's session neighbour, and expansion scores it as it
+// scores the neighbours the gate dropped: the better of its own score and
+// the seed's share, so it follows the answer instead of trailing at its
+// own weak match behind the other sessions' turns.
+func TestSparedKeywordHitTakesItsSeedsScore(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t)
+	ins := []core.Input{
+		{Content: "Ann: guess what I did today", Session: "chat-1", Type: core.TypeTurn},
+		{Content: "Ann: I booked the kayak tour in Norway for the fjords trip", Session: "chat-1", Type: core.TypeTurn},
+		{Content: "Bob: the trip sounds great", Session: "chat-1", Type: core.TypeTurn},
+	}
+	for i, s := range []string{"the office trip", "a trip to the dentist", "the school trip is Friday", "our trip was rained out"} {
+		ins = append(ins, core.Input{Content: "Cy: " + s, Session: fmt.Sprintf("chat-%d", i+2), Type: core.TypeTurn})
+	}
+	ms, err := e.RememberBatch(ctx, ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := core.SearchRequest{Query: "kayak tour Norway fjords trip", Limit: 5}
+	x, err := e.Explain(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := ms[2].ID
+	for _, c := range x.Candidates {
+		if c.ID == reply && !strings.HasPrefix(c.Gate, "kept: keyword search alone returns it") {
+			t.Fatalf("the reply's gate verdict %q: the case needs it spared as keyword search's own result", c.Gate)
+		}
+	}
+	got := hitIDs(x.Result)
+	if len(got) < 3 || got[0] != ms[1].ID {
+		t.Fatalf("hits %v, want the answer %d first", got, ms[1].ID)
+	}
+	if o, _ := originOf(x.Result, reply); o != fmt.Sprintf("session neighbour of %d (+1)", ms[1].ID) || slices.Index(got, reply) > 2 {
+		t.Errorf("the reply %d: origin %q, place %d in %v; want it scored as the answer's neighbour, next to it", reply, o, slices.Index(got, reply)+1, got)
+	}
+}
+
 func TestExplainListsEveryCandidate(t *testing.T) {
 	ctx := context.Background()
 	e := openEngine(t)
