@@ -474,7 +474,7 @@ func (gs gainSet) mean() float64 {
 // chosen, then the earlier. This is the one-standard-error rule of model
 // selection: a difference in the worst case that the questions cannot
 // tell from noise does not decide, and the mean over every fold does. (Without it, with
-// LongMemEval-S left out, a SciFact worst case 0.002 higher chose the
+// LongMemEval-S left out, a SciFact worst case 0.001 higher chose the
 // time stage off, which costs LoCoMo and LongMemEval-S.)
 func choose(gains []gainSet) int {
 	best := -1
