@@ -119,24 +119,112 @@ func TestPoolsPreferDistilledMemories(t *testing.T) {
 	}
 }
 
+// TestKeywordGateDropsCommonWordMatches: thirty memories match only the
+// common word of the query ("project"), far below the relative keyword
+// threshold. With keep_keyword off a hybrid search drops them all; by
+// default it spares the ones a keyword search alone would return within
+// the limit, so that it never shows less than keyword search, and drops
+// the rest.
 func TestKeywordGateDropsCommonWordMatches(t *testing.T) {
 	ctx := context.Background()
-	e := openEngine(t)
 	var ins []core.Input
 	for i := range 30 {
 		ins = append(ins, core.Input{Content: fmt.Sprintf("status update %d on the project timeline and staffing for the quarter", i)})
 	}
 	ins = append(ins, core.Input{Content: "project kubernetes upgrade to 1.31 is blocked on the ingress controller"})
-	ms, err := e.RememberBatch(ctx, ins)
-	if err != nil {
-		t.Fatal(err)
+	req := core.SearchRequest{Query: "kubernetes ingress project", Limit: 5, NoExpand: true}
+	open := func(cfg core.SearchConfig) (*core.Engine, []*core.Memory) {
+		e := openAt(t, filepath.Join(t.TempDir(), "m.db"), core.Options{Search: cfg})
+		t.Cleanup(func() { e.Close() })
+		ms, err := e.RememberBatch(ctx, ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, ms
 	}
-	res, err := e.Search(ctx, core.SearchRequest{Query: "kubernetes ingress project", Limit: 20, NoExpand: true})
+	e, ms := open(core.SearchConfig{KeepKeyword: -1})
+	res, err := e.Search(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(hitIDs(res)) != fmt.Sprint([]int64{ms[30].ID}) {
-		t.Fatalf("keyword search = %v, want only %d: memories matching only the common word pad the result", hitIDs(res), ms[30].ID)
+		t.Fatalf("keep_keyword off: hybrid search = %v, want only %d: memories matching only the common word pad the result", hitIDs(res), ms[30].ID)
+	}
+
+	e, _ = open(core.SearchConfig{})
+	kwReq := req
+	kwReq.Mode = core.ModeKeyword
+	kw, err := e.Search(ctx, kwReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := e.Explain(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := map[int64]string{}
+	dropped := 0
+	for _, c := range x.Candidates {
+		gate[c.ID] = c.Gate
+		if strings.HasPrefix(c.Gate, "dropped: keyword score") {
+			dropped++
+		}
+	}
+	for i, id := range hitIDs(kw) {
+		switch g := gate[id]; {
+		case i == 0 && g != "kept": // the best keyword match passes on its own
+			t.Errorf("keyword search's first hit (%d): gate %q in the hybrid search, want kept", id, g)
+		case i > 0 && !(strings.HasPrefix(g, "kept: keyword search alone returns it (") && strings.Contains(g, "keyword score")):
+			t.Errorf("keyword search's hit %d (%d): gate %q in the hybrid search, want kept as keyword search's own result, its keyword score below the threshold", i+1, id, g)
+		}
+	}
+	if got := hitIDs(x.Result); len(got) != req.Limit || got[0] != ms[30].ID {
+		t.Errorf("defaults: hybrid search = %v, want %d first and %d hits", got, ms[30].ID, req.Limit)
+	}
+	if dropped == 0 {
+		t.Errorf("defaults: no common-word match past keyword search's result was dropped: %v", gate)
+	}
+}
+
+// TestSparedKeywordHitTakesItsSeedsScore: the reply after the turn that
+// answers (same session) matches only the common word of the question.
+// The gate keeps it because keyword search alone would return it; it is
+// also the answer's session neighbour, and expansion scores it as it
+// scores the neighbours the gate dropped: the better of its own score and
+// the seed's share, so it follows the answer instead of trailing at its
+// own weak match behind the other sessions' turns.
+func TestSparedKeywordHitTakesItsSeedsScore(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t)
+	ins := []core.Input{
+		{Content: "Ann: guess what I did today", Session: "chat-1", Type: core.TypeTurn},
+		{Content: "Ann: I booked the kayak tour in Norway for the fjords trip", Session: "chat-1", Type: core.TypeTurn},
+		{Content: "Bob: the trip sounds great", Session: "chat-1", Type: core.TypeTurn},
+	}
+	for i, s := range []string{"the office trip", "a trip to the dentist", "the school trip is Friday", "our trip was rained out"} {
+		ins = append(ins, core.Input{Content: "Cy: " + s, Session: fmt.Sprintf("chat-%d", i+2), Type: core.TypeTurn})
+	}
+	ms, err := e.RememberBatch(ctx, ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := core.SearchRequest{Query: "kayak tour Norway fjords trip", Limit: 5}
+	x, err := e.Explain(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := ms[2].ID
+	for _, c := range x.Candidates {
+		if c.ID == reply && !strings.HasPrefix(c.Gate, "kept: keyword search alone returns it") {
+			t.Fatalf("the reply's gate verdict %q: the case needs it spared as keyword search's own result", c.Gate)
+		}
+	}
+	got := hitIDs(x.Result)
+	if len(got) < 3 || got[0] != ms[1].ID {
+		t.Fatalf("hits %v, want the answer %d first", got, ms[1].ID)
+	}
+	if o, _ := originOf(x.Result, reply); o != fmt.Sprintf("session neighbour of %d (+1)", ms[1].ID) || slices.Index(got, reply) > 2 {
+		t.Errorf("the reply %d: origin %q, place %d in %v; want it scored as the answer's neighbour, next to it", reply, o, slices.Index(got, reply)+1, got)
 	}
 }
 

@@ -107,3 +107,37 @@ func TestLeaveOneSetOutPrefersTheSmallerWorstCase(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseTreatsNoiseAsATie: B's worst case is 0.002 above A's, well
+// within the standard error of B's worst fold (0.004), so the worst cases
+// tie and A's larger mean gain decides; with standard errors of 0 (the
+// rule before) B's worst case decides. A setting whose worst case is
+// clearly larger (C) is chosen whatever its mean.
+func TestChooseTreatsNoiseAsATie(t *testing.T) {
+	a := gainSet{{0.010, 0.004}, {0.050, 0.010}}
+	b := gainSet{{0.012, 0.004}, {0.020, 0.010}}
+	if got := choose([]gainSet{a, b}); got != 0 {
+		t.Errorf("choose(A, B) = %d, want A (0): its worst case is within B's standard error, its mean larger", got)
+	}
+	exact := func(gs gainSet) gainSet {
+		out := gainSet{}
+		for _, g := range gs {
+			out.add(gainSE{mean: g.mean})
+		}
+		return out
+	}
+	if got := choose([]gainSet{exact(a), exact(b)}); got != 1 {
+		t.Errorf("without standard errors choose(A, B) = %d, want B (1), the larger worst case", got)
+	}
+	c := gainSet{{0.030, 0.004}, {0.031, 0.004}}
+	if got := choose([]gainSet{a, b, c}); got != 2 {
+		t.Errorf("choose(A, B, C) = %d, want C (2): its worst case is clearly the largest", got)
+	}
+	if got := choose(nil); got != -1 {
+		t.Errorf("choose() = %d, want -1", got)
+	}
+	if g := pairedGain([]cvQuestion{{}, {}, {}}, []qscore{{r10: 1}, {r10: 1}, {r10: 0}}, []qscore{{r10: 0}, {r10: 1}, {r10: 0}},
+		func(cvQuestion) bool { return true }, func(s qscore) float64 { return s.r10 }); !(g.mean > 0.333 && g.mean < 0.334 && g.se > 0.333 && g.se < 0.334) {
+		t.Errorf("pairedGain of differences 1, 0, 0 = %+v, want mean 1/3, standard error 1/3", g)
+	}
+}

@@ -425,6 +425,7 @@ export interface SearchConfig {
   min_similarity: number;
   relative_similarity: number;
   relative_keyword: number;
+  keep_keyword: number;
   trust_gate: number;
   expand_seeds: number;
   expand_budget: number;

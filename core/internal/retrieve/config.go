@@ -105,6 +105,19 @@ type SearchConfig struct {
 	// LongMemEval-S turn recall@10 0.785 at 0.25 against 0.756 at 0.4, where
 	// 0.4 fell below keyword search alone, 0.766; negative: off).
 	RelativeKeyword float64 `koanf:"relative_keyword" json:"relative_keyword"`
+	// KeepKeyword: in a hybrid search, the gate keeps every memory that
+	// keyword search alone would return within KeepKeyword × the
+	// request's limit places, whatever RelativeKeyword says — so that a
+	// hybrid search never loses what a keyword search of the same question
+	// would have shown (default 1: keyword search's own result; negative:
+	// off; see keywordResult in stage_gate.go). The relative threshold cost
+	// hybrid search what keyword search found: LoCoMo recall@20 without
+	// expansion 0.671 against keyword's 0.701 (wordvec; 0.669 with hash),
+	// 0.700 and 0.701 with this rule. With expansion, recall@20 0.787 →
+	// 0.788 (wordvec) and 0.784 → 0.787 (hash), recall@10 0.716 → 0.716
+	// and 0.703 → 0.702 (docs/benchmarks.md, "The gate keeps keyword
+	// search's result"); 0.5 (keyword search's first half) measured the same.
+	KeepKeyword float64 `koanf:"keep_keyword" json:"keep_keyword"`
 	// TrustGate raises a candidate's gate thresholds by the factor
 	// 1 + TrustGate·(1 − trust score): a low-trust memory needs a stronger
 	// match to surface (default 1: a contradicted memory, trust 0.2, needs
@@ -314,6 +327,7 @@ func (c SearchConfig) withDefaults() SearchConfig {
 	def(&c.MinSimilarity, 0.3)
 	def(&c.RelativeSimilarity, 0.8)
 	def(&c.RelativeKeyword, 0.25)
+	def(&c.KeepKeyword, 1)
 	def(&c.TrustGate, 1)
 	defInt(&c.ExpandSeeds, 5)
 	defInt(&c.ExpandBudget, 10)
@@ -369,7 +383,7 @@ func (c SearchConfig) validate() error {
 	}
 	switch {
 	case !finite(c.RRFK, c.KeywordWeight, c.VectorWeight, c.SignificanceBoost, c.TrustWeight, c.RecencyWeight,
-		c.DistilledBoost, c.MinSimilarity, c.RelativeSimilarity, c.RelativeKeyword, c.TrustGate, c.VectorAgreement, c.ExpandProtect,
+		c.DistilledBoost, c.MinSimilarity, c.RelativeSimilarity, c.RelativeKeyword, c.KeepKeyword, c.TrustGate, c.VectorAgreement, c.ExpandProtect,
 		c.SessionFactor, c.GraphFactor, c.MMRLambda, c.TimeBoost, c.DatedBoost, c.FeedbackWeight, c.TurnLengthWeight, c.SessionDiversity):
 		return driver.Invalidf("search weights must be finite numbers")
 	case c.Fusion != FusionRRF && c.Fusion != FusionScore:
@@ -390,6 +404,8 @@ func (c SearchConfig) validate() error {
 		return driver.Invalidf("search.vector_agreement and search.expand_protect must be at most 1 (negative turns them off)")
 	case c.RelativeKeyword > 1:
 		return driver.Invalidf("search.relative_keyword must be at most 1 (negative turns the keyword gate off)")
+	case c.KeepKeyword > 10:
+		return driver.Invalidf("search.keep_keyword %v is over 10 (a multiple of the limit; negative turns it off)", c.KeepKeyword)
 	case c.ExpandBudget < 0 || c.ExpandBudget > 1000:
 		return driver.Invalidf("search.expand_budget %d is outside 0–1000", c.ExpandBudget)
 	case c.SessionWindow > 100:

@@ -80,7 +80,8 @@ type CandidateExplanation struct {
 	// at the requested time, inactive, outside the filters, created after
 	// AsOf); "" when it was loaded.
 	Filtered string `json:"filtered,omitempty"`
-	// Gate is "kept", "dropped: <why>", or "" when the gate did not run
+	// Gate is "kept", "dropped: <why>", "kept: keyword search alone returns
+	// it (<why it would be dropped>)" (search.keep_keyword), or "" when the gate did not run
 	// (filtered candidates, expansions, fts mode).
 	Gate string `json:"gate,omitempty"`
 	// Origin is the expansion that added the memory ("" for retrieval).
@@ -173,6 +174,8 @@ func explainOne(p *Pipeline, c *candidate) CandidateExplanation {
 	case !c.retrieved(): // an expansion: not gated
 	case c.dropped != "":
 		ce.Gate = "dropped: " + c.dropped
+	case c.spared != "":
+		ce.Gate = "kept: keyword search alone returns it (" + c.spared + ")"
 	default:
 		ce.Gate = "kept"
 	}

@@ -37,7 +37,7 @@ func (p *Pipeline) Picks() (mems, lessons []Pick) {
 		}
 	}
 	for _, c := range ls {
-		if c.expanded || gateVerdict(c, best, p.cfg, p.mode == ModeHybrid) == "" {
+		if c.expanded || gateVerdict(c, best, p.cfg, p.mode == ModeHybrid, false) == "" {
 			lessons = append(lessons, Pick{Memory: c.mem, Via: c.origin})
 		}
 	}

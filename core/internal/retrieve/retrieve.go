@@ -99,11 +99,13 @@ type candidate struct {
 	vecRank    int
 	similarity float64
 	fused      float64
+	kwFused    float64 // the keyword and history lists' share of fused: what a keyword search fuses
 	// Factors applied in weighting.
 	significance, trust, recency, pool, length float64
 	score                                      float64
 	filtered                                   string  // why loading left it out ("" if loaded)
 	dropped                                    string  // why the gate dropped it ("" if kept)
+	spared                                     string  // why the gate would have dropped it, had keyword search alone not returned it (see keywordResult)
 	origin                                     string  // expansion that added it ("" for retrieval)
 	expanded                                   bool    // added by expansion
 	mmr                                        string  // MMR decision ("" without MMR)
@@ -183,7 +185,7 @@ func Run(ctx context.Context, d Deps, req SearchRequest) (*Pipeline, error) {
 		}
 	}
 	if p.mode != ModeFTS {
-		gate(p.cands, p.cfg, p.mode == ModeHybrid)
+		gate(p.cands, p.cfg, p.mode == ModeHybrid, p.req.Limit)
 	}
 	sortCandidates(p.cands)
 	if err := p.rerank(ctx); err != nil {

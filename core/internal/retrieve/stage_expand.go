@@ -22,7 +22,9 @@ import (
 // taken best first (ties by id); a memory already in the result, or not
 // visible at the request's clocks, is skipped; a candidate the gate dropped
 // comes back when a seed vouches for it, keeping its gate verdict for
-// explain.
+// explain, and one it kept only as keyword search's own result (spared,
+// see keywordResult) is scored like one it dropped: the better of its own
+// score and the seed's.
 func (p *Pipeline) expand(ctx context.Context) error {
 	cfg := p.cfg
 	if cfg.ExpandSeeds <= 0 || cfg.ExpandBudget <= 0 {
@@ -156,7 +158,7 @@ func (p *Pipeline) addProposals(ctx context.Context, tx driver.ReadTx, props []p
 			return err
 		}
 		c := p.byID[pr.id]
-		if c != nil && (c.live() || c.mem == nil) {
+		if c != nil && ((c.live() && c.spared == "") || c.mem == nil) {
 			continue // already in the result, or not visible
 		}
 		if c == nil {

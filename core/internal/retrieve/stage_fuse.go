@@ -25,6 +25,7 @@ func fuse(kw, vec, hist []driver.Hit, c *SearchConfig) []*candidate {
 		x := get(h.ID)
 		x.kwRank, x.kwScore = i+1, h.Score
 		x.fused += kwc[i]
+		x.kwFused += kwc[i]
 	}
 	for i, h := range vec {
 		x := get(h.ID)
@@ -35,6 +36,7 @@ func fuse(kw, vec, hist []driver.Hit, c *SearchConfig) []*candidate {
 		x := get(h.ID)
 		x.histRank = i + 1
 		x.fused += histc[i]
+		x.kwFused += histc[i]
 	}
 	return out
 }

@@ -1,8 +1,10 @@
 package retrieve
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -19,19 +21,65 @@ import (
 // 1 + TrustGate·(1 − trust score), so a low-trust memory needs a stronger
 // match. Old versions matched in memory (AsOf searches) have no keyword
 // score and pass. Candidates not loaded are left alone.
-func gate(cands []*candidate, cfg *SearchConfig, hybrid bool) {
+//
+// In a hybrid search the relative keyword threshold spares the memories a
+// keyword search of the same question would return (KeepKeyword × limit
+// places, see keywordResult): the gate may drop what only fusion brought
+// in, never what keyword search alone would have shown.
+func gate(cands []*candidate, cfg *SearchConfig, hybrid bool, limit int) {
 	var best gateBest
 	for _, c := range cands {
 		if c.mem != nil {
 			best.add(c)
 		}
 	}
+	var keep map[*candidate]bool
+	if hybrid {
+		keep = keywordResult(cands, cfg, limit)
+	}
 	for _, c := range cands {
 		if c.mem == nil {
 			continue
 		}
-		c.dropped = gateVerdict(c, best, cfg, hybrid)
+		c.dropped, c.spared = gateVerdict(c, best, cfg, hybrid, keep[c]), ""
+		if keep[c] && c.dropped == "" {
+			c.spared = gateVerdict(c, best, cfg, hybrid, false) // for explain
+		}
 	}
+}
+
+// keywordResult returns the candidates that a keyword search of the same
+// request would rank within KeepKeyword × limit places (none when
+// KeepKeyword ≤ 0). A keyword search fuses the keyword list (and, as of a
+// past time, the old versions matched in memory) alone, weighs the result
+// like any search and applies no relative threshold; so its order is the
+// candidates' keyword share of the fused score (kwFused) times the same
+// weights, ties by id: the order of its result before expansion.
+func keywordResult(cands []*candidate, cfg *SearchConfig, limit int) map[*candidate]bool {
+	n := int(math.Ceil(cfg.KeepKeyword * float64(limit)))
+	if n <= 0 {
+		return nil
+	}
+	var kw []*candidate
+	for _, c := range cands {
+		if c.mem != nil && (c.kwRank > 0 || c.histRank > 0) {
+			kw = append(kw, c)
+		}
+	}
+	score := func(c *candidate) float64 {
+		return c.kwFused * c.significance * c.trust * c.recency * c.pool * c.length * c.timeFactor
+	}
+	slices.SortStableFunc(kw, func(a, b *candidate) int {
+		if sa, sb := score(a), score(b); sa != sb {
+			return cmp.Compare(sb, sa)
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	keep := make(map[*candidate]bool, min(n, len(kw)))
+	for _, c := range kw[:min(n, len(kw))] {
+		keep[c] = true
+	}
+	return keep
 }
 
 // gateBest holds the best match of each retriever among the candidates,
@@ -54,8 +102,10 @@ func (b *gateBest) add(c *candidate) {
 }
 
 // gateVerdict returns why c is dropped, or "" when it passes: when at
-// least one retriever found it with a strong enough match.
-func gateVerdict(c *candidate, best gateBest, cfg *SearchConfig, hybrid bool) string {
+// least one retriever found it with a strong enough match. A keyword
+// search of the same request would return c when kwResult is set, and its
+// keyword match is then strong whatever its share of the best.
+func gateVerdict(c *candidate, best gateBest, cfg *SearchConfig, hybrid, kwResult bool) string {
 	bestSim, bestKw := best.sim, best.kw
 	raise := 1.0
 	if cfg.TrustGate > 0 {
@@ -78,7 +128,7 @@ func gateVerdict(c *candidate, best gateBest, cfg *SearchConfig, hybrid bool) st
 		strong = true // an old version matched in memory: no score to judge
 	case c.kwRank > 0:
 		need := cfg.RelativeKeyword * raise * bestKw
-		if hybrid && cfg.RelativeKeyword > 0 && bestKw > 0 && c.kwScore < need {
+		if hybrid && !kwResult && cfg.RelativeKeyword > 0 && bestKw > 0 && c.kwScore < need {
 			why = append(why, fmt.Sprintf("keyword score %.3g below %.0f%% of the best (%.3g)", c.kwScore, cfg.RelativeKeyword*raise*100, bestKw))
 		} else {
 			strong = true

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,7 +64,9 @@ func TestWeighFactors(t *testing.T) {
 }
 
 func TestGateVerdicts(t *testing.T) {
-	cfg := SearchConfig{MinSimilarity: 0.3, RelativeSimilarity: 0.6, RelativeKeyword: 0.25, TrustGate: 1}.withDefaults()
+	// The thresholds alone: no keyword hit is spared as keyword search's
+	// own result (see TestGateKeepsKeywordSearchsResult).
+	cfg := SearchConfig{MinSimilarity: 0.3, RelativeSimilarity: 0.6, RelativeKeyword: 0.25, TrustGate: 1, KeepKeyword: -1}.withDefaults()
 	mk := func(id int64, kwRank int, kwScore float64, vecRank int, sim, trust float64) *candidate {
 		return &candidate{id: id, kwRank: kwRank, kwScore: kwScore, vecRank: vecRank, similarity: sim,
 			mem: &driver.Memory{ID: id, Trust: driver.Trust{Score: trust}}}
@@ -81,7 +84,7 @@ func TestGateVerdicts(t *testing.T) {
 		mk(10, 6, 1, 6, 0.31, 1),   // found by both, weak in both
 		mk(11, 7, 1, 7, 0.6, 1),    // found by both, strong in one
 	}
-	gate(cs, &cfg, true)
+	gate(cs, &cfg, true, 10)
 	want := map[int64]string{3: "below 0.300", 4: "below 60% of the best", 6: "keyword score 2 below 25% of the best (10)",
 		8: "raised ×1.80", 9: "below 63% of the best", 10: "similarity 0.310 below 60% of the best (0.900); keyword score 1 below"}
 	for _, c := range cs {
@@ -92,16 +95,71 @@ func TestGateVerdicts(t *testing.T) {
 	}
 	off := cfg
 	off.RelativeKeyword = -1
-	gate(cs, &off, true)
+	gate(cs, &off, true, 10)
 	if cs[5].dropped != "" {
 		t.Errorf("with the keyword gate off candidate 6 was dropped: %s", cs[5].dropped)
 	}
 	// A single-retriever search applies the absolute threshold only.
-	gate(cs, &cfg, false)
+	gate(cs, &cfg, false, 10)
 	for _, c := range cs {
 		if (c.dropped != "") != (c.id == 3) {
 			t.Errorf("single retriever: candidate %d verdict %q", c.id, c.dropped)
 		}
+	}
+}
+
+// TestGateKeepsKeywordSearchsResult: keyword search alone would return
+// memories 1, 2 and 3 at limit 3 (keyword scores 10, 5 and 2; 5 scores 2.2
+// but is a long turn and weighs less, 4 scores 1.5). In a hybrid search
+// the relative keyword threshold (25% of the best, 2.5) would drop 3, 4
+// and 5; keyword search's own result is spared, so only 4 and 5 go, and
+// explain can say why 3 was kept.
+func TestGateKeepsKeywordSearchsResult(t *testing.T) {
+	mk := func(id int64, kwRank int, kwScore, length float64) *candidate {
+		return &candidate{id: id, kwRank: kwRank, kwScore: kwScore, kwFused: kwScore / 10,
+			significance: 1, trust: 1, recency: 1, pool: 1, length: length, timeFactor: 1,
+			mem: &driver.Memory{ID: id, Trust: driver.Trust{Score: 1}}}
+	}
+	cands := func() []*candidate {
+		return []*candidate{mk(1, 1, 10, 1), mk(2, 2, 5, 1), mk(5, 3, 2.2, 0.4), mk(3, 4, 2, 1), mk(4, 5, 1.5, 1)}
+	}
+	dropped := func(cs []*candidate) []int64 {
+		var out []int64
+		for _, c := range cs {
+			if c.dropped != "" {
+				out = append(out, c.id)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	off := SearchConfig{RelativeKeyword: 0.25, KeepKeyword: -1}.withDefaults()
+	cs := cands()
+	gate(cs, &off, true, 3)
+	if got := dropped(cs); !slices.Equal(got, []int64{3, 4, 5}) {
+		t.Fatalf("keep_keyword off: dropped %v, want 3, 4 and 5 (the case is not testing anything)", got)
+	}
+	on := SearchConfig{RelativeKeyword: 0.25}.withDefaults()
+	cs = cands()
+	gate(cs, &on, true, 3)
+	if got := dropped(cs); !slices.Equal(got, []int64{4, 5}) {
+		t.Fatalf("defaults: dropped %v, want only 4 and 5: 3 is in keyword search's own result at limit 3", got)
+	}
+	if c := cs[3]; c.id != 3 || !strings.Contains(c.spared, "keyword score 2 below 25% of the best (10)") {
+		t.Errorf("candidate %d: spared %q, want the verdict it was spared", c.id, c.spared)
+	}
+	// Twice the limit (keep_keyword 2): keyword search's first six, so all.
+	two := SearchConfig{RelativeKeyword: 0.25, KeepKeyword: 2}.withDefaults()
+	cs = cands()
+	gate(cs, &two, true, 3)
+	if got := dropped(cs); len(got) != 0 {
+		t.Errorf("keep_keyword 2: dropped %v, want none", got)
+	}
+	// A single-retriever search has no relative threshold to spare.
+	cs = cands()
+	gate(cs, &on, false, 3)
+	if got := dropped(cs); len(got) != 0 || cs[3].spared != "" {
+		t.Errorf("keyword search: dropped %v, spared %q", got, cs[3].spared)
 	}
 }
 
