@@ -323,6 +323,11 @@ const pruneEagerShare = 4
 // documents in all, or FTS5 answers.
 const pruneScanShare = 32
 
+// pruneEagerScanShare bounds the postings read eagerly (pruneEagerShare),
+// in keyword_prune_rows: past it a phrase joins only when a round or a
+// proof needs it.
+const pruneEagerScanShare = 8
+
 // pruneContentShare is about how many postings (a phrase's document
 // frequency) cost as much as one content read and tokenized.
 const pruneContentShare = 16
@@ -343,6 +348,7 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 		scanned += phrases[j].df
 	}
 	maxScan := int64(d.pruneRows) * pruneScanShare
+	eagerScan := int64(d.pruneRows) * pruneEagerScanShare
 	if scanned > maxScan {
 		return nil, pruneExact, nil
 	}
@@ -381,7 +387,7 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 		// A common phrase with few postings next to the candidates is
 		// cheaper to read than the contents its bound would make us read:
 		// read it now (see pruneEagerShare).
-		if len(common) > 0 && phrases[common[0]].df <= pruneEagerShare*int64(len(rk.docs)) && scanned+phrases[common[0]].df <= maxScan {
+		if len(common) > 0 && phrases[common[0]].df <= pruneEagerShare*int64(len(rk.docs)) && scanned+phrases[common[0]].df <= eagerScan {
 			scanned += phrases[common[0]].df
 			rare, common = append(slices.Clip(rare), common[0]), common[1:]
 			continue
