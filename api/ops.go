@@ -898,46 +898,14 @@ type ConsolidateOut struct {
 // ("720h", "2s"), not as nanoseconds.
 type ExplainOut struct {
 	*core.Explanation
-	Config ExplainConfig `json:"config" jsonschema_description:"The weights and thresholds in force, named and written as in the configuration file (search.*)."`
-}
-
-// ExplainConfig is core.SearchConfig with its durations as strings. Every
-// duration of core.SearchConfig must be shadowed here (a test checks).
-type ExplainConfig struct {
-	core.SearchConfig
-	RecencyHalfLife Duration `json:"recency_half_life"`
-	RerankTimeout   Duration `json:"rerank_timeout"`
-	RerankPause     Duration `json:"rerank_pause"`
-	AccessFlush     Duration `json:"access_flush"`
+	Config core.SearchSettings `json:"config" jsonschema_description:"The weights and thresholds in force, named and written as in the configuration file (search.*)."`
 }
 
 // NewExplainOut wraps x as explain answers it.
 func NewExplainOut(x *core.Explanation) *ExplainOut {
-	c := x.Config
-	return &ExplainOut{Explanation: x, Config: ExplainConfig{SearchConfig: c,
-		RecencyHalfLife: Duration(c.RecencyHalfLife), RerankTimeout: Duration(c.RerankTimeout),
-		RerankPause: Duration(c.RerankPause), AccessFlush: Duration(c.AccessFlush)}}
+	return &ExplainOut{Explanation: x, Config: core.NewSearchSettings(x.Config)}
 }
 
-// Duration is a time.Duration that JSON writes as a string in the syntax
-// the configuration takes ("720h", "1m30s", "250ms"), and reads back.
-type Duration time.Duration
-
-// MarshalJSON writes d as FormatDuration does.
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(core.FormatDuration(time.Duration(d)))
-}
-
-// UnmarshalJSON reads a duration string such as "720h".
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return core.Invalidf("a duration is a string such as \"720h\" or \"1.5s\"")
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return core.Invalidf("duration %q: use a number with a unit, such as \"720h\" or \"1.5s\"", s)
-	}
-	*d = Duration(v)
-	return nil
-}
+// Duration is core.Duration: a time.Duration that JSON writes as a string
+// in the syntax the configuration takes ("720h", "1m30s", "250ms").
+type Duration = core.Duration
