@@ -338,7 +338,7 @@ type ReleaseIn struct {
 type RejectIn struct {
 	Scope
 	ID     int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The quarantined memory."`
-	Reason string `json:"reason,omitempty" jsonschema_description:"Why, recorded in the deletion certificate."`
+	Reason string `json:"reason" jsonschema_description:"Why it is rejected (required), recorded in the deletion certificate and the audit log."`
 }
 
 // LearnIn is a lesson: procedural guidance.
@@ -367,7 +367,7 @@ type LessonsOut struct {
 type OutcomeIn struct {
 	Scope
 	ID      int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The lesson."`
-	Success bool   `json:"success" jsonschema_description:"true when following it worked, false when it did not."`
+	Success *bool  `json:"success" jsonschema_description:"true when following it worked, false when it did not (required)."`
 	Note    string `json:"note,omitempty" jsonschema_description:"What happened, recorded in the lesson's history."`
 }
 
@@ -774,6 +774,9 @@ var table = []*Op{
 	op(Op{Name: "quarantine-reject", Tool: "memos_quarantine_reject", Title: "Reject a quarantined memory", Destructive: true,
 		Description: "Discard a quarantined memory a person rejected: it is forgotten, with a deletion certificate."},
 		func(ctx context.Context, e *core.Engine, in *RejectIn) (*core.DeletionCertificate, error) {
+			if strings.TrimSpace(in.Reason) == "" {
+				return nil, core.Invalidf("quarantine-reject needs a reason: say why the memory is rejected (the deletion certificate and the audit log record it)")
+			}
 			return e.Reject(ctx, in.ID, in.Reason)
 		}),
 	op(Op{Name: "learn", Tool: "memos_learn", Title: "Learn a lesson",
@@ -799,7 +802,10 @@ var table = []*Op{
 	op(Op{Name: "lesson-outcome", Tool: "memos_lesson_outcome", Title: "Record a lesson's outcome",
 		Description: "After following a lesson, record whether it worked: successes raise its score and rank, repeated failures demote and finally archive it."},
 		func(ctx context.Context, e *core.Engine, in *OutcomeIn) (*core.Lesson, error) {
-			return e.LessonOutcome(ctx, in.ID, in.Success, in.Note)
+			if in.Success == nil {
+				return nil, core.Invalidf("lesson-outcome needs success: true when following the lesson worked, false when it did not")
+			}
+			return e.LessonOutcome(ctx, in.ID, *in.Success, in.Note)
 		}),
 	op(Op{Name: "forget-source", Tool: "memos_forget_source", Title: "Forget everything from a source", Destructive: true,
 		Description: "Erase every memory that came from a source (exact or prefix, e.g. a conversation), and what was derived from them, each with a deletion certificate. Use dry_run=true first. Cannot be undone."},
