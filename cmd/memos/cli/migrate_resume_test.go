@@ -48,18 +48,7 @@ func TestMigrateInterruptedCLI(t *testing.T) {
 	e.add("the first note")
 	ctx := context.Background()
 	src := filepath.Join(e.home, "memory.db")
-	b, err := sqlite.Open(ctx, sqlite.Config{Path: src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb, err := hash.Open(ctx, hash.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: emb})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := openSQLite(t, src)
 	var ins []core.Input
 	for i := range 599 {
 		ins = append(ins, core.Input{Content: fmt.Sprintf("note %d about the move to bolt", i)})

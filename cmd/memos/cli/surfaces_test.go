@@ -19,12 +19,11 @@ import (
 	"github.com/memos-go/memos/embedders/hash"
 )
 
-// httpOps serves the operation table over HTTP on a loopback listener, on a
-// store of its own, and returns its URL.
-func httpOps(t *testing.T) string {
+// openSQLite opens an engine on the SQLite store at path with the hash
+// embedder, as the default configuration does.
+func openSQLite(t *testing.T, path string) *core.Engine {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	path := filepath.Join(t.TempDir(), "memory.db")
+	ctx := context.Background()
 	b, err := sqlite.Open(ctx, sqlite.Config{Path: path})
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +36,16 @@ func httpOps(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return eng
+}
+
+// httpOps serves the operation table over HTTP on a loopback listener, on a
+// store of its own, and returns its URL.
+func httpOps(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	eng := openSQLite(t, path)
+	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := server.New(eng, server.Options{Addr: "127.0.0.1:0", StorePath: path, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
