@@ -453,10 +453,7 @@ func (t *writeTx) Insert(m *driver.Memory) error { return t.insert(m, false) }
 func (t *writeTx) InsertAt(m *driver.Memory) error { return t.insert(m, true) }
 
 func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
-	if err := driver.CheckInsert(t, m, keepID); err != nil {
-		return err
-	}
-	row, err := sqlrow.InsertArgs(m, false)
+	row, err := sqlrow.InsertRow(t, m, keepID, false)
 	if err != nil {
 		return err
 	}
@@ -606,14 +603,9 @@ func (t *writeTx) Touch(ids []int64, at time.Time) error {
 
 // Link adds or replaces the edge (e.From, e.To, e.Type).
 func (t *writeTx) Link(e driver.Edge) error {
-	op := fmt.Sprintf("link %d→%d (%s)", e.From, e.To, e.Type)
-	if err := driver.ValidateEdgeType(e.Type); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	for _, id := range []int64{e.From, e.To} {
-		if _, _, err := t.current(op, id); err != nil {
-			return err
-		}
+	op, err := driver.CheckLink(e, func(op string, id int64) error { _, _, err := t.current(op, id); return err })
+	if err != nil {
+		return err
 	}
 	created, err := sqlrow.NullTime("created_at", e.CreatedAt)
 	if err != nil {

@@ -355,10 +355,7 @@ func (t *writeTx) InsertAt(m *driver.Memory) error { return t.insert(m, true) }
 // insert writes version 1 of m, with m.ID when keepID is set and under a
 // new AUTOINCREMENT id otherwise.
 func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
-	if err := driver.CheckInsert(t, m, keepID); err != nil {
-		return err
-	}
-	args, err := sqlrow.InsertArgs(m, true)
+	args, err := sqlrow.InsertRow(t, m, keepID, true)
 	if err != nil {
 		return err
 	}
@@ -396,6 +393,20 @@ func (t *writeTx) ReserveIDs(id int64) error {
 	return nil
 }
 
+// current returns the current version of memory id; op names the
+// operation in errors.
+func (t *writeTx) current(op string, id int64) (int, error) {
+	var v int
+	err := t.scanRow(qVersion, []any{id}, &v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("%s: memory %d: %w", op, id, driver.ErrNotFound)
+	}
+	if err != nil {
+		return 0, t.fail(fmt.Sprintf("%s memory %d", op, id), err)
+	}
+	return v, nil
+}
+
 // Put stores m as version m.Version of memory m.ID and makes it current;
 // the version it replaces moves to memory_versions. The memory's access
 // statistics are kept as stored: they are not versioned.
@@ -404,12 +415,9 @@ func (t *writeTx) Put(m *driver.Memory) error {
 		return driver.Invalidf("put: nil memory")
 	}
 	op := fmt.Sprintf("put memory %d version %d", m.ID, m.Version)
-	var cur int
-	if err := t.scanRow(qVersion, []any{m.ID}, &cur); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("put: memory %d: %w", m.ID, driver.ErrNotFound)
-		}
-		return t.fail(op, err)
+	cur, err := t.current("put", m.ID)
+	if err != nil {
+		return err
 	}
 	if err := driver.CheckPut(m, cur); err != nil {
 		return err
@@ -441,12 +449,8 @@ func (t *writeTx) Put(m *driver.Memory) error {
 // not linger there either (see DB.Erase).
 func (t *writeTx) Delete(id int64) error {
 	op := fmt.Sprintf("delete memory %d", id)
-	var cur int
-	if err := t.scanRow(qVersion, []any{id}, &cur); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("delete: memory %d: %w", id, driver.ErrNotFound)
-		}
-		return t.fail(op, err)
+	if _, err := t.current("delete", id); err != nil {
+		return err
 	}
 	seq, err := t.nextSeq()
 	if err != nil {
@@ -490,18 +494,9 @@ func (t *writeTx) Touch(ids []int64, at time.Time) error {
 
 // Link adds or replaces the edge (e.From, e.To, e.Type).
 func (t *writeTx) Link(e driver.Edge) error {
-	op := fmt.Sprintf("link %d→%d (%s)", e.From, e.To, e.Type)
-	if err := driver.ValidateEdgeType(e.Type); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	for _, id := range []int64{e.From, e.To} {
-		var v int
-		if err := t.scanRow(qVersion, []any{id}, &v); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%s: memory %d: %w", op, id, driver.ErrNotFound)
-			}
-			return t.fail(op, err)
-		}
+	op, err := driver.CheckLink(e, func(op string, id int64) error { _, err := t.current(op, id); return err })
+	if err != nil {
+		return err
 	}
 	created, err := sqlrow.EncodeTime("created_at", e.CreatedAt)
 	if err != nil {
