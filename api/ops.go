@@ -347,7 +347,7 @@ type ReleaseIn struct {
 type RejectIn struct {
 	Scope
 	ID     int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The quarantined memory."`
-	Reason string `json:"reason,omitempty" jsonschema_description:"Why, recorded in the deletion certificate."`
+	Reason string `json:"reason" jsonschema_description:"Why it is rejected (required), recorded in the deletion certificate and the audit log."`
 }
 
 // LearnIn is a lesson: procedural guidance.
@@ -376,7 +376,7 @@ type LessonsOut struct {
 type OutcomeIn struct {
 	Scope
 	ID      int64  `json:"id" jsonschema:"minimum=1" jsonschema_description:"The lesson."`
-	Success bool   `json:"success" jsonschema_description:"true when following it worked, false when it did not."`
+	Success *bool  `json:"success" jsonschema_description:"true when following it worked, false when it did not (required)."`
 	Note    string `json:"note,omitempty" jsonschema_description:"What happened, recorded in the lesson's history."`
 }
 
@@ -791,6 +791,9 @@ var table = []*Op{
 	op(Op{Name: "quarantine-reject", Tool: "memos_quarantine_reject", Title: "Reject a quarantined memory", Destructive: true,
 		Description: "Discard a quarantined memory a person rejected: it is forgotten, with a deletion certificate."},
 		func(ctx context.Context, e *core.Engine, in *RejectIn) (*core.DeletionCertificate, error) {
+			if strings.TrimSpace(in.Reason) == "" {
+				return nil, core.Invalidf("quarantine-reject needs a reason: say why the memory is rejected (the deletion certificate and the audit log record it)")
+			}
 			return e.Reject(ctx, in.ID, in.Reason)
 		}),
 	op(Op{Name: "learn", Tool: "memos_learn", Title: "Learn a lesson",
@@ -816,7 +819,10 @@ var table = []*Op{
 	op(Op{Name: "lesson-outcome", Tool: "memos_lesson_outcome", Title: "Record a lesson's outcome",
 		Description: "After following a lesson, record whether it worked: successes raise its score and rank, repeated failures demote and finally archive it."},
 		func(ctx context.Context, e *core.Engine, in *OutcomeIn) (*core.Lesson, error) {
-			return e.LessonOutcome(ctx, in.ID, in.Success, in.Note)
+			if in.Success == nil {
+				return nil, core.Invalidf("lesson-outcome needs success: true when following the lesson worked, false when it did not")
+			}
+			return e.LessonOutcome(ctx, in.ID, *in.Success, in.Note)
 		}),
 	op(Op{Name: "forget-source", Tool: "memos_forget_source", Title: "Forget everything from a source", Destructive: true,
 		Description: "Erase every memory that came from a source (exact or prefix, e.g. a conversation), and what was derived from them, each with a deletion certificate. Use dry_run=true first. Cannot be undone."},
@@ -919,46 +925,14 @@ type ConsolidateOut struct {
 // ("720h", "2s"), not as nanoseconds.
 type ExplainOut struct {
 	*core.Explanation
-	Config ExplainConfig `json:"config" jsonschema_description:"The weights and thresholds in force, named and written as in the configuration file (search.*)."`
-}
-
-// ExplainConfig is core.SearchConfig with its durations as strings. Every
-// duration of core.SearchConfig must be shadowed here (a test checks).
-type ExplainConfig struct {
-	core.SearchConfig
-	RecencyHalfLife Duration `json:"recency_half_life"`
-	RerankTimeout   Duration `json:"rerank_timeout"`
-	RerankPause     Duration `json:"rerank_pause"`
-	AccessFlush     Duration `json:"access_flush"`
+	Config core.SearchSettings `json:"config" jsonschema_description:"The weights and thresholds in force, named and written as in the configuration file (search.*)."`
 }
 
 // NewExplainOut wraps x as explain answers it.
 func NewExplainOut(x *core.Explanation) *ExplainOut {
-	c := x.Config
-	return &ExplainOut{Explanation: x, Config: ExplainConfig{SearchConfig: c,
-		RecencyHalfLife: Duration(c.RecencyHalfLife), RerankTimeout: Duration(c.RerankTimeout),
-		RerankPause: Duration(c.RerankPause), AccessFlush: Duration(c.AccessFlush)}}
+	return &ExplainOut{Explanation: x, Config: core.NewSearchSettings(x.Config)}
 }
 
-// Duration is a time.Duration that JSON writes as a string in the syntax
-// the configuration takes ("720h", "1m30s", "250ms"), and reads back.
-type Duration time.Duration
-
-// MarshalJSON writes d as FormatDuration does.
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(core.FormatDuration(time.Duration(d)))
-}
-
-// UnmarshalJSON reads a duration string such as "720h".
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return core.Invalidf("a duration is a string such as \"720h\" or \"1.5s\"")
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return core.Invalidf("duration %q: use a number with a unit, such as \"720h\" or \"1.5s\"", s)
-	}
-	*d = Duration(v)
-	return nil
-}
+// Duration is core.Duration: a time.Duration that JSON writes as a string
+// in the syntax the configuration takes ("720h", "1m30s", "250ms").
+type Duration = core.Duration

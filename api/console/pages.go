@@ -474,7 +474,8 @@ func (q *req) lessons() {
 	sc := api.Scope{Namespace: ns}
 	if q.r.Method == "POST" {
 		id, _ := strconv.ParseInt(q.form("id"), 10, 64)
-		l, err := call[core.Lesson](q, "lesson-outcome", &api.OutcomeIn{Scope: sc, ID: id, Success: q.form("success") == "true", Note: q.form("note")})
+		success := q.form("success") == "true"
+		l, err := call[core.Lesson](q, "lesson-outcome", &api.OutcomeIn{Scope: sc, ID: id, Success: &success, Note: q.form("note")})
 		if err != nil {
 			q.fail(err)
 			return

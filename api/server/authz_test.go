@@ -58,7 +58,14 @@ var fillers = map[string]func(t reflect.Type, c *cell) (any, bool){
 	"guidance": text(func(c *cell) string { return fmt.Sprintf("check crane %d before lifting", c.n) }),
 	"source":   text(func(c *cell) string { return c.source }),
 	"session":  text(func(c *cell) string { return c.session }),
-	"success":  func(t reflect.Type, c *cell) (any, bool) { return true, t.Kind() == reflect.Bool },
+	"success": func(t reflect.Type, c *cell) (any, bool) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		return true, t.Kind() == reflect.Bool
+	},
+	// quarantine-reject's reason (source and session are a memory's).
+	"reason": text(func(c *cell) string { return fmt.Sprintf("matrix check %d", c.n) }),
 	// import's export: a header announcing nothing (what a whole-store
 	// operation may do is the matrix's question, not what import restores).
 	"jsonl": text(func(*cell) string {

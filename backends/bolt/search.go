@@ -186,17 +186,8 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 		return nil, err
 	}
 	defer d.leave()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("bolt: search: %w", err)
-	}
-	if q == nil {
-		return nil, driver.Invalidf("bolt: search: no query")
-	}
-	if err := query.Validate(q); err != nil {
-		return nil, fmt.Errorf("bolt: search: %w: %v", driver.ErrInvalid, err)
-	}
-	if limit <= 0 {
-		return nil, driver.Invalidf("bolt: search: limit %d is not positive", limit)
+	if err := driver.CheckSearch(ctx, q, limit); err != nil {
+		return nil, fmt.Errorf("bolt: %w", err)
 	}
 	cq, err := query.Compile(q)
 	if err != nil {

@@ -227,6 +227,7 @@ func (d *DB) view(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 	// The BEGIN goes with the first statement (see readTx.query): a View
 	// costs one round trip more than its statements, not two.
 	t := &readTx{ctx: ctx, tx: conn, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
+	t.bindReads()
 	defer func() {
 		t.end()
 		if t.begin == "" {
@@ -279,6 +280,7 @@ func (d *DB) update(ctx context.Context, fn func(tx driver.Tx) error) (*writeTx,
 		return nil, fmt.Errorf("postgres: %w", dbError(ctx, "begin write transaction", err))
 	}
 	t := &writeTx{readTx: readTx{ctx: ctx, tx: ptx}, channel: d.channel}
+	t.bindReads()
 	defer func() {
 		t.end()
 		ptx.Rollback(context.Background()) // a no-op after Commit; also when fn panics

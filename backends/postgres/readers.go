@@ -60,9 +60,6 @@ func createOpenIndexes(ctx context.Context, tx pgx.Tx, schema string) error {
 }
 
 var (
-	// qSession reads a session's members through memories_session.
-	qSession = `SELECT id, valid_from, created_at FROM memories
-		WHERE namespace = $1 AND session = $2 AND session <> ''`
 	// qUpdated reads a page of the memories of one namespace changed after
 	// a time, in (updated_at, id) order after a position, through
 	// memories_updated.
@@ -70,12 +67,6 @@ var (
 		WHERE namespace = $1 AND (updated_at COLLATE "C", id) > ($2, $3)
 		ORDER BY updated_at COLLATE "C", id LIMIT $4`
 )
-
-// Session returns the current version of every memory of session in
-// namespace (see driver.SessionReader).
-func (t *readTx) Session(namespace, session string) ([]driver.SessionMember, error) {
-	return sqlrow.Session(t, qSession, namespace, session)
-}
 
 // UpdatedAfter calls fn with the current version of every memory of
 // namespaces whose UpdatedAt is after at (see driver.UpdateReader), a page

@@ -71,7 +71,7 @@ func TestReadersCanUseIndexes(t *testing.T) {
 		}
 		return b.String()
 	}
-	if p := plan(qSession, "default", "chat-1"); !strings.Contains(p, "memories_session") {
+	if p := plan(statements.Session, "default", "chat-1"); !strings.Contains(p, "memories_session") {
 		t.Errorf("the session query does not use memories_session:\n%s", p)
 	}
 	if p := plan(qUpdated, "default", "2025-01-01", 7, 256); !strings.Contains(p, "memories_updated") || strings.Contains(p, "Sort") {

@@ -129,17 +129,8 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 		return nil, err
 	}
 	defer d.leave()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: keyword search: %w", err)
-	}
-	if q == nil {
-		return nil, driver.Invalidf("postgres: keyword search: no query")
-	}
-	if err := query.Validate(q); err != nil {
-		return nil, fmt.Errorf("postgres: keyword search: %w: %v", driver.ErrInvalid, err)
-	}
-	if limit <= 0 {
-		return nil, driver.Invalidf("postgres: keyword search: limit %d is not positive", limit)
+	if err := driver.CheckSearch(ctx, q, limit); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	tq, err := query.Compile(q)
 	if err != nil {

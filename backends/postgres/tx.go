@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -42,12 +41,12 @@ var (
 	// memory_versions holds the ones before it (a row at or after the
 	// current version, which only a memos older than schema version 3
 	// still writing to the store could leave, is ignored).
-	qGetVersion = `SELECT ` + versionCols() + `, m.last_accessed_at, m.access_count
+	qGetVersion = `SELECT ` + sqlrow.VersionCols(" AND n.version < m.version") + `, m.last_accessed_at, m.access_count
 			FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
 			WHERE v.id = $1 AND v.version = $2 AND v.version < m.version
 		UNION ALL
 		SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = $1 AND version = $2`
-	qHistory = `SELECT ` + versionCols() + `, m.last_accessed_at, m.access_count
+	qHistory = `SELECT ` + sqlrow.VersionCols(" AND n.version < m.version") + `, m.last_accessed_at, m.access_count
 			FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
 			WHERE v.id = $1 AND v.version < m.version
 		UNION ALL
@@ -83,29 +82,38 @@ var (
 	qPut = `UPDATE memories SET (` + strings.TrimPrefix(memoryCols, "id, ") + `, seq, ntokens, terms) =
 		(` + params(1, sqlrow.NMemoryCols-1+2) + `, array_to_tsvector($` + fmt.Sprint(sqlrow.NMemoryCols+2) + `::text[]))
 		WHERE id = $` + fmt.Sprint(sqlrow.NMemoryCols+3)
-)
 
-// versionCols returns memoryCols for the version row aliased v of the
-// memory aliased m, with the content and embedding a row leaves out (NULL:
-// the same as the next version's, see schemaV3) taken from the first later
-// version that has them, or from the current row.
-func versionCols() string {
-	cols := strings.Split(sqlrow.Prefixed("v"), ", ")
-	later := func(col string) string {
-		return `coalesce((SELECT n.` + col + ` FROM memory_versions AS n
-			WHERE n.id = v.id AND n.version > v.version AND n.version < m.version AND n.` + col + ` IS NOT NULL
-			ORDER BY n.version LIMIT 1), m.` + col + `)`
+	// statements are the reads the sqlite backend shares (sqlrow.Reads),
+	// in PostgreSQL's dialect.
+	statements = &sqlrow.Statements{
+		Get: qGet, GetVersion: qGetVersion, History: qHistory, Edges: qEdges, Changes: qChanges, GetMany: qGetMany,
+		IDs:  func(ids []int64) any { return ids },
+		Meta: `SELECT value FROM meta WHERE key = $1`,
+		// A session's members through memories_session.
+		Session: `SELECT id, valid_from, created_at FROM memories
+			WHERE namespace = $1 AND session = $2 AND session <> ''`,
+		Audit: `SELECT ` + sqlrow.AuditCols + ` FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2`,
+		// A memory's audit entries through the index audit_memory.
+		AuditOf: `SELECT ` + sqlrow.AuditCols + ` FROM audit
+			WHERE memory_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+		AuditBefore: `SELECT ` + sqlrow.AuditCols + ` FROM audit WHERE seq < $1 ORDER BY seq DESC LIMIT $2`,
+		// Facet counts, which the index memories_facets answers without the
+		// wide rows.
+		Count: `SELECT namespace, pool, type, status, count(*), sum(version),
+			count(*) FILTER (WHERE status = 'active' AND embedding_model = $1 AND embedding_dim = $2)
+			FROM memories`,
+		CountEdges: `SELECT count(*) FROM edges`,
+		CountEdgesJoin: `SELECT count(*) FROM edges AS e
+			JOIN memories AS a ON a.id = e.from_id
+			JOIN memories AS b ON b.id = e.to_id`,
+		In:       anyOf,
+		PageSize: pageSize,
+		// The change log's pages grow to 16 MiB of 256-dimension vectors:
+		// an engine opening builds its vector index from the whole log, in
+		// a dozen round trips at 100k memories rather than 400.
+		MaxChangePage: 16384,
 	}
-	for i, c := range cols {
-		switch c {
-		case "v.content":
-			cols[i] = `coalesce(v.content, ` + later("content") + `)`
-		case "v.embedding":
-			cols[i] = `CASE WHEN v.embedding IS NULL AND v.embedding_dim > 0 THEN ` + later("embedding") + ` ELSE v.embedding END`
-		}
-	}
-	return strings.Join(cols, ", ")
-}
+)
 
 // excluded renders the columns cols ("a, b") as "excluded.a, excluded.b".
 func excluded(cols string) string {
@@ -118,8 +126,10 @@ func excluded(cols string) string {
 
 // readTx implements driver.ReadTx and driver.AuditReader over one pgx
 // transaction, bound to the context of its View or Update. A connection
-// runs one statement at a time, so calls are serialised.
+// runs one statement at a time, so calls are serialised. Most of its reads
+// are the sqlite backend's too (sqlrow.Reads, bound by bindReads).
 type readTx struct {
+	sqlrow.Reads
 	ctx context.Context
 	mu  sync.Mutex
 	tx  querier
@@ -225,6 +235,9 @@ func (t *readTx) sendPending(extra []stmt) error {
 
 func (t *readTx) fail(op string, err error) error { return dbError(t.ctx, op, err) }
 
+// bindReads binds the shared reads to t.
+func (t *readTx) bindReads() { t.Reads = sqlrow.Reads{DB: t, S: statements} }
+
 // queryRow runs q and scans its one row.
 func (t *readTx) queryRow(q string, args []any, dest ...any) error {
 	if err := t.lock(); err != nil {
@@ -283,28 +296,15 @@ func (t *readTx) Each(q string, args []any, row func(sqlrow.Scanner) error) erro
 // Fail implements sqlrow.Querier.
 func (t *readTx) Fail(op string, err error) error { return t.fail(op, err) }
 
-// Get returns version v of memory id, or its current version when v is 0.
-func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
-	return sqlrow.Get(t, qGet, qGetVersion, id, v)
-}
-
-// GetMany returns the current version of every memory of ids that exists,
-// in one statement (see driver.MultiGetter).
-func (t *readTx) GetMany(ids []int64) (map[int64]*driver.Memory, error) {
-	return sqlrow.GetMany(t, qGetMany, ids, len(ids))
-}
-
-// History returns every version of id, oldest first.
-func (t *readTx) History(id int64) ([]*driver.Memory, error) {
-	return sqlrow.History(t, qHistory, id)
-}
-
 // filterSQL renders f as conditions on the memories table aliased m, with
 // parameters numbered from next.
 func filterSQL(f driver.Filter, next int) (string, []any) {
-	return sqlrow.Filter(f, "false", func(_ string, vals []string, n int) (string, []any) {
-		return fmt.Sprintf(" = ANY($%d)", next+n), []any{vals}
-	})
+	return sqlrow.Filter(f, "false", next-1, anyOf)
+}
+
+// anyOf binds vals as one array parameter, after next others.
+func anyOf(vals []string, next int) (string, []any) {
+	return fmt.Sprintf(" = ANY($%d)", next+1), []any{vals}
 }
 
 // Scan calls fn with the current version of every memory matching opts, in
@@ -317,9 +317,6 @@ func (t *readTx) Scan(opts driver.ScanOptions, fn func(*driver.Memory) error) er
 		return q, append([]any{after, n}, fargs...)
 	}, fn)
 }
-
-// Edges returns the edges that start or end at id, ordered by (From, To, Type).
-func (t *readTx) Edges(id int64) ([]driver.Edge, error) { return sqlrow.Edges(t, qEdges, id) }
 
 // qEdgesMany reads the edges of the ids $1 in one statement, each with the
 // id it belongs to: through the primary key for the edges from an id,
@@ -360,11 +357,6 @@ type idScanner struct {
 
 func (s idScanner) Scan(dest ...any) error { return s.s.Scan(append([]any{s.id}, dest...)...) }
 
-// Meta returns a store-level setting, or ErrNotFound.
-func (t *readTx) Meta(key string) (string, error) {
-	return sqlrow.Meta(t, `SELECT value FROM meta WHERE key = $1`, key)
-}
-
 // Seq returns the sequence number of the latest committed change.
 func (t *readTx) Seq() (uint64, error) {
 	var seq int64
@@ -372,46 +364,6 @@ func (t *readTx) Seq() (uint64, error) {
 		return 0, t.fail("read change sequence", err)
 	}
 	return uint64(seq), nil
-}
-
-// maxChangePage bounds the rows of one page of Changes: 16 MiB of
-// 256-dimension vectors.
-const maxChangePage = 16384
-
-// Changes calls fn, in ascending (Seq, ID) order, once for every memory
-// changed after since. A transaction's writes share one Seq.
-//
-// The pages grow from pageSize to maxChangePage, doubling: a caller that
-// stops early (is the store empty?) or follows a short tail reads one
-// small page, and one that reads the whole log (an engine opening builds
-// its vector index from it) a dozen at 100k memories, not 400 round trips.
-func (t *readTx) Changes(since uint64, fn func(driver.Change) error) error {
-	if since > math.MaxInt64 {
-		return nil
-	}
-	// (since, MaxInt64) excludes every change at since itself.
-	afterSeq, afterID := int64(since), int64(math.MaxInt64)
-	for size := pageSize; ; size = min(2*size, maxChangePage) {
-		cs, err := sqlrow.Collect(t, qChanges, []any{afterSeq, afterID, size}, sqlrow.ScanChange)
-		if err != nil {
-			return t.fail(fmt.Sprintf("read changes since %d", since), err)
-		}
-		for _, c := range cs {
-			if err := fn(c); err != nil {
-				return err
-			}
-		}
-		if len(cs) < size {
-			return nil
-		}
-		last := cs[len(cs)-1]
-		afterSeq, afterID = int64(last.Seq), last.ID
-	}
-}
-
-// Audit calls fn for every audit entry in ascending Seq order.
-func (t *readTx) Audit(fn func(driver.AuditEntry) error) error {
-	return sqlrow.Audit(t, `SELECT `+sqlrow.AuditCols+` FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2`, pageSize, fn)
 }
 
 // storeRow is the store table's one row, which every write transaction
@@ -502,10 +454,7 @@ func (t *writeTx) Insert(m *driver.Memory) error { return t.insert(m, false) }
 func (t *writeTx) InsertAt(m *driver.Memory) error { return t.insert(m, true) }
 
 func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
-	if err := driver.CheckInsert(t, m, keepID); err != nil {
-		return err
-	}
-	row, err := sqlrow.InsertArgs(m, false)
+	row, err := sqlrow.InsertRow(t, m, keepID, false)
 	if err != nil {
 		return err
 	}
@@ -655,14 +604,9 @@ func (t *writeTx) Touch(ids []int64, at time.Time) error {
 
 // Link adds or replaces the edge (e.From, e.To, e.Type).
 func (t *writeTx) Link(e driver.Edge) error {
-	op := fmt.Sprintf("link %d→%d (%s)", e.From, e.To, e.Type)
-	if err := driver.ValidateEdgeType(e.Type); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	for _, id := range []int64{e.From, e.To} {
-		if _, _, err := t.current(op, id); err != nil {
-			return err
-		}
+	op, err := driver.CheckLink(e, func(op string, id int64) error { _, _, err := t.current(op, id); return err })
+	if err != nil {
+		return err
 	}
 	created, err := sqlrow.NullTime("created_at", e.CreatedAt)
 	if err != nil {

@@ -33,17 +33,8 @@ func (d *DB) SearchKeyword(ctx context.Context, q query.Node, f driver.Filter, l
 		return nil, err
 	}
 	defer d.leave()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("keyword search: %w", err)
-	}
-	if q == nil {
-		return nil, driver.Invalidf("keyword search: no query")
-	}
-	if err := query.Validate(q); err != nil {
-		return nil, fmt.Errorf("keyword search: %w: %v", driver.ErrInvalid, err)
-	}
-	if limit <= 0 {
-		return nil, driver.Invalidf("keyword search: limit %d is not positive", limit)
+	if err := driver.CheckSearch(ctx, q, limit); err != nil {
+		return nil, err
 	}
 	where, fargs := filterSQL(f)
 	outcome := pruneNotTried

@@ -421,6 +421,7 @@ func (d *DB) view(ctx context.Context, fn func(tx driver.ReadTx) error) error {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "begin read transaction", err))
 	}
 	t := &readTx{ctx: ctx, tx: stx, stmts: d.rStmts}
+	t.bindReads()
 	defer func() {
 		t.done.Store(true)
 		stx.Rollback() // a read transaction has nothing to commit
@@ -442,6 +443,7 @@ func (d *DB) update(ctx context.Context, fn func(tx driver.Tx) error) error {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "begin write transaction", err))
 	}
 	t := &writeTx{readTx: readTx{ctx: ctx, tx: stx, stmts: d.wStmts}}
+	t.bindReads()
 	committed := false
 	defer func() {
 		t.done.Store(true)

@@ -21,28 +21,6 @@ import (
 // use the transaction freely (also to write, in Update).
 const pageSize = 256
 
-// versionCols returns memoryCols for the version row aliased v of the
-// memory aliased m, with the content and embedding a row leaves out (NULL:
-// the same as the next version's, see schemaV2) taken from the first later
-// version that has them, or from the current row.
-func versionCols() string {
-	cols := strings.Split(sqlrow.Prefixed("v"), ", ")
-	later := func(col string) string {
-		return `coalesce((SELECT n.` + col + ` FROM memory_versions AS n
-			WHERE n.id = v.id AND n.version > v.version AND n.` + col + ` IS NOT NULL
-			ORDER BY n.version LIMIT 1), m.` + col + `)`
-	}
-	for i, c := range cols {
-		switch c {
-		case "v.content":
-			cols[i] = `coalesce(v.content, ` + later("content") + `)`
-		case "v.embedding":
-			cols[i] = `CASE WHEN v.embedding IS NULL AND v.embedding_dim > 0 THEN ` + later("embedding") + ` ELSE v.embedding END`
-		}
-	}
-	return strings.Join(cols, ", ")
-}
-
 // Statements used by read transactions; they are prepared at Open on both
 // connection pools.
 var (
@@ -53,12 +31,12 @@ var (
 	// before it (a row at or after the current version, which only a memos
 	// older than schema version 2 writing to the store could leave, is
 	// ignored).
-	qGetVersion = `SELECT ` + versionCols() + `, m.last_accessed_at, m.access_count
+	qGetVersion = `SELECT ` + sqlrow.VersionCols("") + `, m.last_accessed_at, m.access_count
 			FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
 			WHERE v.id = ?1 AND v.version = ?2 AND v.version < m.version
 		UNION ALL
 		SELECT ` + memoryCols + `, last_accessed_at, access_count FROM memories WHERE id = ?1 AND version = ?2`
-	qHistory = `SELECT ` + versionCols() + `, m.last_accessed_at, m.access_count
+	qHistory = `SELECT ` + sqlrow.VersionCols("") + `, m.last_accessed_at, m.access_count
 			FROM memory_versions AS v JOIN memories AS m ON m.id = v.id
 			WHERE v.id = ?1 AND v.version < m.version
 		UNION ALL
@@ -95,7 +73,44 @@ var (
 		WHERE id IN (SELECT value FROM json_each(?))`
 
 	readQueries = []string{qGet, qGetVersion, qHistory, qVersion, qEdges, qMeta, qChanges, qAudit, qSession, qUpdated, qUpdatedOther, qGetMany}
+
+	// statements are the reads the postgres backend shares
+	// (sqlrow.Reads), in SQLite's dialect.
+	statements = &sqlrow.Statements{
+		Get: qGet, GetVersion: qGetVersion, History: qHistory, Edges: qEdges, Session: qSession, Meta: qMeta,
+		Changes: qChanges, Audit: qAudit, GetMany: qGetMany,
+		IDs: func(ids []int64) any { return jsonIDs(ids, func(id int64) int64 { return id }) },
+		// A memory's audit entries through the index audit_memory.
+		AuditOf: `SELECT ` + sqlrow.AuditCols + ` FROM audit INDEXED BY audit_memory
+			WHERE memory_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+		AuditBefore: `SELECT ` + sqlrow.AuditCols + ` FROM audit WHERE seq < ? ORDER BY seq DESC LIMIT ?`,
+		// Facet counts from the index memories_facets, which holds every
+		// column they read: the wide rows (content, a kilobyte-sized
+		// embedding) are not read.
+		Count: `SELECT namespace, pool, type, status, COUNT(*), SUM(version),
+			SUM(status = 'active' AND embedding_model = ? AND embedding_dim = ?)
+			FROM memories INDEXED BY memories_facets`,
+		// Each end of an edge is looked up in the covering index
+		// memories_scope.
+		CountEdges: `SELECT COUNT(*) FROM edges`,
+		CountEdgesJoin: `SELECT COUNT(*) FROM edges AS e
+			JOIN memories AS a INDEXED BY memories_scope ON a.id = e.from_id
+			JOIN memories AS b INDEXED BY memories_scope ON b.id = e.to_id`,
+		In:       inList,
+		PageSize: pageSize,
+	}
 )
+
+// inList binds vals as IN (?, ...) placeholders: for the short lists
+// filters have, SQLite compares them directly, which measured clearly
+// cheaper per row than IN over json_each.
+func inList(vals []string, _ int) (string, []any) {
+	args := make([]any, len(vals))
+	for i, v := range vals {
+		args[i] = v
+	}
+	return " IN (" + placeholders(len(vals)) + ")", args
+}
 
 // Statements used only by write transactions, prepared at Open on the
 // writer's connection.
@@ -141,8 +156,11 @@ func placeholders(n int) string {
 }
 
 // readTx implements driver.ReadTx and driver.AuditReader over one SQL
-// transaction. It is bound to the context of its View or Update.
+// transaction. It is bound to the context of its View or Update. Most of
+// its reads are the postgres backend's too (sqlrow.Reads, bound by
+// bindReads).
 type readTx struct {
+	sqlrow.Reads
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt // prepared at Open on this transaction's pool
@@ -206,6 +224,9 @@ func (t *readTx) exec(q string, args ...any) (sql.Result, error) {
 
 func (t *readTx) fail(op string, err error) error { return dbError(t.ctx, op, err) }
 
+// bindReads binds the shared reads to t.
+func (t *readTx) bindReads() { t.Reads = sqlrow.Reads{DB: t, S: statements} }
+
 // Each implements sqlrow.Querier.
 func (t *readTx) Each(q string, args []any, row func(sqlrow.Scanner) error) error {
 	rows, err := t.query(q, args...)
@@ -219,36 +240,8 @@ func (t *readTx) Each(q string, args []any, row func(sqlrow.Scanner) error) erro
 // Fail implements sqlrow.Querier.
 func (t *readTx) Fail(op string, err error) error { return t.fail(op, err) }
 
-// Get returns version v of memory id, or its current version when v is 0.
-func (t *readTx) Get(id int64, v int) (*driver.Memory, error) {
-	return sqlrow.Get(t, qGet, qGetVersion, id, v)
-}
-
-// GetMany returns the current version of every memory of ids that exists
-// (driver.MultiGetter), in one statement: a search loads its candidates
-// with it instead of one Get each.
-func (t *readTx) GetMany(ids []int64) (map[int64]*driver.Memory, error) {
-	return sqlrow.GetMany(t, qGetMany, jsonIDs(ids, func(id int64) int64 { return id }), len(ids))
-}
-
-// History returns every version of id, oldest first.
-func (t *readTx) History(id int64) ([]*driver.Memory, error) {
-	return sqlrow.History(t, qHistory, id)
-}
-
-// filterSQL renders f as conditions on the memories table aliased m. Lists
-// are bound as IN (?, ...) placeholders: for the short lists filters have,
-// SQLite compares them directly, which measured clearly cheaper per row than
-// IN over json_each.
-func filterSQL(f driver.Filter) (string, []any) {
-	return sqlrow.Filter(f, "0", func(_ string, vals []string, _ int) (string, []any) {
-		args := make([]any, len(vals))
-		for i, v := range vals {
-			args[i] = v
-		}
-		return " IN (" + placeholders(len(vals)) + ")", args
-	})
-}
+// filterSQL renders f as conditions on the memories table aliased m.
+func filterSQL(f driver.Filter) (string, []any) { return sqlrow.Filter(f, "0", 0, inList) }
 
 // Scan calls fn with the current version of every memory matching opts, in
 // ascending id order.
@@ -273,18 +266,6 @@ func (t *readTx) scanPage(q string, args []any) ([]*driver.Memory, error) {
 	return sqlrow.Collect(t, q, args, sqlrow.ScanMemory)
 }
 
-// Edges returns the edges that start or end at id, ordered by (From, To, Type).
-func (t *readTx) Edges(id int64) ([]driver.Edge, error) { return sqlrow.Edges(t, qEdges, id) }
-
-// Session returns the members of session in namespace (see
-// driver.SessionReader), from the index memories_session.
-func (t *readTx) Session(namespace, session string) ([]driver.SessionMember, error) {
-	return sqlrow.Session(t, qSession, namespace, session)
-}
-
-// Meta returns a store-level setting, or ErrNotFound.
-func (t *readTx) Meta(key string) (string, error) { return sqlrow.Meta(t, qMeta, key) }
-
 // Seq returns the sequence number of the latest committed change.
 func (t *readTx) Seq() (uint64, error) {
 	v, err := t.Meta(keySeq)
@@ -296,17 +277,6 @@ func (t *readTx) Seq() (uint64, error) {
 		return 0, fmt.Errorf("read change sequence: malformed value %q", v)
 	}
 	return seq, nil
-}
-
-// Changes calls fn, in ascending (Seq, ID) order, once for every memory
-// changed after since. A transaction's writes share one Seq.
-func (t *readTx) Changes(since uint64, fn func(driver.Change) error) error {
-	return sqlrow.Changes(t, qChanges, since, pageSize, fn)
-}
-
-// Audit calls fn for every audit entry in ascending Seq order.
-func (t *readTx) Audit(fn func(driver.AuditEntry) error) error {
-	return sqlrow.Audit(t, qAudit, pageSize, fn)
 }
 
 // writeTx implements driver.Tx. All its writes in one Update share one Seq,
@@ -386,10 +356,7 @@ func (t *writeTx) InsertAt(m *driver.Memory) error { return t.insert(m, true) }
 // insert writes version 1 of m, with m.ID when keepID is set and under a
 // new AUTOINCREMENT id otherwise.
 func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
-	if err := driver.CheckInsert(t, m, keepID); err != nil {
-		return err
-	}
-	args, err := sqlrow.InsertArgs(m, true)
+	args, err := sqlrow.InsertRow(t, m, keepID, true)
 	if err != nil {
 		return err
 	}
@@ -427,6 +394,20 @@ func (t *writeTx) ReserveIDs(id int64) error {
 	return nil
 }
 
+// current returns the current version of memory id; op names the
+// operation in errors.
+func (t *writeTx) current(op string, id int64) (int, error) {
+	var v int
+	err := t.scanRow(qVersion, []any{id}, &v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("%s: memory %d: %w", op, id, driver.ErrNotFound)
+	}
+	if err != nil {
+		return 0, t.fail(fmt.Sprintf("%s memory %d", op, id), err)
+	}
+	return v, nil
+}
+
 // Put stores m as version m.Version of memory m.ID and makes it current;
 // the version it replaces moves to memory_versions. The memory's access
 // statistics are kept as stored: they are not versioned.
@@ -435,12 +416,9 @@ func (t *writeTx) Put(m *driver.Memory) error {
 		return driver.Invalidf("put: nil memory")
 	}
 	op := fmt.Sprintf("put memory %d version %d", m.ID, m.Version)
-	var cur int
-	if err := t.scanRow(qVersion, []any{m.ID}, &cur); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("put: memory %d: %w", m.ID, driver.ErrNotFound)
-		}
-		return t.fail(op, err)
+	cur, err := t.current("put", m.ID)
+	if err != nil {
+		return err
 	}
 	if err := driver.CheckPut(m, cur); err != nil {
 		return err
@@ -472,12 +450,8 @@ func (t *writeTx) Put(m *driver.Memory) error {
 // not linger there either (see DB.Erase).
 func (t *writeTx) Delete(id int64) error {
 	op := fmt.Sprintf("delete memory %d", id)
-	var cur int
-	if err := t.scanRow(qVersion, []any{id}, &cur); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("delete: memory %d: %w", id, driver.ErrNotFound)
-		}
-		return t.fail(op, err)
+	if _, err := t.current("delete", id); err != nil {
+		return err
 	}
 	seq, err := t.nextSeq()
 	if err != nil {
@@ -521,18 +495,9 @@ func (t *writeTx) Touch(ids []int64, at time.Time) error {
 
 // Link adds or replaces the edge (e.From, e.To, e.Type).
 func (t *writeTx) Link(e driver.Edge) error {
-	op := fmt.Sprintf("link %d→%d (%s)", e.From, e.To, e.Type)
-	if err := driver.ValidateEdgeType(e.Type); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	for _, id := range []int64{e.From, e.To} {
-		var v int
-		if err := t.scanRow(qVersion, []any{id}, &v); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%s: memory %d: %w", op, id, driver.ErrNotFound)
-			}
-			return t.fail(op, err)
-		}
+	op, err := driver.CheckLink(e, func(op string, id int64) error { _, err := t.current(op, id); return err })
+	if err != nil {
+		return err
 	}
 	created, err := sqlrow.EncodeTime("created_at", e.CreatedAt)
 	if err != nil {

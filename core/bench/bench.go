@@ -220,7 +220,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	rep := &Report{Machine: CurrentMachine(), Started: time.Now().UTC(), Settings: Settings{
 		Backends: cfg.Backends, Embedders: cfg.Embedders, K: cfg.K, Queries: cfg.Queries, Warmup: cfg.Warmup,
-		Limit: cfg.Limit, BatchSize: cfg.BatchSize, Seed: cfg.Seed, VectorIndexes: cfg.VectorIndexes, VectorPrecision: cfg.VectorPrecision, Search: cfg.Search,
+		Limit: cfg.Limit, BatchSize: cfg.BatchSize, Seed: cfg.Seed, VectorIndexes: cfg.VectorIndexes, VectorPrecision: cfg.VectorPrecision, Search: core.NewSearchSettings(cfg.Search),
 		Reranker: cfg.Reranker,
 	}}
 	start := time.Now()
@@ -274,7 +274,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // finish sets the figures computed over the finished runs.
 func (rep *Report) finish(start time.Time) *Report {
 	rep.Comparisons = compare(rep.Results)
-	rep.Elapsed = time.Since(start)
+	rep.Elapsed = core.Duration(time.Since(start))
 	return rep
 }
 
@@ -461,7 +461,7 @@ func (r *runner) run(ctx context.Context, d *dataset.Dataset, p *queryPlan, back
 		prog.corpusDone()
 	}
 	ing.Docs = d.Docs()
-	if secs := ing.Total.Seconds(); secs > 0 {
+	if secs := ing.Total.D().Seconds(); secs > 0 {
 		ing.PerSecond = float64(ing.Docs) / secs
 	}
 	peak := peakRSS()
@@ -483,7 +483,7 @@ func (r *runner) measureIndex(ctx context.Context, st *store, build bool, m *mea
 		if err != nil {
 			return fmt.Errorf("build the %s index: %w", st.index, err)
 		}
-		run.IndexBuild += took
+		run.IndexBuild += core.Duration(took)
 	}
 	size, alloc, err := st.diskUsage(ctx, cdir)
 	if err != nil {
@@ -498,7 +498,7 @@ func (r *runner) measureIndex(ctx context.Context, st *store, build bool, m *mea
 	}
 	run.Open.Samples = append(run.Open.Samples, sample)
 	run.OpenRSS += sample.RSS
-	m.opens = append(m.opens, sample.Open+sample.FirstQuery)
+	m.opens = append(m.opens, (sample.Open + sample.FirstQuery).D())
 	err = st.query(ctx, c, cp, keys, m.samples, &m.packs, m.sc, prog)
 	if r.reranker != nil {
 		after := r.rerankCounts()
@@ -521,7 +521,7 @@ func (r *runner) measureIndex(ctx context.Context, st *store, build bool, m *mea
 func (m *measure) result(ing Ingest, peak int64, elapsed time.Duration) *Result {
 	run := m.run
 	run.Ingest = ing
-	run.Open.Median = median(m.opens)
+	run.Open.Median = core.Duration(median(m.opens))
 	if run.Docs > 0 {
 		run.DiskPer100k = float64(run.DiskAllocated) * 1e5 / float64(run.Docs)
 		run.OpenRSSPer100k = float64(run.OpenRSS) * 1e5 / float64(run.Docs)
@@ -534,7 +534,7 @@ func (m *measure) result(ing Ingest, peak int64, elapsed time.Duration) *Result 
 	}
 	run.Quality = m.sc.result()
 	run.PeakRSS = peak
-	run.Elapsed = elapsed
+	run.Elapsed = core.Duration(elapsed)
 	return run
 }
 
@@ -608,8 +608,8 @@ func (s *store) ingest(ctx context.Context, c *dataset.Corpus, ing *Ingest, prog
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("documents %d–%d: %w", start, start+len(docs)-1, err), eng.Close())
 		}
-		ing.Batches = append(ing.Batches, el)
-		ing.Total += el
+		ing.Batches = append(ing.Batches, core.Duration(el))
+		ing.Total += core.Duration(el)
 		for i, m := range ms {
 			keys[m.ID] = docs[i].Key
 		}
@@ -646,7 +646,7 @@ func (s *store) open(ctx context.Context, c *dataset.Corpus, cp *corpusPlan) (Op
 	if err != nil {
 		return o, err
 	}
-	o.Open = time.Since(t0)
+	o.Open = core.Duration(time.Since(t0))
 	s.eng, s.handles = eng, map[string]*core.Engine{}
 	if len(cp.order) > 0 {
 		q := &c.Queries[cp.order[0]]
@@ -654,7 +654,7 @@ func (s *store) open(ctx context.Context, c *dataset.Corpus, cp *corpusPlan) (Op
 		if _, err := s.search(ctx, q, core.ModeHybrid, s.r.cfg.Limit); err != nil {
 			return o, errors.Join(err, eng.Close())
 		}
-		o.FirstQuery = time.Since(t1)
+		o.FirstQuery = core.Duration(time.Since(t1))
 	}
 	if rss0 > 0 {
 		o.RSS = max(settledRSS()-rss0, 0)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/memos-go/memos/core"
 )
 
 // RecallAt is recall@k: the share of the relevant keys found among the
@@ -80,7 +82,7 @@ func percentileSorted(s []time.Duration, p float64) time.Duration {
 
 // summarize fills a Latency from its raw samples.
 func summarize(samples []time.Duration) *Latency {
-	l := &Latency{Queries: len(samples), Samples: samples}
+	l := &Latency{Queries: len(samples), Samples: core.Durations(samples)}
 	if len(samples) == 0 {
 		return l
 	}
@@ -90,9 +92,9 @@ func summarize(samples []time.Duration) *Latency {
 	for _, d := range s {
 		sum += d
 	}
-	l.P50, l.P95, l.P99 = percentileSorted(s, 50), percentileSorted(s, 95), percentileSorted(s, 99)
-	l.Mean = sum / time.Duration(len(s))
-	l.Max = s[len(s)-1]
+	l.P50, l.P95, l.P99 = core.Duration(percentileSorted(s, 50)), core.Duration(percentileSorted(s, 95)), core.Duration(percentileSorted(s, 99))
+	l.Mean = core.Duration(sum / time.Duration(len(s)))
+	l.Max = core.Duration(s[len(s)-1])
 	return l
 }
 

@@ -82,7 +82,7 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	lat := func(p50 time.Duration) map[core.Mode]*Latency {
+	lat := func(p50 core.Duration) map[core.Mode]*Latency {
 		return map[core.Mode]*Latency{core.ModeKeyword: {P50: p50}, core.ModeVector: {P50: 2 * p50}, core.ModeHybrid: {P50: 3 * p50}}
 	}
 	runs := []*Result{

@@ -14,12 +14,12 @@ import (
 
 // Report is everything one benchmark run measured, with the machine it ran
 // on. JSON writes its measured durations as the configuration writes
-// durations ("1.25ms", "2m3.5s"; see durations.go).
+// durations ("1.25ms", "2m3.5s"; core.Duration).
 type Report struct {
 	Machine  Machine       `json:"machine"`
 	Settings Settings      `json:"settings"`
 	Started  time.Time     `json:"started"`
-	Elapsed  time.Duration `json:"-"` // JSON: elapsed
+	Elapsed  core.Duration `json:"elapsed"`
 	// Results has one entry per data set × embedder × backend, in that order.
 	Results []*Result `json:"results"`
 	// Comparisons relate each backend to the first one on the same data set
@@ -45,18 +45,20 @@ type Failure struct {
 
 // Settings are the parameters the figures depend on.
 type Settings struct {
-	Backends        []string          `json:"backends"`
-	Embedders       []string          `json:"embedders"`
-	Datasets        []string          `json:"datasets"`
-	K               []int             `json:"k"`
-	Queries         int               `json:"queries"`
-	Warmup          int               `json:"warmup"`
-	Limit           int               `json:"limit"`
-	BatchSize       int               `json:"batch_size"`
-	Seed            int64             `json:"seed"`
-	VectorIndexes   []string          `json:"vector_indexes"`
-	VectorPrecision string            `json:"vector_precision,omitempty"`
-	Search          core.SearchConfig `json:"search"`
+	Backends        []string `json:"backends"`
+	Embedders       []string `json:"embedders"`
+	Datasets        []string `json:"datasets"`
+	K               []int    `json:"k"`
+	Queries         int      `json:"queries"`
+	Warmup          int      `json:"warmup"`
+	Limit           int      `json:"limit"`
+	BatchSize       int      `json:"batch_size"`
+	Seed            int64    `json:"seed"`
+	VectorIndexes   []string `json:"vector_indexes"`
+	VectorPrecision string   `json:"vector_precision,omitempty"`
+	// Search is the search configuration, its durations written as the
+	// configuration writes them ("720h").
+	Search core.SearchSettings `json:"search"`
 	// Reranker is the reranker every search used ("": none).
 	Reranker string `json:"reranker,omitempty"`
 }
@@ -73,7 +75,7 @@ type Result struct {
 	// IndexBuild is how long building it from the ingested store took
 	// (summed over corpora; 0 for the index the store was ingested with).
 	VectorIndex string         `json:"vector_index"`
-	IndexBuild  time.Duration  `json:"-"` // JSON: index_build
+	IndexBuild  core.Duration  `json:"index_build,omitempty"`
 	Model       core.ModelInfo `json:"model"`
 	Ingest      Ingest         `json:"ingest"`
 	Open        Open           `json:"open"`
@@ -111,16 +113,16 @@ type Result struct {
 	// Rerank counts the reranker's calls during the timed and scored
 	// queries (nil without a reranker).
 	Rerank  *Rerank       `json:"rerank,omitempty"`
-	Elapsed time.Duration `json:"-"` // JSON: elapsed
+	Elapsed core.Duration `json:"elapsed"`
 }
 
 // Ingest measures RememberBatch: validation, embedding, the write
 // transaction and the vector index update.
 type Ingest struct {
 	Docs      int             `json:"docs"`
-	Total     time.Duration   `json:"-"` // JSON: total
+	Total     core.Duration   `json:"total"`
 	PerSecond float64         `json:"per_second"`
-	Batches   []time.Duration `json:"-"` // JSON: batches
+	Batches   []core.Duration `json:"batches"`
 	// Written is what the process wrote to storage from the open of each
 	// new store to its Close (the WAL, its checkpoints, the vector
 	// snapshot): write_bytes of /proc/self/io, Linux only (0 elsewhere).
@@ -134,13 +136,13 @@ type Ingest struct {
 type Open struct {
 	Samples []OpenSample `json:"samples"`
 	// Median is the median of Open+FirstQuery over the samples.
-	Median time.Duration `json:"-"` // JSON: median
+	Median core.Duration `json:"median"`
 }
 
 // OpenSample is one cold open.
 type OpenSample struct {
-	Open       time.Duration `json:"-"` // JSON: open
-	FirstQuery time.Duration `json:"-"` // JSON: first_query
+	Open       core.Duration `json:"open"`
+	FirstQuery core.Duration `json:"first_query"`
 	// RSS is the growth of VmRSS over the open and first query (see
 	// Result.OpenRSS).
 	RSS int64 `json:"rss_bytes"`
@@ -150,12 +152,12 @@ type OpenSample struct {
 // Percentiles are nearest-rank over the raw samples.
 type Latency struct {
 	Queries int             `json:"queries"`
-	P50     time.Duration   `json:"-"` // JSON: p50
-	P95     time.Duration   `json:"-"` // JSON: p95
-	P99     time.Duration   `json:"-"` // JSON: p99
-	Mean    time.Duration   `json:"-"` // JSON: mean
-	Max     time.Duration   `json:"-"` // JSON: max
-	Samples []time.Duration `json:"-"` // JSON: samples
+	P50     core.Duration   `json:"p50"`
+	P95     core.Duration   `json:"p95"`
+	P99     core.Duration   `json:"p99"`
+	Mean    core.Duration   `json:"mean"`
+	Max     core.Duration   `json:"max"`
+	Samples []core.Duration `json:"samples"`
 }
 
 // Quality is retrieval quality of one search mode over the labelled
@@ -220,7 +222,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "memos bench: %s %s/%s, %s, %d cores; seed %d; %d timed queries per mode after %d warm-up, limit %d\n\n",
 		m.GoVersion, m.OS, m.Arch, m.CPU, m.Cores, r.Settings.Seed, r.Settings.Queries, r.Settings.Warmup, r.Settings.Limit)
 	if r.Settings.Reranker != "" {
-		if top := rerankTop(r.Settings.Search); top > 0 {
+		if top := rerankTop(r.Settings.Search.Config()); top > 0 {
 			fmt.Fprintf(w, "reranker %s on every search (its top %d candidates; latency includes its calls)\n\n", r.Settings.Reranker, top)
 		} else {
 			fmt.Fprintf(w, "reranker %s configured, but search.rerank_top %d turns the rerank stage off\n\n", r.Settings.Reranker, top)
@@ -241,7 +243,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, run := range r.Results {
 		index := run.VectorIndex
 		if run.IndexBuild > 0 {
-			index += fmt.Sprintf(" (built in %.1f s)", run.IndexBuild.Seconds())
+			index += fmt.Sprintf(" (built in %.1f s)", run.IndexBuild.D().Seconds())
 		}
 		row := []string{run.Dataset, fmt.Sprint(run.Docs), run.Backend, run.Embedder, index, fmt.Sprintf("%.0f", run.Ingest.PerSecond)}
 		for _, mode := range Modes {
@@ -255,7 +257,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}))
 		}
 		row = append(row, qualityCell(run.Quality, func(q *Quality) (float64, bool) { return q.NDCG10, true }),
-			ms(run.Open.Median), diskCell(run), writtenCell(run), rssCell(run), FormatBytes(int64(run.DiskPer100k)), openRSSCell(run))
+			ms(run.Open.Median.D()), diskCell(run), writtenCell(run), rssCell(run), FormatBytes(int64(run.DiskPer100k)), openRSSCell(run))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
@@ -292,7 +294,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "FAILED: %s (%d docs) on %s with %s: %s\n", f.Dataset, f.Docs, f.Backend, f.Embedder, f.Error)
 	}
-	fmt.Fprintf(w, "elapsed %s\n", r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "elapsed %s\n", r.Elapsed.D().Round(time.Millisecond))
 	return nil
 }
 
@@ -327,7 +329,7 @@ func latencyCell(l *Latency) string {
 	if l == nil || l.Queries == 0 {
 		return "-"
 	}
-	return ms(l.P50) + "/" + ms(l.P95) + "/" + ms(l.P99)
+	return ms(l.P50.D()) + "/" + ms(l.P95.D()) + "/" + ms(l.P99.D())
 }
 
 func qualityCell(qs map[core.Mode]*Quality, get func(*Quality) (float64, bool)) string {

@@ -1,9 +1,12 @@
 package driver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/memos-go/memos/core/query"
 )
 
 // The checks below are the argument checks of Tx and ReadTx methods that
@@ -60,6 +63,42 @@ func CheckInsert(tx ReadTx, m *Memory, at bool) error {
 		return nil
 	}
 	return err
+}
+
+// CheckSearch checks the arguments of KeywordIndex.SearchKeyword: ctx is
+// not done, q is a query that query.Validate accepts (else ErrInvalid) and
+// limit is positive.
+func CheckSearch(ctx context.Context, q query.Node, limit int) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("keyword search: %w", err)
+	}
+	if q == nil {
+		return Invalidf("keyword search: no query")
+	}
+	if err := query.Validate(q); err != nil {
+		return fmt.Errorf("keyword search: %w: %v", ErrInvalid, err)
+	}
+	if limit <= 0 {
+		return Invalidf("keyword search: limit %d is not positive", limit)
+	}
+	return nil
+}
+
+// CheckLink checks an edge given to Tx.Link: its type is known and both of
+// its memories exist (exists returns an error wrapping ErrNotFound for one
+// that does not, naming op). It returns the operation's name for the
+// caller's errors.
+func CheckLink(e Edge, exists func(op string, id int64) error) (op string, err error) {
+	op = fmt.Sprintf("link %d→%d (%s)", e.From, e.To, e.Type)
+	if err := ValidateEdgeType(e.Type); err != nil {
+		return op, fmt.Errorf("%s: %w", op, err)
+	}
+	for _, id := range []int64{e.From, e.To} {
+		if err := exists(op, id); err != nil {
+			return op, err
+		}
+	}
+	return op, nil
 }
 
 // CheckPut checks a memory given to Tx.Put against cur, the memory's current

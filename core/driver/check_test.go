@@ -1,11 +1,14 @@
 package driver_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/query"
 )
 
 // getter is a ReadTx that holds the memories of ids.
@@ -20,6 +23,24 @@ func (g getter) Get(id int64, v int) (*driver.Memory, error) {
 	}
 	return &driver.Memory{ID: id, Version: 1}, nil
 }
+
+// link checks e against the memories of getter{7}.
+func link(e driver.Edge) error {
+	tx := getter{ids: map[int64]bool{7: true}}
+	_, err := driver.CheckLink(e, func(op string, id int64) error {
+		if _, err := tx.Get(id, 0); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		return nil
+	})
+	return err
+}
+
+var canceled = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // The checks every backend makes give the contract's errors, in the order
 // the backends made them before they shared the checks.
@@ -46,6 +67,13 @@ func TestChecks(t *testing.T) {
 		{"empty meta key", driver.CheckMetaKey("mine", "mine.", ""), driver.ErrInvalid, "set meta: empty key"},
 		{"reserved meta key", driver.CheckMetaKey("mine", "mine.", "mine.x"), driver.ErrInvalid, `key "mine.x" is reserved for the mine backend (keys starting with "mine.")`},
 		{"meta key", driver.CheckMetaKey("mine", "mine.", "engine.x"), nil, ""},
+		{"link of a malformed type", link(driver.Edge{From: 7, To: 8, Type: "Likes It"}), driver.ErrInvalid, "link 7→8 (Likes It): invalid input: malformed edge type"},
+		{"link to a missing memory", link(driver.Edge{From: 7, To: 8, Type: driver.EdgeRelatesTo}), driver.ErrNotFound, "link 7→8 (relates_to): memory 8: "},
+		{"link", link(driver.Edge{From: 7, To: 7, Type: driver.EdgeSupports}), nil, ""},
+		{"search, no query", driver.CheckSearch(context.Background(), nil, 10), driver.ErrInvalid, "keyword search: no query"},
+		{"search, limit 0", driver.CheckSearch(context.Background(), &query.Term{Text: "x"}, 0), driver.ErrInvalid, "keyword search: limit 0 is not positive"},
+		{"search, canceled", driver.CheckSearch(canceled, &query.Term{Text: "x"}, 10), context.Canceled, "keyword search: "},
+		{"search", driver.CheckSearch(context.Background(), &query.Term{Text: "x"}, 10), nil, ""},
 	} {
 		if c.want == nil {
 			if c.err != nil {

@@ -889,8 +889,8 @@ export interface QuarantineRejectRequest {
   namespace?: string;
   /** The quarantined memory. */
   id: number;
-  /** Why, recorded in the deletion certificate. */
-  reason?: string;
+  /** Why it is rejected (required), recorded in the deletion certificate and the audit log. */
+  reason: string;
 }
 
 export interface LearnRequest {
@@ -946,7 +946,7 @@ export interface LessonOutcomeRequest {
   namespace?: string;
   /** The lesson. */
   id: number;
-  /** true when following it worked, false when it did not. */
+  /** true when following it worked, false when it did not (required). */
   success: boolean;
   /** What happened, recorded in the lesson's history. */
   note?: string;

@@ -1,9 +1,11 @@
 // Package sqlrow is the row code the SQL backends (sqlite, postgres) share:
 // how a memory, an edge, a change and an audit entry are laid out in
-// columns and read back, the paging loops of Scan, Changes and Audit, and
-// the error cases every SQL driver has alike. It imports only the contract
-// (core/driver) and knows no driver: a row is anything with Scan(dest
-// ...any) error, as database/sql's and pgx's rows are.
+// columns and read back, the paging loops of Scan, Changes and Audit, the
+// reads both backends run alike (Reads, over each backend's Statements:
+// the SQL dialect is data), and the error cases every SQL driver has
+// alike. It imports only the contract (core/driver) and knows no driver: a
+// row is anything with Scan(dest ...any) error, as database/sql's and
+// pgx's rows are.
 package sqlrow
 
 import (
@@ -214,6 +216,30 @@ func Prefixed(alias string) string {
 	return strings.Join(cols, ", ")
 }
 
+// VersionCols returns MemoryCols for the version row aliased v (in the
+// table memory_versions) of the memory aliased m, with the content and
+// embedding a version row leaves out (NULL: the same as the next
+// version's) taken from the first later version that has them, or from the
+// current row; later is a further condition on the later version row
+// aliased n.
+func VersionCols(later string) string {
+	cols := strings.Split(Prefixed("v"), ", ")
+	next := func(col string) string {
+		return `coalesce((SELECT n.` + col + ` FROM memory_versions AS n
+			WHERE n.id = v.id AND n.version > v.version` + later + ` AND n.` + col + ` IS NOT NULL
+			ORDER BY n.version LIMIT 1), m.` + col + `)`
+	}
+	for i, c := range cols {
+		switch c {
+		case "v.content":
+			cols[i] = `coalesce(v.content, ` + next("content") + `)`
+		case "v.embedding":
+			cols[i] = `CASE WHEN v.embedding IS NULL AND v.embedding_dim > 0 THEN ` + next("embedding") + ` ELSE v.embedding END`
+		}
+	}
+	return strings.Join(cols, ", ")
+}
+
 // Scanner is one row of a result: *sql.Row, *sql.Rows, pgx.Row, pgx.Rows.
 type Scanner interface{ Scan(dest ...any) error }
 
@@ -398,17 +424,20 @@ func ScanPages(opts driver.ScanOptions, size int, page func(after int64, n int) 
 	}
 }
 
-// ChangePages is the loop of ReadTx.Changes: it reads pages of size
-// changes in (Seq, ID) order after (afterSeq, afterID) with page, starting
-// after every change at since, and calls fn for each.
-func ChangePages(since uint64, size int, page func(afterSeq, afterID int64) ([]driver.Change, error), fn func(driver.Change) error) error {
+// ChangePages is the loop of ReadTx.Changes: it reads pages of changes in
+// (Seq, ID) order after (afterSeq, afterID) with page, n at most, starting
+// after every change at since, and calls fn for each. The pages hold size
+// changes, or, when grow is larger, grow from size to grow, doubling: a
+// caller that stops early (is the store empty?) or follows a short tail
+// reads one small page, and one that reads the whole log few large ones.
+func ChangePages(since uint64, size, grow int, page func(afterSeq, afterID int64, n int) ([]driver.Change, error), fn func(driver.Change) error) error {
 	if since > math.MaxInt64 {
 		return nil
 	}
 	// (since, MaxInt64) excludes every change at since itself.
 	afterSeq, afterID := int64(since), int64(math.MaxInt64)
-	for {
-		cs, err := page(afterSeq, afterID)
+	for n := size; ; n = max(n, min(2*n, grow)) {
+		cs, err := page(afterSeq, afterID, n)
 		if err != nil {
 			return err
 		}
@@ -417,7 +446,7 @@ func ChangePages(since uint64, size int, page func(afterSeq, afterID int64) ([]d
 				return err
 			}
 		}
-		if len(cs) < size {
+		if len(cs) < n {
 			return nil
 		}
 		last := cs[len(cs)-1]

@@ -114,9 +114,28 @@ func TestPages(t *testing.T) {
 		t.Errorf("limit -1: %v", err)
 	}
 	called := false
-	err = ChangePages(1<<63, 3, func(int64, int64) ([]driver.Change, error) { called = true; return nil, nil }, nil)
+	err = ChangePages(1<<63, 3, 0, func(int64, int64, int) ([]driver.Change, error) { called = true; return nil, nil }, nil)
 	if err != nil || called {
 		t.Errorf("changes since 2^63: %v, read %v", err, called)
+	}
+	// Pages of a fixed size, or doubling up to grow; each after the last.
+	for _, c := range []struct {
+		grow int
+		want string
+	}{{0, "[0+2 2+2 4+2 6+2 8+2 10+2]"}, {5, "[0+2 2+4 6+5 11+5]"}} {
+		asked = nil
+		var n int
+		err := ChangePages(0, 2, c.grow, func(afterSeq, _ int64, size int) ([]driver.Change, error) {
+			asked = append(asked, fmt.Sprintf("%d+%d", afterSeq, size))
+			var cs []driver.Change
+			for seq := afterSeq + 1; seq <= min(afterSeq+int64(size), 11); seq++ {
+				cs = append(cs, driver.Change{Seq: uint64(seq), ID: seq})
+			}
+			return cs, nil
+		}, func(driver.Change) error { n++; return nil })
+		if err != nil || n != 11 || fmt.Sprint(asked) != c.want {
+			t.Errorf("grow %d: %d changes, %v, asking %v; want %s", c.grow, n, err, asked, c.want)
+		}
 	}
 }
 
@@ -145,8 +164,8 @@ func TestCommonError(t *testing.T) {
 
 func TestFilter(t *testing.T) {
 	f := driver.Filter{Namespaces: []string{"a", "b"}, Pools: []driver.Pool{}, Types: []driver.Type{"fact"}}
-	q, args := Filter(f, "0", func(_ string, vals []string, next int) (string, []any) {
-		return fmt.Sprintf(" = ANY($%d)", 3+next), []any{vals}
+	q, args := Filter(f, "0", 2, func(vals []string, next int) (string, []any) {
+		return fmt.Sprintf(" = ANY($%d)", next+1), []any{vals}
 	})
 	if q != " AND m.namespace = ANY($3) AND 0 AND m.type = ANY($4)" || fmt.Sprint(args) != "[[a b] [fact]]" {
 		t.Errorf("Filter = %q %v", q, args)

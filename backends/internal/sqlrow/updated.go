@@ -46,6 +46,15 @@ func UpdatedAfter(db Querier, q string, size int, memu bool, namespaces []string
 	return nil
 }
 
+// InsertRow checks m for Tx.Insert, or with at set Importer.InsertAt, in tx
+// (driver.CheckInsert) and returns its row (InsertArgs).
+func InsertRow(tx driver.ReadTx, m *driver.Memory, at, memu bool) ([]any, error) {
+	if err := driver.CheckInsert(tx, m, at); err != nil {
+		return nil, err
+	}
+	return InsertArgs(m, memu)
+}
+
 // InsertArgs returns MemoryArgs followed by last_accessed_at and
 // access_count: the row of a new memory, before the backend's own columns.
 func InsertArgs(m *driver.Memory, memu bool) ([]any, error) {

@@ -49,9 +49,6 @@ can be captured as it goes.`,
 			if err != nil {
 				return fmt.Errorf("capture: %w", err)
 			}
-			if session == "" {
-				return core.Invalidf("capture needs --session NAME: the conversation the turns belong to")
-			}
 			req := &api.CaptureIn{Session: session, NoExtract: noExtract, Turns: make([]api.TurnIn, len(turns))}
 			for i, t := range turns {
 				req.Turns[i] = api.TurnIn{Speaker: t.Speaker, Text: t.Text}

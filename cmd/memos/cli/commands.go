@@ -54,14 +54,7 @@ func (a *app) addCmd() *cobra.Command {
 			in := &api.RememberIn{Content: content, Attrs: at,
 				Provenance: api.Provenance{Quarantine: quarantine, Contradicts: contradicts, DerivedFrom: derivedFrom}}
 			return a.runOp(cmd, "remember", in, func(out any, _ *core.Engine) func(io.Writer) {
-				m := out.(*core.Memory)
-				return func(w io.Writer) {
-					fmt.Fprintf(w, "added memory %d (%s, %s pool, significance %d, namespace %s)\n",
-						m.ID, m.Type, m.Pool, m.Significance, m.Namespace)
-					if m.Status == core.StatusQuarantined {
-						fmt.Fprintf(w, "it waits in the review queue: memos quarantine list; memos quarantine release %d\n", m.ID)
-					}
-				}
+				return func(w io.Writer) { printAdded(w, out.(*core.Memory)) }
 			})
 		}),
 	}
@@ -71,6 +64,15 @@ func (a *app) addCmd() *cobra.Command {
 	fs.Int64SliceVar(&contradicts, "contradicts", nil, "ids of memories this one contradicts (a contradicts edge each; the governance policy decides who waits)")
 	fs.Int64SliceVar(&derivedFrom, "derived-from", nil, "ids of memories this one was derived from (a derived_from edge each; forget-source follows them)")
 	return cmd
+}
+
+// printAdded prints what add stored.
+func printAdded(w io.Writer, m *core.Memory) {
+	fmt.Fprintf(w, "added memory %d (%s, %s pool, significance %d, namespace %s)\n",
+		m.ID, m.Type, m.Pool, m.Significance, m.Namespace)
+	if m.Status == core.StatusQuarantined {
+		fmt.Fprintf(w, "it waits in the review queue: memos quarantine list; memos quarantine release %d\n", m.ID)
+	}
 }
 
 func (a *app) searchCmd() *cobra.Command {
@@ -352,6 +354,12 @@ type statsOut struct {
 	Footprint footprint `json:"footprint"`
 }
 
+// newStatsOut is stats' answer for the store of cfg.
+func newStatsOut(cfg *config.Config, st *core.Stats) (statsOut, error) {
+	fp, err := footprintOf(cfg, st)
+	return statsOut{Store: storeOf(cfg), Stats: st, Footprint: fp}, err
+}
+
 // footprint is what the store costs per memory, on disk and in memory.
 type footprint struct {
 	// DiskBytes is the space the store takes on disk, as du counts it: its
@@ -413,12 +421,10 @@ func (a *app) statsCmd() *cobra.Command {
 		Args:  nargs(0, 0, "no arguments"),
 		RunE: a.readE(func(cmd *cobra.Command, _ []string) error {
 			return a.callOp(cmd, "stats", &api.Empty{}, func(_ context.Context, _ *core.Engine, cfg *config.Config, res any) error {
-				st := res.(*core.Stats)
-				fp, err := footprintOf(cfg, st)
+				out, err := newStatsOut(cfg, res.(*core.Stats))
 				if err != nil {
 					return err
 				}
-				out := statsOut{Store: storeOf(cfg), Stats: st, Footprint: fp}
 				return a.emit(out, func(w io.Writer) { printStats(w, out) })
 			})
 		}),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -255,7 +256,8 @@ func TestQuickstart(t *testing.T) {
 			Error   string `json:"error"`
 		} `json:"steps"`
 	}
-	e.json(&js, "quickstart", "--home", filepath.Join(t.TempDir(), "tour2"))
+	home2 := filepath.Join(t.TempDir(), "tour2")
+	e.json(&js, "quickstart", "--home", home2)
 	if len(js.Steps) < 15 || !strings.HasPrefix(js.Steps[0].Command, "memos add ") {
 		t.Fatalf("quickstart --json: %d steps, first %+v", len(js.Steps), js.Steps)
 	}
@@ -264,6 +266,49 @@ func TestQuickstart(t *testing.T) {
 			t.Errorf("step %q has neither result nor error", s.Command)
 		}
 	}
+	// Each step runs its command's operation: the last history and edges
+	// steps answer what those commands answer now, field for field.
+	tour2 := &env{t: t, home: home2, environ: []string{"HOME=" + t.TempDir(), "MEMOS_HOME=" + home2}}
+	for _, cmd := range []string{"history", "edges"} {
+		var last any
+		var argv []string
+		for _, s := range js.Steps {
+			if f := strings.Fields(s.Command); len(f) == 3 && f[1] == cmd {
+				last, argv = s.Result, f[1:]
+			}
+		}
+		var now any
+		tour2.json(&now, argv...)
+		// A version carries the memory's live access statistics, which
+		// the tour's searches changed after its step (they are flushed
+		// in the background): they are not the step's to answer.
+		last, now = withoutAccess(last), withoutAccess(now)
+		if last == nil || !reflect.DeepEqual(last, now) {
+			t.Errorf("the tour's memos %s step answered\n%v\nthe command answers\n%v", strings.Join(argv, " "), last, now)
+		}
+	}
+}
+
+// withoutAccess returns v, decoded JSON, without the access statistics of
+// the memories in it.
+func withoutAccess(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			if k != "access_count" && k != "last_accessed_at" {
+				out[k] = withoutAccess(x)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = withoutAccess(x)
+		}
+		return out
+	}
+	return v
 }
 
 // TestQuickstartTemporaryStore runs the tour without --home: it must use a

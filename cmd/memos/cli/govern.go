@@ -119,9 +119,6 @@ func (a *app) quarantineRejectCmd() *cobra.Command {
 		Example: `  memos quarantine reject 12 --reason "not true: Alice never lived in Porto"`,
 		Args:    nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(in.Reason) == "" {
-				return core.Invalidf("quarantine reject needs --reason: say why the memory is rejected (the deletion certificate and the audit log record it)")
-			}
 			return a.opOnID(cmd, args[0], &in.ID, "quarantine-reject", &in, func(out any, _ *core.Engine) func(io.Writer) {
 				return func(w io.Writer) { printCertificate(w, out.(*core.DeletionCertificate)) }
 			})
@@ -231,10 +228,9 @@ at least 5 and a score below 0.2 it is archived (kept, invisible to recall).`,
 				fmt.Fprintf(a.stderr, "memos: \"lesson outcome <id> %s\" is now \"lesson outcome <id> --success=%t\"; the old form goes away in the next release\n", args[1], ok)
 				given = true
 			}
-			if !given {
-				return core.Invalidf("say how it went: --success (it worked) or --success=false (it did not)")
+			if given {
+				oc.Success = &ok
 			}
-			oc.Success = ok
 			return a.opOnID(cmd, args[0], &oc.ID, "lesson-outcome", &oc, func(out any, _ *core.Engine) func(io.Writer) {
 				return func(w io.Writer) { printLesson(w, out.(*core.Lesson)) }
 			})

@@ -60,7 +60,7 @@ func TestGovernanceCommands(t *testing.T) {
 			if rel.Status != core.StatusActive || rel.Trust.Level != core.TrustCertain {
 				t.Errorf("released %+v", rel)
 			}
-			if r := e.run("quarantine", "reject", "3"); r.code != 2 || !strings.Contains(r.stderr, "--reason") {
+			if r := e.run("quarantine", "reject", "3"); r.code != 2 || !strings.Contains(r.stderr, "needs a reason") {
 				t.Errorf("reject without --reason: exit %d, %s", r.code, r.stderr)
 			}
 			if out := e.ok("quarantine", "reject", "3", "--reason", "a secret"); !strings.Contains(out, "reason") || !strings.Contains(out, "a secret") ||

@@ -16,7 +16,6 @@ import (
 	"github.com/memos-go/memos/backends/bolt"
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
-	"github.com/memos-go/memos/embedders/hash"
 )
 
 // interruptMigrate copies the sqlite store at src into a bolt store at dst
@@ -48,18 +47,7 @@ func TestMigrateInterruptedCLI(t *testing.T) {
 	e.add("the first note")
 	ctx := context.Background()
 	src := filepath.Join(e.home, "memory.db")
-	b, err := sqlite.Open(ctx, sqlite.Config{Path: src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb, err := hash.Open(ctx, hash.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: emb})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := openSQLite(t, src)
 	var ins []core.Input
 	for i := range 599 {
 		ins = append(ins, core.Input{Content: fmt.Sprintf("note %d about the move to bolt", i)})
@@ -138,18 +126,7 @@ func TestBinaryMigrateKilled(t *testing.T) {
 	}
 	const n = 4000
 	ctx := context.Background()
-	b, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(home, "memory.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb, err := hash.Open(ctx, hash.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := core.Open(ctx, core.Options{Backend: b, Embedder: emb})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := openSQLite(t, filepath.Join(home, "memory.db"))
 	var ins []core.Input
 	for i := range n - 1 {
 		ins = append(ins, core.Input{Content: fmt.Sprintf("note %d of the store that moves to bolt", i)})

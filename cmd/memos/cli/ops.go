@@ -68,17 +68,22 @@ func (a *app) runOp(cmd *cobra.Command, name string, in any, human func(out any,
 // callOp runs the operation named name on in on the store and hands its
 // answer to done, for commands that print more than the answer or act on it.
 func (a *app) callOp(cmd *cobra.Command, name string, in any, done func(ctx context.Context, eng *core.Engine, cfg *config.Config, out any) error) error {
-	o, ok := api.Lookup(name)
-	if !ok {
-		return fmt.Errorf("no operation %s", name)
-	}
 	return a.withEngine(cmd, func(ctx context.Context, eng *core.Engine, cfg *config.Config) error {
-		out, err := (&api.Service{Engine: eng}).Run(ctx, o, in, nil)
+		out, err := runOpOn(ctx, eng, name, in)
 		if err != nil {
 			return err
 		}
 		return done(ctx, eng, cfg, out)
 	})
+}
+
+// runOpOn runs the operation named name on in on eng, as HTTP and MCP do.
+func runOpOn(ctx context.Context, eng *core.Engine, name string, in any) (any, error) {
+	o, ok := api.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("no operation %s", name)
+	}
+	return (&api.Service{Engine: eng}).Run(ctx, o, in, nil)
 }
 
 // opOnID runs the operation named name on the input in after parsing the

@@ -96,7 +96,7 @@ func TestCaptureCommand(t *testing.T) {
 	if r := e.runStdin("Bob: I work at Acme as a welder.\n", "capture", "--session", "s2"); r.code != 0 || !strings.Contains(r.stdout, "extracted 1 memory") {
 		t.Fatalf("plain text capture: %s%s", r.stdout, r.stderr)
 	}
-	if r := e.runStdin(conv, "capture"); r.code != 2 || !strings.Contains(r.stderr, "--session") {
+	if r := e.runStdin(conv, "capture"); r.code != 2 || !strings.Contains(r.stderr, "needs a session name") {
 		t.Fatalf("capture without a session: exit %d %s", r.code, r.stderr)
 	}
 	if r := e.runStdin(conv+"{\"speaker\":\"A\"}\n", "capture", "--session", "s3"); r.code != 2 || !strings.Contains(r.stderr, "line 3") {

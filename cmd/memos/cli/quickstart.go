@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/memos-go/memos/api"
 	"github.com/memos-go/memos/cmd/memos/config"
 	"github.com/memos-go/memos/core"
 )
@@ -107,9 +108,27 @@ func (t *tour) do(argv []string, fn func() (any, func(io.Writer), error)) error 
 	return nil
 }
 
+// op runs the operation name on in through the operation table, as the
+// command the tour shows does.
+func (t *tour) op(name string, in any) (any, error) { return runOpOn(t.ctx, t.eng, name, in) }
+
+// step shows a command, runs its operation on in and prints the answer
+// with human, as that command would; it returns the answer.
+func (t *tour) step(argv []string, name string, in any, human func(w io.Writer, out any)) (any, error) {
+	var out any
+	err := t.do(argv, func() (any, func(io.Writer), error) {
+		var err error
+		if out, err = t.op(name, in); err != nil {
+			return nil, nil, err
+		}
+		return out, func(w io.Writer) { human(w, out) }, nil
+	})
+	return out, err
+}
+
 // tourMemory is one memory the tour adds.
 type tourMemory struct {
-	in   core.Input
+	in   api.RememberIn
 	args []string // the flags that give in's attributes
 }
 
@@ -120,13 +139,13 @@ func (t *tour) run() error {
 	t.say("memos quickstart: a guided tour on a throwaway store")
 	t.say("store: %s (%s backend, %s embedder: no server, no key, no download)", t.cfg.Home, t.cfg.Backend, t.cfg.Embedder)
 
-	ids, infra, err := t.remember()
+	ids, err := t.remember()
 	if err != nil {
 		return err
 	}
 	alice, lab, bob := ids[0], ids[1], ids[2]
 	for _, chapter := range []func() error{
-		func() error { return t.searching(infra) },
+		t.searching,
 		func() error { return t.versions(lab) },
 		func() error { return t.graph(alice, lab) },
 		func() error { return t.forget(bob) },
@@ -153,11 +172,12 @@ Your own store lives in ~/.memos (or $MEMOS_HOME):
 	return nil
 }
 
-// checkEmpty refuses to tour a store that holds memories.
+// checkEmpty refuses to tour a store that holds memories. It reads the
+// whole store, beyond any namespace, which no operation does for one
+// memory.
 func (t *tour) checkEmpty() error {
-	ctx, eng := t.ctx, t.eng
 	empty := true
-	err := eng.Backend().View(ctx, func(tx core.ReadTx) error {
+	err := t.eng.Backend().View(t.ctx, func(tx core.ReadTx) error {
 		return tx.Scan(core.ScanOptions{Limit: 1}, func(*core.Memory) error { empty = false; return nil })
 	})
 	if err != nil {
@@ -169,84 +189,66 @@ func (t *tour) checkEmpty() error {
 	return nil
 }
 
+// infra is the namespace of the tour's scoped search.
+const infra = "project:infra"
+
 // remember adds the tour's memories and returns their ids (the one in
-// project:infra last) and the project:infra handle.
-func (t *tour) remember() ([]int64, *core.Engine, error) {
-	ctx, eng := t.ctx, t.eng
+// project:infra last).
+func (t *tour) remember() ([]int64, error) {
 	t.chapter("Remember a few things. A memory has a type, a significance from 1 to 10 and,\n   optionally, entities, a source, a session, a trust level and free metadata.")
-	infra, err := eng.In("project:infra")
-	if err != nil {
-		return nil, nil, err
+	mem := func(content string, at api.Attrs, args ...string) tourMemory {
+		return tourMemory{api.RememberIn{Content: content, Attrs: at}, args}
 	}
 	mems := []tourMemory{
-		{core.Input{Content: "Alice prefers open-source tools", Type: core.TypePreference, Significance: 6, Entities: []string{"Alice"}},
-			[]string{"--type", "preference", "--significance", "6", "--entities", "Alice"}},
-		{core.Input{Content: "Alice's home lab runs Proxmox on three nodes", Type: core.TypeFact, Entities: []string{"Alice", "Proxmox"}, Source: "conversation:7#turn-3"},
-			[]string{"--type", "fact", "--entities", "Alice,Proxmox", "--source", "conversation:7#turn-3"}},
-		{core.Input{Content: "Bob is allergic to peanuts; never suggest recipes that contain them", Type: core.TypeFact, Significance: 9, Entities: []string{"Bob"}, TrustLevel: core.TrustCertain},
-			[]string{"--type", "fact", "--significance", "9", "--entities", "Bob", "--trust", "certain"}},
-		{core.Input{Content: "The team agreed to deploy on Fridays only after the 2pm freeze review", Type: core.TypeEvent, Significance: 7, Source: "meeting:2024-05-02", Session: "planning-q2"},
-			[]string{"--type", "event", "--significance", "7", "--source", "meeting:2024-05-02", "--session", "planning-q2"}},
-		{core.Input{Content: "Alice and Bob co-maintain the infrastructure repository", Type: core.TypeRelationship, Entities: []string{"Alice", "Bob"}},
-			[]string{"--type", "relationship", "--entities", "Alice,Bob"}},
-		{core.Input{Content: "When a deploy fails, roll back first and debug second", Type: core.TypeLesson, Significance: 7, Metadata: map[string]any{"learned_from": "incident-12"}},
-			[]string{"--type", "lesson", "--significance", "7", "--metadata", "learned_from=incident-12"}},
+		mem("Alice prefers open-source tools", api.Attrs{Type: core.TypePreference, Significance: 6, Entities: []string{"Alice"}},
+			"--type", "preference", "--significance", "6", "--entities", "Alice"),
+		mem("Alice's home lab runs Proxmox on three nodes", api.Attrs{Type: core.TypeFact, Entities: []string{"Alice", "Proxmox"}, Source: "conversation:7#turn-3"},
+			"--type", "fact", "--entities", "Alice,Proxmox", "--source", "conversation:7#turn-3"),
+		mem("Bob is allergic to peanuts; never suggest recipes that contain them", api.Attrs{Type: core.TypeFact, Significance: 9, Entities: []string{"Bob"}, Trust: core.TrustCertain},
+			"--type", "fact", "--significance", "9", "--entities", "Bob", "--trust", "certain"),
+		mem("The team agreed to deploy on Fridays only after the 2pm freeze review", api.Attrs{Type: core.TypeEvent, Significance: 7, Source: "meeting:2024-05-02", Session: "planning-q2"},
+			"--type", "event", "--significance", "7", "--source", "meeting:2024-05-02", "--session", "planning-q2"),
+		mem("Alice and Bob co-maintain the infrastructure repository", api.Attrs{Type: core.TypeRelationship, Entities: []string{"Alice", "Bob"}},
+			"--type", "relationship", "--entities", "Alice,Bob"),
+		mem("When a deploy fails, roll back first and debug second", api.Attrs{Type: core.TypeLesson, Significance: 7, Metadata: map[string]any{"learned_from": "incident-12"}},
+			"--type", "lesson", "--significance", "7", "--metadata", "learned_from=incident-12"),
+		mem("The nginx config for the docs site lives in /etc/nginx/sites-enabled/docs.conf", api.Attrs{Type: core.TypeFact, Entities: []string{"nginx"}},
+			"--type", "fact", "--entities", "nginx", "--namespace", infra),
 	}
+	mems[len(mems)-1].in.Namespace = infra
 	var ids []int64
 	for _, m := range mems {
-		err := t.do(append([]string{"add", m.in.Content}, m.args...), func() (any, func(io.Writer), error) {
-			r, err := eng.Remember(ctx, m.in)
-			if err != nil {
-				return nil, nil, err
-			}
-			ids = append(ids, r.ID)
-			return r, func(w io.Writer) {
-				fmt.Fprintf(w, "added memory %d (%s, %s pool, significance %d, namespace %s)\n", r.ID, r.Type, r.Pool, r.Significance, r.Namespace)
-			}, nil
-		})
+		out, err := t.step(append([]string{"add", m.in.Content}, m.args...), "remember", &m.in, func(w io.Writer, out any) { printAdded(w, out.(*core.Memory)) })
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
+		ids = append(ids, out.(*core.Memory).ID)
 	}
-	nginx := core.Input{Content: "The nginx config for the docs site lives in /etc/nginx/sites-enabled/docs.conf", Type: core.TypeFact, Entities: []string{"nginx"}}
-	err = t.do([]string{"add", nginx.Content, "--type", "fact", "--entities", "nginx", "--namespace", "project:infra"}, func() (any, func(io.Writer), error) {
-		r, err := infra.Remember(ctx, nginx)
-		if err != nil {
-			return nil, nil, err
-		}
-		return r, func(w io.Writer) {
-			fmt.Fprintf(w, "added memory %d (%s, %s pool, significance %d, namespace %s)\n", r.ID, r.Type, r.Pool, r.Significance, r.Namespace)
-		}, nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return ids, infra, nil
+	return ids, nil
 }
 
-// search shows and runs a search through h.
-func (t *tour) search(h *core.Engine, req core.SearchRequest, extra ...string) error {
-	argv := []string{"search", req.Query}
-	if req.Mode != "" {
-		argv = append(argv, "--mode", string(req.Mode))
+// search shows and runs a search.
+func (t *tour) search(in api.SearchIn) error {
+	argv := []string{"search", in.Query}
+	if in.Mode != "" {
+		argv = append(argv, "--mode", in.Mode)
 	}
-	return t.do(append(argv, extra...), func() (any, func(io.Writer), error) {
-		res, err := h.Search(t.ctx, req)
-		if err != nil {
-			return nil, nil, err
-		}
-		return res, func(w io.Writer) { printSearch(w, res, h.Namespace()) }, nil
-	})
+	ns := t.eng.Namespace()
+	if in.Namespace != "" {
+		ns = in.Namespace
+		argv = append(argv, "--namespace", ns)
+	}
+	_, err := t.step(argv, "search", &in, func(w io.Writer, out any) { printSearch(w, out.(*core.SearchResult), ns) })
+	return err
 }
 
 // searching shows natural-language, FTS5 and scoped searches.
-func (t *tour) searching(infra *core.Engine) error {
-	eng := t.eng
+func (t *tour) searching() error {
 	t.chapter("Search in plain language: stop words are dropped, the other words OR-ed, and\n   keyword and vector candidates fused, weighted by significance, trust and recency.")
-	if err := t.search(eng, core.SearchRequest{Query: "what does alice like"}); err != nil {
+	if err := t.search(api.SearchIn{Query: "what does alice like"}); err != nil {
 		return err
 	}
-	if err := t.search(eng, core.SearchRequest{Query: "is bob allergic to anything"}); err != nil {
+	if err := t.search(api.SearchIn{Query: "is bob allergic to anything"}); err != nil {
 		return err
 	}
 	if t.cfg.Embedder == "hash" {
@@ -254,111 +256,77 @@ func (t *tour) searching(infra *core.Engine) error {
 	}
 	t.chapter("Or use FTS5 syntax with --mode fts: AND, OR, NOT, \"phrases\", prefix*, NEAR(a b, N).\n   It means the same on every backend, and a malformed query is an error, not a surprise.")
 	for _, q := range []string{`preference AND "open-source"`, `proxmox AND (node* OR cluster)`, `deploy NOT friday`} {
-		if err := t.search(eng, core.SearchRequest{Query: q, Mode: core.ModeFTS}); err != nil {
+		if err := t.search(api.SearchIn{Query: q, Mode: string(core.ModeFTS)}); err != nil {
 			return err
 		}
 	}
 	t.chapter("Namespaces keep projects apart: a scoped search sees its namespace plus \"default\".")
-	if err := t.search(infra, core.SearchRequest{Query: "nginx config*"}, "--namespace", "project:infra"); err != nil {
+	if err := t.search(api.SearchIn{Scope: api.Scope{Namespace: infra}, Query: "nginx config*"}); err != nil {
 		return err
 	}
-	if err := t.search(eng, core.SearchRequest{Query: "nginx config*"}); err != nil {
-		return err
-	}
-	return nil
+	return t.search(api.SearchIn{Query: "nginx config*"})
 }
 
 // versions updates, lists and reverts the lab memory.
 func (t *tour) versions(lab int64) error {
-	ctx, eng := t.ctx, t.eng
 	t.chapter("A change never overwrites: update writes a new version, history keeps every one,\n   revert writes an old one back as the newest.")
 	four := "Alice's home lab runs Proxmox on four nodes"
-	err := t.do([]string{"update", fmt.Sprint(lab), four}, func() (any, func(io.Writer), error) {
-		m, err := eng.Update(ctx, lab, core.Patch{Content: &four})
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, func(w io.Writer) { fmt.Fprintf(w, "memory %d is at version %d\n", m.ID, m.Version) }, nil
+	_, err := t.step([]string{"update", fmt.Sprint(lab), four}, "update", &api.UpdateIn{ID: lab, Content: &four}, func(w io.Writer, out any) {
+		m := out.(*core.Memory)
+		fmt.Fprintf(w, "memory %d is at version %d\n", m.ID, m.Version)
 	})
 	if err != nil {
 		return err
 	}
 	history := func() error {
-		return t.do([]string{"history", fmt.Sprint(lab)}, func() (any, func(io.Writer), error) {
-			hs, err := eng.History(ctx, lab)
-			if err != nil {
-				return nil, nil, err
-			}
-			return hs, func(w io.Writer) { printHistory(w, hs) }, nil
+		_, err := t.step([]string{"history", fmt.Sprint(lab)}, "history", &api.HistoryIn{ID: lab}, func(w io.Writer, out any) {
+			printHistory(w, out.(*api.VersionsOut).Versions)
 		})
+		return err
 	}
 	if err := history(); err != nil {
 		return err
 	}
-	err = t.do([]string{"revert", fmt.Sprint(lab), "1"}, func() (any, func(io.Writer), error) {
-		m, err := eng.Revert(ctx, lab, 1)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m, func(w io.Writer) {
-			fmt.Fprintf(w, "memory %d reverted to version 1: now at version %d\n", m.ID, m.Version)
-		}, nil
+	_, err = t.step([]string{"revert", fmt.Sprint(lab), "1"}, "revert", &api.RevertIn{ID: lab, Version: 1}, func(w io.Writer, out any) {
+		m := out.(*core.Memory)
+		fmt.Fprintf(w, "memory %d reverted to version 1: now at version %d\n", m.ID, m.Version)
 	})
 	if err != nil {
 		return err
 	}
-	if err := history(); err != nil {
-		return err
-	}
-	return nil
+	return history()
 }
 
 // graph links alice to lab and lists the edges.
 func (t *tour) graph(alice, lab int64) error {
-	ctx, eng := t.ctx, t.eng
 	t.chapter("Memories form a graph with typed, weighted edges.")
-	err := t.do([]string{"link", fmt.Sprint(alice), fmt.Sprint(lab), "--type", "relates_to"}, func() (any, func(io.Writer), error) {
-		e, err := eng.Link(ctx, core.Edge{From: alice, To: lab, Type: core.EdgeRelatesTo})
-		if err != nil {
-			return nil, nil, err
-		}
-		return e, func(w io.Writer) {
-			fmt.Fprintf(w, "linked %d → %d (%s, weight %g)\n", e.From, e.To, e.Type, e.Weight)
-		}, nil
+	link := &api.LinkIn{From: alice, To: lab, Type: string(core.EdgeRelatesTo)}
+	_, err := t.step([]string{"link", fmt.Sprint(alice), fmt.Sprint(lab), "--type", link.Type}, "link", link, func(w io.Writer, out any) {
+		e := out.(*core.Edge)
+		fmt.Fprintf(w, "linked %d → %d (%s, weight %g)\n", e.From, e.To, e.Type, e.Weight)
 	})
 	if err != nil {
 		return err
 	}
-	err = t.do([]string{"edges", fmt.Sprint(lab)}, func() (any, func(io.Writer), error) {
-		es, err := eng.Edges(ctx, lab)
-		if err != nil {
-			return nil, nil, err
-		}
-		return es, func(w io.Writer) { printEdges(w, lab, es) }, nil
+	_, err = t.step([]string{"edges", fmt.Sprint(lab)}, "edges", &api.HistoryIn{ID: lab}, func(w io.Writer, out any) {
+		printEdges(w, lab, out.(*api.EdgesOut).Edges)
 	})
-	if err != nil {
-		return err
-	}
-	return nil
+	return err
 }
 
 // forget forgets bob and shows that it is gone.
 func (t *tour) forget(bob int64) error {
-	ctx, eng := t.ctx, t.eng
 	t.chapter("Forgetting is complete — every version, index entry, vector and edge — and leaves\n   a deletion certificate with a hash of the content, never the content.")
-	err := t.do([]string{"forget", fmt.Sprint(bob), "--reason", "user asked"}, func() (any, func(io.Writer), error) {
-		c, err := eng.Forget(ctx, bob, "user asked")
-		if err != nil {
-			return nil, nil, err
-		}
-		return c, func(w io.Writer) { printCertificate(w, c) }, nil
+	forget := &api.ForgetIn{ID: bob, Reason: "user asked"}
+	_, err := t.step([]string{"forget", fmt.Sprint(bob), "--reason", forget.Reason}, "forget", forget, func(w io.Writer, out any) {
+		printCertificate(w, out.(*core.DeletionCertificate))
 	})
 	if err != nil {
 		return err
 	}
 	line := "memos " + shellJoin([]string{"get", fmt.Sprint(bob)})
 	t.say("$ %s", line)
-	_, err = eng.Get(ctx, bob)
+	_, err = t.op("get", &api.IDIn{ID: bob})
 	if !errors.Is(err, core.ErrNotFound) {
 		return fmt.Errorf("quickstart: memory %d is still readable after forget (error %v)", bob, err)
 	}
@@ -369,24 +337,18 @@ func (t *tour) forget(bob int64) error {
 
 // numbers shows the store's statistics.
 func (t *tour) numbers() error {
-	ctx, eng := t.ctx, t.eng
 	t.chapter("And the numbers.")
-	err := t.do([]string{"stats"}, func() (any, func(io.Writer), error) {
-		st, err := eng.Stats(ctx)
+	return t.do([]string{"stats"}, func() (any, func(io.Writer), error) {
+		st, err := t.op("stats", &api.Empty{})
 		if err != nil {
 			return nil, nil, err
 		}
-		fp, err := footprintOf(t.cfg, st)
+		out, err := newStatsOut(t.cfg, st.(*core.Stats))
 		if err != nil {
 			return nil, nil, err
 		}
-		out := statsOut{Store: storeOf(t.cfg), Stats: st, Footprint: fp}
 		return out, func(w io.Writer) { printStats(w, out) }, nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
 var plainArg = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./#-]+$`)

@@ -253,14 +253,6 @@ json (or --json) the pack with its token accounting.`,
 		Args: nargs(0, -1, "a query (or --bootstrap)"),
 		RunE: a.readE(func(cmd *cobra.Command, args []string) error {
 			req.Query = strings.Join(args, " ")
-			switch {
-			case req.Query == "" && !req.Bootstrap:
-				return core.Invalidf("memos pack needs a query, or --bootstrap for the namespace's most significant memories")
-			case req.Query != "" && req.Bootstrap:
-				return core.Invalidf("--bootstrap packs the namespace's most significant memories and takes no query")
-			case req.Bootstrap && rank.fs.Changed("as-of"):
-				return core.Invalidf("--bootstrap packs the current versions and takes no --as-of")
-			}
 			if format != "md" && format != "json" {
 				return core.Invalidf("--format %q: want md or json", format)
 			}
@@ -315,9 +307,6 @@ empty: since always, still true). The previous interval stays in its history.`,
   memos set-validity 12 --valid-to 2025-03-01T12:00:00Z`,
 		Args: nargs(1, 1, "one memory id"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("valid-from") && !cmd.Flags().Changed("valid-to") {
-				return core.Invalidf("give --valid-from, --valid-to or both")
-			}
 			if cmd.Flags().Changed("valid-from") {
 				in.ValidFrom = &from
 			}

@@ -1550,6 +1550,8 @@ _QuarantineRejectRequestRequired = TypedDict(
     {
         # The quarantined memory.
         "id": int,
+        # Why it is rejected (required), recorded in the deletion certificate and the audit log.
+        "reason": str,
     },
 )
 
@@ -1560,8 +1562,6 @@ _QuarantineRejectRequestOptional = TypedDict(
         # see this namespace plus the shared default one. "default" or
         # project:|harness:|user:|agent:|run: followed by a name.
         "namespace": str,
-        # Why, recorded in the deletion certificate.
-        "reason": str,
     }, total=False,
 )
 
@@ -1661,7 +1661,7 @@ _LessonOutcomeRequestRequired = TypedDict(
     {
         # The lesson.
         "id": int,
-        # true when following it worked, false when it did not.
+        # true when following it worked, false when it did not (required).
         "success": bool,
     },
 )
@@ -2709,9 +2709,9 @@ class Client(BaseClient):
     def quarantine_reject(
         self,
         id: int,
+        reason: str,
         *,
         namespace: Optional[str] = None,
-        reason: Optional[str] = None,
     ) -> DeletionCertificate:
         """Reject a quarantined memory.
 
