@@ -311,7 +311,7 @@ func (e *Engine) Close() error {
 	if err := e.vec.Save(); err != nil {
 		slog.Warn("memos: the vector index snapshot was not saved; the next open rebuilds the index from the store", "err", err)
 	}
-	err := e.b.Close()
+	err := errors.Join(e.vec.Close(), e.b.Close())
 	if c, ok := e.emb.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
 	}

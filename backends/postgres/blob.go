@@ -155,6 +155,7 @@ func (d *DB) blobTx(ctx context.Context, op, name string, fn func(t *readTx, ptx
 			return fmt.Errorf("postgres: %w", dbError(ctx, op, err))
 		}
 		t := &readTx{ctx: ctx, tx: ptx}
+		t.bindReads()
 		defer func() {
 			t.end()
 			ptx.Rollback(context.Background()) // a no-op after Commit

@@ -148,6 +148,25 @@ func (x *Exact) Add(ctx context.Context, entries ...driver.VectorEntry) error {
 	return nil
 }
 
+// Close releases the snapshot that an index loaded by LoadExactBytes
+// reads in place, and leaves that index empty; searches running meanwhile
+// finish first. A mapped snapshot keeps its file busy (its file system
+// cannot be unmounted, a deleted file keeps its space) until then, or
+// until the garbage collector finds the index. An index that owns its
+// vectors keeps them: Close does nothing to it.
+func (x *Exact) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.release == nil {
+		return nil
+	}
+	x.rows = NewRows(x.dim, x.rows.prec)
+	x.ids, x.nsOf, x.pool, x.slots = nil, nil, nil, nil
+	x.release.do()
+	x.release = nil
+	return nil
+}
+
 // normalized scales v to unit length with Normalize and reports whether the
 // result is a finite unit vector. Normalize cannot scale a zero or non-finite
 // vector, and a vector whose length is below float32's range (about 1e-38)

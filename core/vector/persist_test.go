@@ -348,3 +348,45 @@ func sameSearches(t *testing.T, x, y *Exact, entries []driver.VectorEntry) {
 		}
 	}
 }
+
+// TestCloseReleasesTheMapping: Close gives back a snapshot read in place
+// at once (a mapped file keeps its file system busy until then) and leaves
+// the index empty; an index that owns its vectors keeps them.
+func TestCloseReleasesTheMapping(t *testing.T) {
+	ctx := context.Background()
+	x, entries := randomExact(t, Float32, 200, 16)
+	path := filepath.Join(t.TempDir(), "snap")
+	var buf bytes.Buffer
+	if err := x.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data, unmap, err := fmap.Map(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := 0
+	y, err := LoadExactBytes(data, func() { released++; unmap() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !y.rows.borrowed {
+		t.Skip("this platform copies the snapshot at load: nothing to release")
+	}
+	for range 2 {
+		if err := y.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if released != 1 {
+		t.Fatalf("Close released the mapping %d times, want once", released)
+	}
+	if hits, err := y.Search(ctx, entries[0].Vector, 5, driver.VectorFilter{}); err != nil || len(hits) != 0 || y.Len() != 0 {
+		t.Fatalf("after Close: %d hits (%v), Len %d; want an empty index", len(hits), err, y.Len())
+	}
+	if err := x.Close(); err != nil || x.Len() != len(entries) {
+		t.Fatalf("Close of an index that owns its vectors: %v, Len %d, want %d", err, x.Len(), len(entries))
+	}
+}

@@ -16,6 +16,7 @@ package vecsync
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -193,6 +194,19 @@ func (x *Index) Forgotten(ctx context.Context) error {
 		return err
 	}
 	return x.Sync(ctx)
+}
+
+// Close releases what the live index holds outside the heap (a snapshot
+// read in place: vector.Exact.Close). Call it after Stop and Save, when
+// the engine closes; the index is empty afterwards.
+func (x *Index) Close() error {
+	if x.live == nil {
+		return nil
+	}
+	if c, ok := x.live.index().(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // Stop ends the background work — the follower and a running HNSW build —
