@@ -235,25 +235,9 @@ func TestLoadExactMapped(t *testing.T) {
 		t.Run(p.String(), func(t *testing.T) {
 			ctx := context.Background()
 			x, entries := randomExact(t, p, 2000, 24)
-			path := filepath.Join(t.TempDir(), "snap")
-			var buf bytes.Buffer
-			if err := x.Save(&buf); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			data, unmap, err := fmap.Map(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			released := 0
-			y, err := LoadExactBytes(data, func() { released++; unmap() })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fmap.Mapped && littleEndian && (!y.rows.borrowed || released != 0) {
-				t.Fatalf("the vectors were copied (borrowed %v) or the mapping released (%d) at load", y.rows.borrowed, released)
+			y, released, path, saved := loadMapped(t, x)
+			if fmap.Mapped && littleEndian && (!y.rows.borrowed || *released != 0) {
+				t.Fatalf("the vectors were copied (borrowed %v) or the mapping released (%d) at load", y.rows.borrowed, *released)
 			}
 			sameSearches(t, x, y, entries)
 			// Writes: replace, add, remove.
@@ -269,11 +253,11 @@ func TestLoadExactMapped(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if y.rows.borrowed || (fmap.Mapped && littleEndian && released != 1) {
-				t.Fatalf("after a write: borrowed %v, mapping released %d times, want once", y.rows.borrowed, released)
+			if y.rows.borrowed || (fmap.Mapped && littleEndian && *released != 1) {
+				t.Fatalf("after a write: borrowed %v, mapping released %d times, want once", y.rows.borrowed, *released)
 			}
 			sameSearches(t, x, y, entries)
-			if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, buf.Bytes()) {
+			if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, saved) {
 				t.Fatalf("the snapshot file changed under the index (%v)", err)
 			}
 		})
@@ -355,7 +339,32 @@ func sameSearches(t *testing.T, x, y *Exact, entries []driver.VectorEntry) {
 func TestCloseReleasesTheMapping(t *testing.T) {
 	ctx := context.Background()
 	x, entries := randomExact(t, Float32, 200, 16)
-	path := filepath.Join(t.TempDir(), "snap")
+	y, released, _, _ := loadMapped(t, x)
+	if !y.rows.borrowed {
+		t.Skip("this platform copies the snapshot at load: nothing to release")
+	}
+	for range 2 {
+		if err := y.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if *released != 1 {
+		t.Fatalf("Close released the mapping %d times, want once", *released)
+	}
+	if hits, err := y.Search(ctx, entries[0].Vector, 5, driver.VectorFilter{}); err != nil || len(hits) != 0 || y.Len() != 0 {
+		t.Fatalf("after Close: %d hits (%v), Len %d; want an empty index", len(hits), err, y.Len())
+	}
+	if err := x.Close(); err != nil || x.Len() != len(entries) {
+		t.Fatalf("Close of an index that owns its vectors: %v, Len %d, want %d", err, x.Len(), len(entries))
+	}
+}
+
+// loadMapped saves x to a file, path, and loads it back in place
+// (LoadExactBytes over the mapped file); *released counts the releases of
+// the mapping, and saved is what the file holds.
+func loadMapped(t *testing.T, x *Exact) (y *Exact, released *int, path string, saved []byte) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "snap")
 	var buf bytes.Buffer
 	if err := x.Save(&buf); err != nil {
 		t.Fatal(err)
@@ -367,26 +376,10 @@ func TestCloseReleasesTheMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	released := 0
-	y, err := LoadExactBytes(data, func() { released++; unmap() })
+	released = new(int)
+	y, err = LoadExactBytes(data, func() { *released++; unmap() })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !y.rows.borrowed {
-		t.Skip("this platform copies the snapshot at load: nothing to release")
-	}
-	for range 2 {
-		if err := y.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if released != 1 {
-		t.Fatalf("Close released the mapping %d times, want once", released)
-	}
-	if hits, err := y.Search(ctx, entries[0].Vector, 5, driver.VectorFilter{}); err != nil || len(hits) != 0 || y.Len() != 0 {
-		t.Fatalf("after Close: %d hits (%v), Len %d; want an empty index", len(hits), err, y.Len())
-	}
-	if err := x.Close(); err != nil || x.Len() != len(entries) {
-		t.Fatalf("Close of an index that owns its vectors: %v, Len %d, want %d", err, x.Len(), len(entries))
-	}
+	return y, released, path, buf.Bytes()
 }
