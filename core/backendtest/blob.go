@@ -22,127 +22,159 @@ import (
 // writes committed before it; a write of memories does not wait for a
 // WriteBlob in progress, and a DeleteBlob does.
 func testBlobs(t *testing.T, f *fixture) {
-	bs, ok := f.b.(driver.BlobStore)
-	if !ok {
+	if _, ok := f.b.(driver.BlobStore); !ok {
 		t.Logf("%s does not implement driver.BlobStore; nothing to check", f.h.Name)
 		return
 	}
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
-	large := make([]byte, 5<<20+12345)
-	for i := range large {
-		large[i] = byte(rng.Uint32())
+	c := &blobCase{t: t, f: f, ctx: context.Background(), large: make([]byte, 5<<20+12345), small: []byte("a small blob")}
+	for i := range c.large {
+		c.large[i] = byte(rng.Uint32())
 	}
-	small := []byte("a small blob")
-	read := func(name string) ([]byte, error) {
-		var out bytes.Buffer
-		err := f.b.(driver.BlobStore).ReadBlob(ctx, name, func(r io.Reader, size int64) error {
-			buf := make([]byte, 7777) // odd-sized reads cross every boundary
-			for {
-				n, err := r.Read(buf)
-				out.Write(buf[:n])
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					return err
-				}
-			}
-			if int64(out.Len()) != size {
-				t.Errorf("blob %s: ReadBlob says %d bytes, the reader gave %d", name, size, out.Len())
-			}
-			return nil
-		})
-		return out.Bytes(), err
-	}
-	check := func(what, name string, want []byte) {
-		t.Helper()
-		got, err := read(name)
-		switch {
-		case want == nil && !errors.Is(err, driver.ErrNotFound):
-			t.Errorf("%s: blob %s: %d bytes, %v; want ErrNotFound", what, name, len(got), err)
-		case want != nil && err != nil:
-			t.Errorf("%s: blob %s: %v", what, name, err)
-		case want != nil && !bytes.Equal(got, want):
-			t.Errorf("%s: blob %s: the %d bytes read back differ from the %d written", what, name, len(got), len(want))
-		}
-	}
-	write := func(name string, b []byte) {
-		t.Helper()
-		if err := f.b.(driver.BlobStore).WriteBlob(ctx, name, nil, bytes.NewReader(b)); err != nil {
-			t.Fatalf("WriteBlob %s: %v", name, err)
-		}
-	}
-
 	m := newMemory("a memory beside the blobs")
 	f.insert(t, m)
 	seq := f.seq(t)
-	called := false
-	if err := bs.ReadBlob(ctx, "large", func(io.Reader, int64) error { called = true; return nil }); !errors.Is(err, driver.ErrNotFound) || called {
-		t.Errorf("ReadBlob of a missing blob: %v (fn called: %v); want ErrNotFound without calling fn", err, called)
+	c.writeAndRead(seq)
+	c.failures(m, seq)
+	c.replaceAndDelete()
+	c.concurrent()
+	if got := f.get(t, m.ID, 0); got.Content != m.Content {
+		t.Errorf("memory %d after the blob writes: %q, want %q", m.ID, got.Content, m.Content)
 	}
-	write("large", large)
-	write("small", small)
-	write("empty", []byte{})
-	if got := f.seq(t); got != seq {
-		t.Errorf("writing blobs moved the change sequence from %d to %d; a blob is not a change of the memories", seq, got)
-	}
-	check("after WriteBlob", "large", large)
-	check("after WriteBlob", "small", small)
-	check("after WriteBlob", "empty", []byte{})
+}
 
-	// A reader may stop early; ReadBlob returns fn's error.
+// blobCase is the state of testBlobs and its phases.
+type blobCase struct {
+	t            *testing.T
+	f            *fixture
+	ctx          context.Context
+	large, small []byte
+}
+
+// bs is the backend's BlobStore (the backend changes on a reopen).
+func (c *blobCase) bs() driver.BlobStore { return c.f.b.(driver.BlobStore) }
+
+// read reads blob name back in odd-sized pieces, and checks its size.
+func (c *blobCase) read(name string) ([]byte, error) {
+	var out bytes.Buffer
+	err := c.bs().ReadBlob(c.ctx, name, func(r io.Reader, size int64) error {
+		buf := make([]byte, 7777) // odd-sized reads cross every boundary
+		for {
+			n, err := r.Read(buf)
+			out.Write(buf[:n])
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if int64(out.Len()) != size {
+			c.t.Errorf("blob %s: ReadBlob says %d bytes, the reader gave %d", name, size, out.Len())
+		}
+		return nil
+	})
+	return out.Bytes(), err
+}
+
+// check reads blob name and compares it with want (nil: no such blob).
+func (c *blobCase) check(what, name string, want []byte) {
+	c.t.Helper()
+	got, err := c.read(name)
+	switch {
+	case want == nil && !errors.Is(err, driver.ErrNotFound):
+		c.t.Errorf("%s: blob %s: %d bytes, %v; want ErrNotFound", what, name, len(got), err)
+	case want != nil && err != nil:
+		c.t.Errorf("%s: blob %s: %v", what, name, err)
+	case want != nil && !bytes.Equal(got, want):
+		c.t.Errorf("%s: blob %s: the %d bytes read back differ from the %d written", what, name, len(got), len(want))
+	}
+}
+
+// write writes blob name.
+func (c *blobCase) write(name string, b []byte) {
+	c.t.Helper()
+	if err := c.bs().WriteBlob(c.ctx, name, nil, bytes.NewReader(b)); err != nil {
+		c.t.Fatalf("WriteBlob %s: %v", name, err)
+	}
+}
+
+// writeAndRead: a missing blob is ErrNotFound without calling fn; blobs
+// read back byte for byte and move no change sequence.
+func (c *blobCase) writeAndRead(seq uint64) {
+	called := false
+	if err := c.bs().ReadBlob(c.ctx, "large", func(io.Reader, int64) error { called = true; return nil }); !errors.Is(err, driver.ErrNotFound) || called {
+		c.t.Errorf("ReadBlob of a missing blob: %v (fn called: %v); want ErrNotFound without calling fn", err, called)
+	}
+	c.write("large", c.large)
+	c.write("small", c.small)
+	c.write("empty", []byte{})
+	if got := c.f.seq(c.t); got != seq {
+		c.t.Errorf("writing blobs moved the change sequence from %d to %d; a blob is not a change of the memories", seq, got)
+	}
+	c.check("after WriteBlob", "large", c.large)
+	c.check("after WriteBlob", "small", c.small)
+	c.check("after WriteBlob", "empty", []byte{})
+}
+
+// failures: a reader may stop early (ReadBlob returns fn's error);
+// WriteBlob's check sees what committed before it (m, at seq), and its
+// error, or the reader's, writes nothing.
+func (c *blobCase) failures(m *driver.Memory, seq uint64) {
 	errStop := errors.New("stop")
-	err := bs.ReadBlob(ctx, "large", func(r io.Reader, _ int64) error {
+	err := c.bs().ReadBlob(c.ctx, "large", func(r io.Reader, _ int64) error {
 		head := make([]byte, 16)
-		if _, err := io.ReadFull(r, head); err != nil || !bytes.Equal(head, large[:16]) {
-			t.Errorf("the first bytes of blob large: %x, %v; want %x", head, err, large[:16])
+		if _, err := io.ReadFull(r, head); err != nil || !bytes.Equal(head, c.large[:16]) {
+			c.t.Errorf("the first bytes of blob large: %x, %v; want %x", head, err, c.large[:16])
 		}
 		return errStop
 	})
 	if !errors.Is(err, errStop) {
-		t.Errorf("ReadBlob whose fn stopped early: %v, want fn's error", err)
+		c.t.Errorf("ReadBlob whose fn stopped early: %v, want fn's error", err)
 	}
-
-	// The check sees what committed before it; its error, or the reader's,
-	// writes nothing.
-	err = bs.WriteBlob(ctx, "small", func(tx driver.ReadTx) error {
+	err = c.bs().WriteBlob(c.ctx, "small", func(tx driver.ReadTx) error {
 		if _, err := tx.Get(m.ID, 0); err != nil {
-			t.Errorf("WriteBlob's check: Get(%d), committed before: %v", m.ID, err)
+			c.t.Errorf("WriteBlob's check: Get(%d), committed before: %v", m.ID, err)
 		}
 		if s, err := tx.Seq(); err != nil || s != seq {
-			t.Errorf("WriteBlob's check: Seq %d, %v; want %d", s, err, seq)
+			c.t.Errorf("WriteBlob's check: Seq %d, %v; want %d", s, err, seq)
 		}
 		return errStop
-	}, bytes.NewReader(large))
+	}, bytes.NewReader(c.large))
 	if !errors.Is(err, errStop) {
-		t.Errorf("WriteBlob whose check failed: %v, want the check's error", err)
+		c.t.Errorf("WriteBlob whose check failed: %v, want the check's error", err)
 	}
 	errRead := errors.New("reader failed")
-	err = bs.WriteBlob(ctx, "small", nil, io.MultiReader(bytes.NewReader(large), failReader{errRead}))
+	err = c.bs().WriteBlob(c.ctx, "small", nil, io.MultiReader(bytes.NewReader(c.large), failReader{errRead}))
 	if !errors.Is(err, errRead) {
-		t.Errorf("WriteBlob whose reader failed: %v, want the reader's error", err)
+		c.t.Errorf("WriteBlob whose reader failed: %v, want the reader's error", err)
 	}
-	check("after a failed check and a failed reader", "small", small)
+	c.check("after a failed check and a failed reader", "small", c.small)
+}
 
-	shorter := large[:blobShort]
-	write("large", shorter)
-	f.reopen(t)
-	bs = f.b.(driver.BlobStore)
-	check("replaced by a shorter blob, after reopening", "large", shorter)
-	check("after reopening", "small", small)
-	if err := bs.DeleteBlob(ctx, "large"); err != nil {
-		t.Fatal(err)
+// replaceAndDelete: WriteBlob replaces, also by a shorter blob; blobs
+// survive a reopen; DeleteBlob removes, a missing blob without error.
+func (c *blobCase) replaceAndDelete() {
+	shorter := c.large[:blobShort]
+	c.write("large", shorter)
+	c.f.reopen(c.t)
+	c.check("replaced by a shorter blob, after reopening", "large", shorter)
+	c.check("after reopening", "small", c.small)
+	if err := c.bs().DeleteBlob(c.ctx, "large"); err != nil {
+		c.t.Fatal(err)
 	}
-	if err := bs.DeleteBlob(ctx, "never-written"); err != nil {
-		t.Errorf("DeleteBlob of a missing blob: %v, want nil", err)
+	if err := c.bs().DeleteBlob(c.ctx, "never-written"); err != nil {
+		c.t.Errorf("DeleteBlob of a missing blob: %v, want nil", err)
 	}
-	check("after DeleteBlob", "large", nil)
-	check("after deleting another blob", "small", small)
+	c.check("after DeleteBlob", "large", nil)
+	c.check("after deleting another blob", "small", c.small)
+}
 
-	// A write of memories while a WriteBlob is in progress (between its
-	// check and its end) does not wait for it; a DeleteBlob then started
-	// waits for it and removes the blob it wrote.
+// concurrent: a write of memories while a WriteBlob is in progress
+// (between its check and its end) does not wait for it; a DeleteBlob then
+// started waits for it and removes the blob it wrote.
+func (c *blobCase) concurrent() {
+	bs, ctx := c.bs(), c.ctx
 	release := make(chan struct{})
 	writeDone, deleteDone := make(chan error, 1), make(chan error, 1)
 	during := newMemory("written while a blob was")
@@ -151,7 +183,7 @@ func testBlobs(t *testing.T, f *fixture) {
 			go func() {
 				wctx, cancel := context.WithTimeout(ctx, time.Minute)
 				defer cancel()
-				err := f.b.Update(wctx, func(tx driver.Tx) error { return tx.Insert(during) })
+				err := c.f.b.Update(wctx, func(tx driver.Tx) error { return tx.Insert(during) })
 				if err != nil {
 					err = errors.Join(errors.New("a write of memories waited for WriteBlob"), err)
 				}
@@ -159,21 +191,18 @@ func testBlobs(t *testing.T, f *fixture) {
 				deleteDone <- err
 			}()
 			return nil
-		}, io.MultiReader(bytes.NewReader(large[:1<<20]), waitReader{release}, bytes.NewReader(large)))
+		}, io.MultiReader(bytes.NewReader(c.large[:1<<20]), waitReader{release}, bytes.NewReader(c.large)))
 	}()
 	if err := <-deleteDone; err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
 	go func() { deleteDone <- bs.DeleteBlob(ctx, "large") }()
 	if err := errors.Join(<-writeDone, <-deleteDone); err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
-	check("after a DeleteBlob that started during a WriteBlob", "large", nil)
-	if got := f.get(t, during.ID, 0); got.Content != during.Content {
-		t.Errorf("memory %d written during a WriteBlob: %q, want %q", during.ID, got.Content, during.Content)
-	}
-	if got := f.get(t, m.ID, 0); got.Content != m.Content {
-		t.Errorf("memory %d after the blob writes: %q, want %q", m.ID, got.Content, m.Content)
+	c.check("after a DeleteBlob that started during a WriteBlob", "large", nil)
+	if got := c.f.get(c.t, during.ID, 0); got.Content != during.Content {
+		c.t.Errorf("memory %d written during a WriteBlob: %q, want %q", during.ID, got.Content, during.Content)
 	}
 }
 
