@@ -223,7 +223,7 @@ func testListPages(t *testing.T, f *fixture) {
 	}
 	// 2600 memories with the long tests, 400 in the quick ones (the
 	// invariant check makes thousands take minutes under -race).
-	n := longtest.Pick(400, 2600)
+	n := longtest.PickFull(400, 2600)
 	f.update(t, func(tx driver.Tx) error {
 		for i := range n {
 			m := newMemory(fmt.Sprintf("memory %d of the list pages case", i))

@@ -329,7 +329,7 @@ func testRankedPages(t *testing.T, f *fixture) {
 	// one group; the quick tests take 400 (pages of 64 and part of 128):
 	// under -race the invariant check's keyword search per memory made the
 	// case take minutes.
-	n := longtest.Pick(400, 2600)
+	n := longtest.PickFull(400, 2600)
 	f.update(t, func(tx driver.Tx) error {
 		for i := range n {
 			m := newMemory(fmt.Sprintf("memory %d of the ranked pages case", i))
