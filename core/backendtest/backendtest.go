@@ -153,9 +153,25 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 	for _, c := range cases {
+		if raceLong() && !slices.Contains(concurrentCases, c.name) {
+			// .ci/run's race step of the long set: the kit runs whole in
+			// its full-size step without -race; here the cases with
+			// several goroutines, which the detector watches.
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) { runCase(t, h, c) })
 	}
 }
+
+// concurrentCases are the cases Run keeps in the long set under the race
+// detector (raceLong).
+var concurrentCases = []string{"Concurrency", "ConcurrentHandles"}
+
+// raceLong reports whether this is the long set under the race detector:
+// .ci/run's race step, which also runs every case without -race (Full). A
+// sqlite store is some 50 times slower under the detector (a 2,600-memory
+// case took five minutes), and the whole kit outgrew the step's timeout.
+func raceLong() bool { return longtest.Enabled() && longtest.Race }
 
 // runCase runs c on a fresh store, then the invariant check.
 func runCase(t *testing.T, h Harness, c testCase) {
