@@ -97,3 +97,14 @@ func QuickRapidChecks(n int) {
 		_ = f.Value.Set(strconv.Itoa(n))
 	}
 }
+
+// RaceBuildFlags are the go build flags of a binary a race-built test
+// starts (core/testbin), as .ci/run builds the tests themselves: the race
+// detector on, except in the modernc.org packages. Those are SQLite's C
+// code and its C library translated to Go; instrumented, every memory
+// access of SQLite's B-trees is checked, which made a store some 30 to 50
+// times slower. A cgo driver's C code is not instrumented either, and
+// memos' own code, its other dependencies and the sync package (whose
+// happens-before edges the detector follows through SQLite's mutexes)
+// stay checked.
+var RaceBuildFlags = []string{"-race", "-gcflags=modernc.org/...=-race=false"}

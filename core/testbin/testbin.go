@@ -58,7 +58,7 @@ func build(dir, pkg string) (string, error) {
 	bin := filepath.Join(dir, name)
 	args := []string{"build", "-o", bin}
 	if longtest.Race {
-		args = append(args, "-race")
+		args = append(args, longtest.RaceBuildFlags...)
 	}
 	out, err := exec.Command(gobin, append(args, pkg)...).CombinedOutput()
 	if err != nil {
