@@ -218,7 +218,8 @@ func runLoad(b *testing.B, c *cluster, hosts []*host, op string, clients int) {
 // logStatements appends to the file MEMOS_MULTIHOST_STATEMENTS names what
 // pg_stat_statements and pg_stat_user_tables gathered since their reset:
 // the statements by the time they took, per request of the n, and the
-// memories table's updates, HOT updates and dead rows.
+// memories table's updates, HOT updates and dead rows, and the keyword
+// index's pending list (which every keyword search reads whole).
 func logStatements(b *testing.B, c *cluster, n int) {
 	var out strings.Builder
 	fmt.Fprintf(&out, "=== %s (%d requests)\n", b.Name(), n)
@@ -234,6 +235,7 @@ func logStatements(b *testing.B, c *cluster, n int) {
 			FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 15`, n),
 		`SELECT relname, n_live_tup, n_dead_tup, n_tup_ins, n_tup_upd, n_tup_hot_upd, autovacuum_count,
 			pg_size_pretty(pg_total_relation_size(relid)) AS size FROM pg_stat_user_tables WHERE relname IN ('memories', 'store')`,
+		`SELECT pending_pages, pending_tuples FROM pgstatginindex('memos.memories_terms')`,
 		`SELECT indexrelname, idx_scan, idx_tup_read, pg_size_pretty(pg_relation_size(indexrelid)) AS size
 			FROM pg_stat_user_indexes WHERE relname = 'memories' ORDER BY idx_tup_read DESC`,
 	} {

@@ -443,7 +443,7 @@ func (c *cluster) startPostgres(t testing.TB, u *user.User) {
 		t.Fatal(err)
 	}
 	if c.opts.stats != "" {
-		if _, err := c.psql("CREATE EXTENSION pg_stat_statements"); err != nil {
+		if _, err := c.psql("CREATE EXTENSION pg_stat_statements; CREATE EXTENSION pgstattuple"); err != nil {
 			t.Fatal(err)
 		}
 	}
