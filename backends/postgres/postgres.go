@@ -103,6 +103,9 @@ type DB struct {
 	// ANALYZE (see afterBulk).
 	grown    atomic.Int64
 	analyzes atomic.Int64
+	// unmerged counts the memory rows this process wrote since it last
+	// merged the keyword index's pending list (see afterBulk).
+	unmerged atomic.Int64
 
 	erasure erasure // what the forgets left, see erase.go
 }
@@ -268,7 +271,7 @@ func (d *DB) Update(ctx context.Context, fn func(tx driver.Tx) error) error {
 			if t.deleted {
 				d.forgot(ctx, t.xid)
 			}
-			d.afterBulk(ctx, t.inserted, t.st.docs)
+			d.afterBulk(ctx, t.inserted, t.rewritten, t.st.docs)
 			return nil
 		}
 	})
@@ -303,29 +306,40 @@ func (d *DB) update(ctx context.Context, fn func(tx driver.Tx) error) (*writeTx,
 	return t, nil
 }
 
-// bulkRows is the number of memories one transaction must insert for the
-// keyword index's pending list to be merged right after it commits.
+// bulkRows is the number of memory rows written (inserted, or rewritten
+// by an update or by access statistics) after which this process merges
+// the keyword index's pending list.
 const bulkRows = 256
 
-// afterBulk keeps keyword search fast after large writes. A transaction
-// that inserted bulkRows memories or more merges the GIN pending list into
-// the index (otherwise every search scans it until it overflows or
-// autovacuum runs). Once this process has inserted more than a tenth of
-// the store (at least 1,000 memories) since it last did, it runs ANALYZE:
-// without fresh statistics after a bulk load the planner estimates the
-// keyword index to be useless and scans the table for every search until
-// autovacuum's next round (40 ms instead of 0.2 ms per term at 20k
-// memories). Both are best effort: the write has committed.
-func (d *DB) afterBulk(ctx context.Context, added, docs int64) {
-	if added <= 0 {
+// afterBulk keeps keyword search fast after writes. Every row a write
+// inserts or rewrites puts its terms in the GIN pending list (an update
+// of memories is never HOT: memories_rank indexes the access statistics),
+// and every keyword search reads the whole list until it is merged into
+// the index, which PostgreSQL itself does only when it overflows
+// gin_pending_list_limit (1 MiB, some 7,000 rows) or autovacuum runs. So
+// once this process has written bulkRows rows since it last merged, it
+// merges: the access statistics that searches write (a row per memory
+// found, a batch a second, on every host) otherwise kept the list near
+// full, and a search on 2,000 memories read 5,000 pending rows. Once this
+// process has inserted more than a tenth of the store (at least 1,000
+// memories) since it last did, it runs ANALYZE: without fresh statistics
+// after a bulk load the planner estimates the keyword index to be useless
+// and scans the table for every search until autovacuum's next round (40
+// ms instead of 0.2 ms per term at 20k memories). Both are best effort:
+// the write has committed.
+func (d *DB) afterBulk(ctx context.Context, added, rewritten, docs int64) {
+	if added+rewritten <= 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if added >= bulkRows {
+	if n := d.unmerged.Add(added + rewritten); n >= bulkRows && d.unmerged.CompareAndSwap(n, 0) {
 		if _, err := d.pool.Exec(ctx, `SELECT gin_clean_pending_list('memories_terms'::regclass)`); err != nil {
 			slog.Warn("postgres: merging the keyword index's pending list failed", "schema", d.schema, "err", err)
 		}
+	}
+	if added <= 0 {
+		return
 	}
 	if n := d.grown.Add(added); n < max(1000, docs/10) {
 		return

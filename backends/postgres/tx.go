@@ -383,6 +383,10 @@ type writeTx struct {
 	deleted  bool     // a Delete ran: vacuum after commit
 	xid      string   // the transaction's id, read by the first Delete
 	inserted int64    // memories inserted
+	// rewritten counts memory rows this transaction wrote anew (Put,
+	// Touch): each is a new row version, whose terms go to the keyword
+	// index's pending list like an inserted row's.
+	rewritten int64
 }
 
 // nextSeq returns the transaction's change sequence number.
@@ -534,6 +538,7 @@ func (t *writeTx) Put(m *driver.Memory) error {
 	}
 	t.mu.Lock()
 	t.st.tokens += int64(n - oldTokens)
+	t.rewritten++
 	t.mu.Unlock()
 	return nil
 }
@@ -599,6 +604,9 @@ func (t *writeTx) Touch(ids []int64, at time.Time) error {
 	if err != nil {
 		return t.fail("touch memories", err)
 	}
+	t.mu.Lock()
+	t.rewritten += int64(len(keys))
+	t.mu.Unlock()
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +48,14 @@ func question(r *rand.Rand) string {
 // PostgreSQL that adds that one-way delay and counts round trips per
 // request (db-trips/op; 0s counts without delay); MEMOS_MULTIHOST_MEMORIES
 // (default 2000) sizes the store; MEMOS_MULTIHOST_MAX_CONNS sets each
-// host's backends.postgres.max_conns.
+// host's backends.postgres.max_conns; MEMOS_MULTIHOST_STATEMENTS=FILE loads
+// pg_stat_statements into PostgreSQL and appends to FILE, for each
+// configuration, the statements that took its time per request and what
+// happened to the memories table; MEMOS_MULTIHOST_PERF=DIR records a CPU
+// profile of the serve hosts in use and of PostgreSQL with perf, one file
+// per configuration in DIR (perf report -i FILE --sort comm,dso,sym);
+// MEMOS_MULTIHOST_ACCESS_FLUSH sets search.access_flush on every host;
+// MEMOS_MULTIHOST_VACUUM=0 skips the VACUUM before each configuration.
 func BenchmarkScaling(b *testing.B) {
 	opts := envOptions(b)
 	clients := envInt(b, "MEMOS_MULTIHOST_CLIENTS", 12)
@@ -56,8 +65,11 @@ func BenchmarkScaling(b *testing.B) {
 		strings.Join(strings.Fields(string(load))[:3], " "), clients, memories, opts.delay, opts.pin)
 	c := newCluster(b, opts)
 	preload(b, c, memories)
-	for n := 1; n <= len(c.hosts); n++ {
-		for _, op := range []string{"search", "context-pack", "remember"} {
+	// One operation with one, two and three hosts, then the next: searches
+	// and packs add no memories, so each operation's configurations see
+	// the same store.
+	for _, op := range []string{"search", "context-pack", "remember"} {
+		for n := 1; n <= len(c.hosts); n++ {
 			b.Run(fmt.Sprintf("hosts=%d/op=%s", n, op), func(b *testing.B) {
 				runLoad(b, c, c.hosts[:n], op, clients)
 			})
@@ -70,7 +82,8 @@ func BenchmarkScaling(b *testing.B) {
 // envOptions reads MEMOS_MULTIHOST_PIN, MEMOS_MULTIHOST_DELAY and
 // MEMOS_MULTIHOST_MAX_CONNS.
 func envOptions(t testing.TB) options {
-	opts := options{hosts: 3, pin: os.Getenv("MEMOS_MULTIHOST_PIN") == "1"}
+	opts := options{hosts: 3, pin: os.Getenv("MEMOS_MULTIHOST_PIN") == "1", stats: os.Getenv("MEMOS_MULTIHOST_STATEMENTS"),
+		flush: os.Getenv("MEMOS_MULTIHOST_ACCESS_FLUSH")}
 	if v := os.Getenv("MEMOS_MULTIHOST_MAX_CONNS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -128,6 +141,21 @@ func runLoad(b *testing.B, c *cluster, hosts []*host, op string, clients int) {
 		}
 		return serve, nsTicks(c.pgNS), cpuTicks(os.Getpid())
 	}
+	if os.Getenv("MEMOS_MULTIHOST_VACUUM") != "0" {
+		// Each configuration from a vacuumed store: without it, a
+		// configuration pays for the dead row versions the ones before
+		// it left (every access-statistics write rewrites the memories it
+		// touches; see docs/deployment.md).
+		if _, err := c.psql("VACUUM ANALYZE"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if c.opts.stats != "" {
+		if _, err := c.psql("SELECT pg_stat_statements_reset(), pg_stat_reset()"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	stopPerf := startPerf(b, c, hosts)
 	s0, p0, c0 := ticks()
 	t0 := c.trips.Load()
 	b.ResetTimer()
@@ -160,6 +188,7 @@ func runLoad(b *testing.B, c *cluster, hosts []*host, op string, clients int) {
 	wg.Wait()
 	wall := time.Since(start)
 	b.StopTimer()
+	stopPerf()
 	s1, p1, c1 := ticks()
 	trips := c.trips.Load() - t0
 	if n := failed.Load(); n > 0 {
@@ -180,5 +209,81 @@ func runLoad(b *testing.B, c *cluster, hosts []*host, op string, clients int) {
 	if c.opts.proxy {
 		b.ReportMetric(float64(trips)/float64(b.N), "db-trips/op")
 	}
+	if c.opts.stats != "" {
+		logStatements(b, c, b.N)
+	}
 	b.ReportMetric(0, "ns/op") // wall time per request says nothing with concurrent clients
+}
+
+// logStatements appends to the file MEMOS_MULTIHOST_STATEMENTS names what
+// pg_stat_statements and pg_stat_user_tables gathered since their reset:
+// the statements by the time they took, per request of the n, and the
+// memories table's updates, HOT updates and dead rows, and the keyword
+// index's pending list (which every keyword search reads whole).
+func logStatements(b *testing.B, c *cluster, n int) {
+	var out strings.Builder
+	fmt.Fprintf(&out, "=== %s (%d requests)\n", b.Name(), n)
+	for _, q := range []string{
+		fmt.Sprintf(`SELECT round(sum(calls)::numeric/%[1]d, 2) AS "calls/op",
+			round(sum(total_exec_time + total_plan_time)::numeric/%[1]d, 3) AS "ms/op",
+			round(sum(rows)::numeric/%[1]d, 1) AS "rows/op", sum(shared_blks_hit + shared_blks_read) / %[1]d AS "blocks/op"
+			FROM pg_stat_statements`, n),
+		fmt.Sprintf(`SELECT round(calls::numeric/%[1]d, 2) AS "calls/op",
+			round((total_exec_time + total_plan_time)::numeric/%[1]d, 3) AS "ms/op",
+			round(rows::numeric/%[1]d, 1) AS "rows/op", (shared_blks_hit + shared_blks_read) / %[1]d AS "blocks/op",
+			left(regexp_replace(query, '\s+', ' ', 'g'), 140) AS query
+			FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 15`, n),
+		`SELECT relname, n_live_tup, n_dead_tup, n_tup_ins, n_tup_upd, n_tup_hot_upd, autovacuum_count,
+			pg_size_pretty(pg_total_relation_size(relid)) AS size FROM pg_stat_user_tables WHERE relname IN ('memories', 'store')`,
+		`SELECT pending_pages, pending_tuples FROM pgstatginindex('memos.memories_terms')`,
+		`SELECT indexrelname, idx_scan, idx_tup_read, pg_size_pretty(pg_relation_size(indexrelid)) AS size
+			FROM pg_stat_user_indexes WHERE relname = 'memories' ORDER BY idx_tup_read DESC`,
+	} {
+		res, err := c.psql(q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out.WriteString(res + "\n")
+	}
+	f, err := os.OpenFile(c.opts.stats, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(out.String()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// startPerf starts perf record on the serve hosts in use and PostgreSQL's
+// processes when MEMOS_MULTIHOST_PERF names a directory, and returns what
+// stops it (a no-op otherwise).
+func startPerf(b *testing.B, c *cluster, hosts []*host) (stop func()) {
+	dir := os.Getenv("MEMOS_MULTIHOST_PERF")
+	if dir == "" || b.N == 1 {
+		return func() {}
+	}
+	var pids []string
+	for _, h := range hosts {
+		pids = append(pids, strconv.Itoa(h.pid()))
+	}
+	out, _ := run("ip", "netns", "pids", c.pgNS)
+	pids = append(pids, strings.Fields(out)...)
+	file := filepath.Join(dir, strings.NewReplacer("/", "_", "=", "").Replace(b.Name())+".data")
+	cmd := exec.Command("perf", "record", "-q", "-F", "499", "-g", "-o", file, "-p", strings.Join(pids, ","))
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("perf: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond) // perf attaches
+	return func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
 }

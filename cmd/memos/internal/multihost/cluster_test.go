@@ -70,6 +70,8 @@ type options struct {
 	delay time.Duration // the proxy's one-way delay
 	pin   bool          // pin serve host i to CPU i mod NumCPU, with GOMAXPROCS=1
 	conns int           // backends.postgres.max_conns (0: the default)
+	stats string        // load pg_stat_statements, and log to this file (see logStatements)
+	flush string        // search.access_flush ("": the default)
 }
 
 // cluster is one PostgreSQL host, the serve hosts and a client host, each in
@@ -440,7 +442,22 @@ func (c *cluster) startPostgres(t testing.TB, u *user.User) {
 	if err := c.pgctl("start"); err != nil {
 		t.Fatal(err)
 	}
+	if c.opts.stats != "" {
+		if _, err := c.psql("CREATE EXTENSION pg_stat_statements; CREATE EXTENSION pgstattuple"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
+
+// psql runs sql on the cluster's server through its socket and returns
+// psql's unaligned output.
+func (c *cluster) psql(sql string) (string, error) {
+	return run("ip", "netns", "exec", c.pgNS, "su", "postgres", "-s", "/bin/sh", "-c",
+		fmt.Sprintf("%s -X -q -A -F ' | ' -h %s -p %d -U memos -d postgres -c %s",
+			filepath.Join(c.pgBin, "psql"), c.dir, pgPort, shellQuote(sql)))
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // writeCerts makes a CA (dir/ca.crt) and a server certificate for the
 // PostgreSQL host's address signed by it (data/server.crt and server.key,
@@ -494,9 +511,13 @@ func writeCerts(dir, data string, uid, gid int) error {
 
 // pgctl runs pg_ctl on the cluster's server.
 func (c *cluster) pgctl(action string, args ...string) error {
-	line := fmt.Sprintf("%s -D %s -w -t 60 -l %s -o \"-c listen_addresses=%s,127.0.0.1 -k %s -p %d -c max_connections=200 -c ssl=on\" %s %s",
+	extra := ""
+	if c.opts.stats != "" {
+		extra = " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on"
+	}
+	line := fmt.Sprintf("%s -D %s -w -t 60 -l %s -o \"-c listen_addresses=%s,127.0.0.1 -k %s -p %d -c max_connections=200 -c ssl=on%s\" %s %s",
 		filepath.Join(c.pgBin, "pg_ctl"), filepath.Join(c.dir, "pgdata"), filepath.Join(c.dir, "pg.log"),
-		fmt.Sprintf(subnet, pgOctet), c.dir, pgPort, action, strings.Join(args, " "))
+		fmt.Sprintf(subnet, pgOctet), c.dir, pgPort, extra, action, strings.Join(args, " "))
 	return c.asPostgres(line)
 }
 
@@ -603,6 +624,9 @@ server:
       token: %s
       namespaces: [%q]
 `, dbAddr, filepath.Join(h.c.dir, "ca.crt"), h.c.opts.conns, h.addr, adminToken, aliceToken, aliceNS)
+	if h.c.opts.flush != "" {
+		cfg += fmt.Sprintf("search:\n  access_flush: %s\n", h.c.opts.flush)
+	}
 	if err := os.WriteFile(filepath.Join(h.home, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
