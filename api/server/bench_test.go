@@ -26,7 +26,7 @@ import (
 // of the process (getrusage, user + system) during the run divided by the
 // requests. The server runs in the benchmark's process, so cpu-ms/req
 // counts both ends: the server's work and the client's (building,
-// sending and reading the request, about a tenth of it for a search).
+// sending and reading the request: about 2 % of a search's CPU profile).
 //
 //	go test -run '^$' -bench 'BenchmarkServe/search' -benchtime 2000x ./api/server/
 func BenchmarkServe(b *testing.B) {
