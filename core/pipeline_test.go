@@ -228,6 +228,59 @@ func TestSparedKeywordHitTakesItsSeedsScore(t *testing.T) {
 	}
 }
 
+// TestKeptKeywordHitsRankAfterTheGatesOwn: "we talked about the tour"
+// matches only a common word of the question and the gate keeps it only
+// because keyword search alone returns it; in the week the question names,
+// the time stage doubles its score above Bob's turn, which passed the gate
+// on its own (a rare word of the question, last January). By default
+// (keep_keyword_rank last) what passed ranks first and the kept memory
+// only fills the place after it; by its own score it would push Bob down.
+func TestKeptKeywordHitsRankAfterTheGatesOwn(t *testing.T) {
+	ctx := context.Background()
+	weekend := time.Date(2023, 3, 18, 10, 0, 0, 0, time.UTC)
+	january := time.Date(2023, 1, 10, 10, 0, 0, 0, time.UTC)
+	ins := []core.Input{
+		{Content: "Ann: the kayak tour in Norway is booked for the fjords", Type: core.TypeTurn, ValidFrom: weekend},
+		{Content: "Bob: what about the fjords", Type: core.TypeTurn, ValidFrom: january},
+		{Content: "Cy: we talked about the tour for a while", Type: core.TypeTurn, ValidFrom: weekend},
+		{Content: "Cy: the tour", Type: core.TypeTurn, ValidFrom: weekend},
+	}
+	for i := range 30 { // the question's words are rare among them
+		ins = append(ins, core.Input{Content: fmt.Sprintf("Dee: lunch at noon on day %d", i), Type: core.TypeTurn, ValidFrom: january})
+	}
+	req := core.SearchRequest{Query: "kayak tour Norway fjords last weekend", Limit: 5,
+		ReferenceTime: time.Date(2023, 3, 21, 12, 0, 0, 0, time.UTC)}
+	explain := func(cfg core.SearchConfig) (*core.Explanation, []*core.Memory) {
+		e := openAt(t, filepath.Join(t.TempDir(), "m.db"), core.Options{Search: cfg})
+		t.Cleanup(func() { e.Close() })
+		ms, err := e.RememberBatch(ctx, ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := e.Explain(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x, ms
+	}
+	x, ms := explain(core.SearchConfig{KeepKeywordRank: "score"})
+	bob, kept := ms[1].ID, ms[2].ID
+	got := hitIDs(x.Result)
+	if i, j := slices.Index(got, kept), slices.Index(got, bob); i < 0 || j < 0 || i > j {
+		t.Fatalf("keep_keyword_rank score: hits %v, want %d (kept) above %d (passed): the case is not testing anything", got, kept, bob)
+	}
+	x, _ = explain(core.SearchConfig{})
+	got = hitIDs(x.Result)
+	if i, j := slices.Index(got, kept), slices.Index(got, bob); i < 0 || j < 0 || i < j {
+		t.Errorf("defaults: hits %v, want %d (passed the gate) above %d (kept only as keyword search's result), both returned", got, bob, kept)
+	}
+	for _, c := range x.Candidates {
+		if c.ID == kept && !(strings.HasPrefix(c.Gate, "kept: keyword search alone returns it") && strings.HasSuffix(c.Gate, "; ranked after the others")) {
+			t.Errorf("the kept memory's gate %q, want kept as keyword search's result, ranked after the others", c.Gate)
+		}
+	}
+}
+
 func TestExplainListsEveryCandidate(t *testing.T) {
 	ctx := context.Background()
 	e := openEngine(t)
