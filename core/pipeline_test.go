@@ -119,6 +119,19 @@ func TestPoolsPreferDistilledMemories(t *testing.T) {
 	}
 }
 
+// storeOf opens a new SQLite store searched with cfg and remembers ins in
+// it, returning the engine (closed when the test ends) and the memories.
+func storeOf(t *testing.T, cfg core.SearchConfig, ins []core.Input) (*core.Engine, []*core.Memory) {
+	t.Helper()
+	e := openAt(t, filepath.Join(t.TempDir(), "m.db"), core.Options{Search: cfg})
+	t.Cleanup(func() { e.Close() })
+	ms, err := e.RememberBatch(context.Background(), ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, ms
+}
+
 // TestKeywordGateDropsCommonWordMatches: thirty memories match only the
 // common word of the query ("project"), far below the relative keyword
 // threshold. With keep_keyword off a hybrid search drops them all; by
@@ -133,15 +146,7 @@ func TestKeywordGateDropsCommonWordMatches(t *testing.T) {
 	}
 	ins = append(ins, core.Input{Content: "project kubernetes upgrade to 1.31 is blocked on the ingress controller"})
 	req := core.SearchRequest{Query: "kubernetes ingress project", Limit: 5, NoExpand: true}
-	open := func(cfg core.SearchConfig) (*core.Engine, []*core.Memory) {
-		e := openAt(t, filepath.Join(t.TempDir(), "m.db"), core.Options{Search: cfg})
-		t.Cleanup(func() { e.Close() })
-		ms, err := e.RememberBatch(ctx, ins)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e, ms
-	}
+	open := func(cfg core.SearchConfig) (*core.Engine, []*core.Memory) { return storeOf(t, cfg, ins) }
 	e, ms := open(core.SearchConfig{KeepKeyword: -1})
 	res, err := e.Search(ctx, req)
 	if err != nil {
@@ -251,12 +256,7 @@ func TestKeptKeywordHitsRankAfterTheGatesOwn(t *testing.T) {
 	req := core.SearchRequest{Query: "kayak tour Norway fjords last weekend", Limit: 5,
 		ReferenceTime: time.Date(2023, 3, 21, 12, 0, 0, 0, time.UTC)}
 	explain := func(cfg core.SearchConfig) (*core.Explanation, []*core.Memory) {
-		e := openAt(t, filepath.Join(t.TempDir(), "m.db"), core.Options{Search: cfg})
-		t.Cleanup(func() { e.Close() })
-		ms, err := e.RememberBatch(ctx, ins)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e, ms := storeOf(t, cfg, ins)
 		x, err := e.Explain(ctx, req)
 		if err != nil {
 			t.Fatal(err)
