@@ -119,6 +119,19 @@ func TestPoolsPreferDistilledMemories(t *testing.T) {
 	}
 }
 
+// storeOf opens a new SQLite store searched with cfg and remembers ins in
+// it, returning the engine (closed when the test ends) and the memories.
+func storeOf(t *testing.T, cfg core.SearchConfig, ins []core.Input) (*core.Engine, []*core.Memory) {
+	t.Helper()
+	e := openAt(t, filepath.Join(t.TempDir(), "m.db"), core.Options{Search: cfg})
+	t.Cleanup(func() { e.Close() })
+	ms, err := e.RememberBatch(context.Background(), ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, ms
+}
+
 // TestKeywordGateDropsCommonWordMatches: thirty memories match only the
 // common word of the query ("project"), far below the relative keyword
 // threshold. With keep_keyword off a hybrid search drops them all; by
@@ -133,15 +146,7 @@ func TestKeywordGateDropsCommonWordMatches(t *testing.T) {
 	}
 	ins = append(ins, core.Input{Content: "project kubernetes upgrade to 1.31 is blocked on the ingress controller"})
 	req := core.SearchRequest{Query: "kubernetes ingress project", Limit: 5, NoExpand: true}
-	open := func(cfg core.SearchConfig) (*core.Engine, []*core.Memory) {
-		e := openAt(t, filepath.Join(t.TempDir(), "m.db"), core.Options{Search: cfg})
-		t.Cleanup(func() { e.Close() })
-		ms, err := e.RememberBatch(ctx, ins)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e, ms
-	}
+	open := func(cfg core.SearchConfig) (*core.Engine, []*core.Memory) { return storeOf(t, cfg, ins) }
 	e, ms := open(core.SearchConfig{KeepKeyword: -1})
 	res, err := e.Search(ctx, req)
 	if err != nil {
@@ -225,6 +230,54 @@ func TestSparedKeywordHitTakesItsSeedsScore(t *testing.T) {
 	}
 	if o, _ := originOf(x.Result, reply); o != fmt.Sprintf("session neighbour of %d (+1)", ms[1].ID) || slices.Index(got, reply) > 2 {
 		t.Errorf("the reply %d: origin %q, place %d in %v; want it scored as the answer's neighbour, next to it", reply, o, slices.Index(got, reply)+1, got)
+	}
+}
+
+// TestKeptKeywordHitsRankAfterTheGatesOwn: "we talked about the tour"
+// matches only a common word of the question and the gate keeps it only
+// because keyword search alone returns it; in the week the question names,
+// the time stage doubles its score above Bob's turn, which passed the gate
+// on its own (a rare word of the question, last January). By default
+// (keep_keyword_rank last) what passed ranks first and the kept memory
+// only fills the place after it; by its own score it would push Bob down.
+func TestKeptKeywordHitsRankAfterTheGatesOwn(t *testing.T) {
+	ctx := context.Background()
+	weekend := time.Date(2023, 3, 18, 10, 0, 0, 0, time.UTC)
+	january := time.Date(2023, 1, 10, 10, 0, 0, 0, time.UTC)
+	ins := []core.Input{
+		{Content: "Ann: the kayak tour in Norway is booked for the fjords", Type: core.TypeTurn, ValidFrom: weekend},
+		{Content: "Bob: what about the fjords", Type: core.TypeTurn, ValidFrom: january},
+		{Content: "Cy: we talked about the tour for a while", Type: core.TypeTurn, ValidFrom: weekend},
+		{Content: "Cy: the tour", Type: core.TypeTurn, ValidFrom: weekend},
+	}
+	for i := range 30 { // the question's words are rare among them
+		ins = append(ins, core.Input{Content: fmt.Sprintf("Dee: lunch at noon on day %d", i), Type: core.TypeTurn, ValidFrom: january})
+	}
+	req := core.SearchRequest{Query: "kayak tour Norway fjords last weekend", Limit: 5,
+		ReferenceTime: time.Date(2023, 3, 21, 12, 0, 0, 0, time.UTC)}
+	explain := func(cfg core.SearchConfig) (*core.Explanation, []*core.Memory) {
+		e, ms := storeOf(t, cfg, ins)
+		x, err := e.Explain(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x, ms
+	}
+	x, ms := explain(core.SearchConfig{KeepKeywordRank: "score"})
+	bob, kept := ms[1].ID, ms[2].ID
+	got := hitIDs(x.Result)
+	if i, j := slices.Index(got, kept), slices.Index(got, bob); i < 0 || j < 0 || i > j {
+		t.Fatalf("keep_keyword_rank score: hits %v, want %d (kept) above %d (passed): the case is not testing anything", got, kept, bob)
+	}
+	x, _ = explain(core.SearchConfig{})
+	got = hitIDs(x.Result)
+	if i, j := slices.Index(got, kept), slices.Index(got, bob); i < 0 || j < 0 || i < j {
+		t.Errorf("defaults: hits %v, want %d (passed the gate) above %d (kept only as keyword search's result), both returned", got, bob, kept)
+	}
+	for _, c := range x.Candidates {
+		if c.ID == kept && !(strings.HasPrefix(c.Gate, "kept: keyword search alone returns it") && strings.HasSuffix(c.Gate, "; ranked after the others")) {
+			t.Errorf("the kept memory's gate %q, want kept as keyword search's result, ranked after the others", c.Gate)
+		}
 	}
 }
 

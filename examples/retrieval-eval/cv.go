@@ -28,25 +28,27 @@ import (
 )
 
 // defaultGrid is the candidate settings tuned over (keys as in the config
-// file; every one hybrid search with expansion): the fusion rule that lets
-// the vector list count only where it adds evidence (vector_agreement),
-// expansion that does not push out strong keyword hits (expand_protect),
-// the gate that spares keyword search's own result (keep_keyword; and the
-// keyword gate off altogether, relative_keyword -1), and, under the rules
-// chosen, the time stage off (the stage the data sets left out last chose
-// to drop). Each setting names every rule, so that it means the same
+// file; every one hybrid search with expansion): where the memories the
+// gate keeps only because keyword search alone returns them rank
+// (keep_keyword_rank: by their own score, or after every other memory of
+// the result), and what expansion ranks below (expand_protect: off, strong
+// keyword hits by their keyword score, or by keyword search's own score,
+// weighed). Each setting names every rule, so that it means the same
 // whatever the defaults. The first is the defaults of 1 December 2026
 // (score fusion, vector weight 0.6, no rule), the second those of 2
-// December (agreement 0.1, protect 0.8).
+// December (agreement 0.1, protect 0.8 by keyword score, keep_keyword 1 by
+// score). The grids before (rule families, agreement shares, the time
+// stage, the long-turn factor and feedback off, keep_keyword 0.5, the
+// keyword gate off, keep_keyword_rank after) are in docs/benchmarks.md
+// with what they measured.
 var defaultGrid = []string{
 	`{"vector_agreement":-1,"expand_protect":-1,"keep_keyword":-1}`,
-	`{"vector_agreement":0.1,"expand_protect":0.8,"keep_keyword":-1}`,
-	`{"vector_agreement":-1,"expand_protect":-1,"keep_keyword":1}`,
-	`{"vector_agreement":0.1,"expand_protect":-1,"keep_keyword":1}`,
-	`{"vector_agreement":0.1,"expand_protect":0.8,"keep_keyword":1}`,
-	`{"vector_agreement":0.1,"expand_protect":0.8,"keep_keyword":0.5}`,
-	`{"vector_agreement":0.1,"expand_protect":0.8,"keep_keyword":1,"relative_keyword":-1}`,
-	`{"vector_agreement":0.1,"expand_protect":0.8,"keep_keyword":1,"time_boost":-1}`,
+	`{"vector_agreement":0.1,"expand_protect":0.8,"expand_protect_by":"keyword","keep_keyword":1,"keep_keyword_rank":"score"}`,
+	`{"vector_agreement":0.1,"expand_protect":-1,"keep_keyword":1,"keep_keyword_rank":"score"}`,
+	`{"vector_agreement":0.1,"expand_protect":0.8,"expand_protect_by":"weighed","keep_keyword":1,"keep_keyword_rank":"score"}`,
+	`{"vector_agreement":0.1,"expand_protect":0.8,"expand_protect_by":"keyword","keep_keyword":1,"keep_keyword_rank":"last"}`,
+	`{"vector_agreement":0.1,"expand_protect":-1,"keep_keyword":1,"keep_keyword_rank":"last"}`,
+	`{"vector_agreement":0.1,"expand_protect":0.8,"expand_protect_by":"weighed","keep_keyword":1,"keep_keyword_rank":"last"}`,
 }
 
 // setting is one way of searching: a mode, expansion on or off, a config.

@@ -426,12 +426,14 @@ export interface SearchConfig {
   relative_similarity: number;
   relative_keyword: number;
   keep_keyword: number;
+  keep_keyword_rank: string;
   trust_gate: number;
   expand_seeds: number;
   expand_budget: number;
   session_window: number;
   session_factor: number;
   expand_protect: number;
+  expand_protect_by: string;
   graph_factor: number;
   edge_factors: Record<string, number>;
   mmr_lambda: number;

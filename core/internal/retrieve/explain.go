@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/memos-go/memos/core/driver"
@@ -81,7 +82,9 @@ type CandidateExplanation struct {
 	// AsOf); "" when it was loaded.
 	Filtered string `json:"filtered,omitempty"`
 	// Gate is "kept", "dropped: <why>", "kept: keyword search alone returns
-	// it (<why it would be dropped>)" (search.keep_keyword), or "" when the gate did not run
+	// it (<why it would be dropped>)" (search.keep_keyword; with
+	// search.keep_keyword_rank after or last, followed by where it ranks),
+	// or "" when the gate did not run
 	// (filtered candidates, expansions, fts mode).
 	Gate string `json:"gate,omitempty"`
 	// Origin is the expansion that added the memory ("" for retrieval).
@@ -176,6 +179,12 @@ func explainOne(p *Pipeline, c *candidate) CandidateExplanation {
 		ce.Gate = "dropped: " + c.dropped
 	case c.spared != "":
 		ce.Gate = "kept: keyword search alone returns it (" + c.spared + ")"
+		switch {
+		case c.after:
+			ce.Gate += "; ranked after the others"
+		case c.below > 0:
+			ce.Gate += fmt.Sprintf("; ranked below what passed the gate (score ×%.3g)", c.below)
+		}
 	default:
 		ce.Gate = "kept"
 	}

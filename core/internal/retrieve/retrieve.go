@@ -106,6 +106,8 @@ type candidate struct {
 	filtered                                   string  // why loading left it out ("" if loaded)
 	dropped                                    string  // why the gate dropped it ("" if kept)
 	spared                                     string  // why the gate would have dropped it, had keyword search alone not returned it (see keywordResult)
+	after                                      bool    // ranks after every other live candidate (KeepRankLast; see rankKept)
+	below                                      float64 // the factor that put it below the gate's own result (KeepRankAfter; 0: none)
 	origin                                     string  // expansion that added it ("" for retrieval)
 	expanded                                   bool    // added by expansion
 	mmr                                        string  // MMR decision ("" without MMR)
@@ -359,9 +361,13 @@ func (p *Pipeline) vectorHits(ctx context.Context, n int) ([]float32, []driver.H
 // selectHits picks the returned candidates: the best live ones up to the
 // limit, re-ranked by MMR when the request asks for it.
 func (p *Pipeline) selectHits() {
-	var live []*candidate
+	var live, after []*candidate
 	for _, c := range p.cands {
-		if c.live() {
+		switch {
+		case !c.live():
+		case c.after:
+			after = append(after, c) // only fills the places left (see rankKept)
+		default:
 			live = append(live, c)
 		}
 	}
@@ -376,6 +382,7 @@ func (p *Pipeline) selectHits() {
 	} else {
 		p.hits = live[:min(len(live), p.req.Limit)]
 	}
+	p.hits = append(p.hits, after[:min(len(after), p.req.Limit-len(p.hits))]...)
 	for i, c := range p.hits {
 		c.rank = i + 1
 	}
@@ -399,12 +406,16 @@ func (p *Pipeline) Result() *SearchResult {
 }
 
 // sortCandidates orders by score, then id: deterministic for equal scores.
-// Candidates that were not loaded go last.
+// Candidates marked to rank after the others (see rankKept) follow them;
+// candidates that were not loaded go last.
 func sortCandidates(cands []*candidate) {
 	sort.SliceStable(cands, func(i, j int) bool {
 		a, b := cands[i], cands[j]
 		if (a.mem == nil) != (b.mem == nil) {
 			return a.mem != nil
+		}
+		if a.after != b.after {
+			return b.after
 		}
 		if a.score != b.score {
 			return a.score > b.score

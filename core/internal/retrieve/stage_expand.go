@@ -184,26 +184,40 @@ func (p *Pipeline) addProposals(ctx context.Context, tx driver.ReadTx, props []p
 		if c.retrieved() {
 			c.fused, c.score = fused, max(c.score, own)
 		}
-		c.expanded, c.origin = true, pr.origin
+		c.expanded, c.origin, c.after = true, pr.origin, false
 		added++
 	}
 	return nil
 }
 
+// Values of SearchConfig.ExpandProtectBy.
+const (
+	// ProtectKeyword measures a keyword hit by its keyword score.
+	ProtectKeyword = "keyword"
+	// ProtectWeighed measures it by its score in a keyword search of the
+	// same request: weighed by time, length, trust and the rest.
+	ProtectWeighed = "weighed"
+)
+
 // protectedFloor returns the score expansion ranks below, and whether
 // there is one: the lowest score among the first Limit live candidates
 // that keyword search found with at least ExpandProtect × the best keyword
-// score. A neighbour vouched for by a seed is a guess; a strong keyword
-// hit already in the result is evidence, and expansion does not push it
-// out (ExpandProtect ≤ 0: off).
+// score (ExpandProtectBy: the keyword score, or keyword search's own
+// score, weighed). A neighbour vouched for by a seed is a guess; a strong
+// keyword hit already in the result is evidence, and expansion does not
+// push it out (ExpandProtect ≤ 0: off).
 func (p *Pipeline) protectedFloor() (float64, bool) {
 	if p.cfg.ExpandProtect <= 0 {
 		return 0, false
 	}
+	kw := func(c *candidate) float64 { return c.kwScore }
+	if p.cfg.ExpandProtectBy == ProtectWeighed {
+		kw = (*candidate).keywordAlone
+	}
 	best := 0.0
 	for _, c := range p.cands {
 		if c.kwRank > 0 && c.mem != nil {
-			best = max(best, c.kwScore)
+			best = max(best, kw(c))
 		}
 	}
 	floor, ok, n := 0.0, false, 0
@@ -215,7 +229,7 @@ func (p *Pipeline) protectedFloor() (float64, bool) {
 			continue
 		}
 		n++
-		if c.kwRank > 0 && best > 0 && c.kwScore >= p.cfg.ExpandProtect*best {
+		if c.kwRank > 0 && best > 0 && kw(c) >= p.cfg.ExpandProtect*best {
 			floor, ok = c.score, true
 		}
 	}

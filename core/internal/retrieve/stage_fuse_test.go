@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -100,5 +101,35 @@ func TestAgreementAndProtectDefaultsAndValidation(t *testing.T) {
 	}
 	if c := (SearchConfig{VectorAgreement: -1, ExpandProtect: -1}).withDefaults(); c.validate() != nil || c.VectorAgreement != -1 {
 		t.Errorf("off (-1) is valid and kept: %v", c.validate())
+	}
+}
+
+// TestProtectedFloorWeighsKeywordHits: memory 2 has nearly the best
+// keyword score but lies outside the time the question names (time factor
+// 1 against 1's 2): by its bare keyword score it is a strong hit that
+// expansion must rank below (floor: its score), weighed as keyword search
+// ranks it it is not, and only 1 is protected.
+func TestProtectedFloorWeighsKeywordHits(t *testing.T) {
+	mk := func(id int64, kw, time, score float64) *candidate {
+		return &candidate{id: id, kwRank: int(id), kwScore: kw, kwFused: kw / 10, score: score,
+			significance: 1, trust: 1, recency: 1, pool: 1, length: 1, timeFactor: time, mem: &driver.Memory{ID: id}}
+	}
+	for _, tc := range []struct {
+		by    string
+		floor float64
+	}{{ProtectKeyword, 0.9}, {ProtectWeighed, 2}} {
+		cfg := SearchConfig{ExpandProtectBy: tc.by}.withDefaults()
+		p := &Pipeline{cfg: &cfg, req: SearchRequest{Limit: 10}, cands: []*candidate{mk(1, 10, 2, 2), mk(2, 9, 1, 0.9)}}
+		if floor, ok := p.protectedFloor(); !ok || floor != tc.floor {
+			t.Errorf("expand_protect_by %s: floor %v (%v), want %v", tc.by, floor, ok, tc.floor)
+		}
+	}
+	if c := DefaultSearchConfig(); c.ExpandProtectBy != ProtectWeighed || c.KeepKeywordRank != KeepRankLast {
+		t.Errorf("defaults: expand_protect_by %q, keep_keyword_rank %q", c.ExpandProtectBy, c.KeepKeywordRank)
+	}
+	for _, bad := range []SearchConfig{{ExpandProtectBy: "bm25"}, {KeepKeywordRank: "first"}} {
+		if err := bad.withDefaults().validate(); !errors.Is(err, driver.ErrInvalid) {
+			t.Errorf("%+v: %v, want driver.ErrInvalid", bad, err)
+		}
 	}
 }

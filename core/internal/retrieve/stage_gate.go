@@ -46,6 +46,61 @@ func gate(cands []*candidate, cfg *SearchConfig, hybrid bool, limit int) {
 			c.spared = gateVerdict(c, best, cfg, hybrid, false) // for explain
 		}
 	}
+	rankKept(cands, cfg.KeepKeywordRank)
+}
+
+// Values of SearchConfig.KeepKeywordRank.
+const (
+	// KeepRankScore ranks the memories kept only as keyword search's own
+	// result by their own score.
+	KeepRankScore = "score"
+	// KeepRankAfter ranks them below every memory that passed the gate on
+	// its own.
+	KeepRankAfter = "after"
+	// KeepRankLast ranks them after every other memory of the result.
+	KeepRankLast = "last"
+)
+
+// keepRankDefault is KeepKeywordRank's default.
+const keepRankDefault = KeepRankLast
+
+// rankKept places the memories the gate kept only because keyword search
+// alone returns them (spared) as how says: KeepRankAfter scales their
+// scores by one factor so that the best of them ranks just below the
+// lowest memory that passed on its own (their order among themselves
+// stays; no factor when they already rank below it); KeepRankLast marks
+// them to sort after every other memory (see sortCandidates). They match
+// only a common word of the question: evidence weaker than anything the
+// gate passed, shown where the result would otherwise have nothing.
+func rankKept(cands []*candidate, how string) {
+	if how != KeepRankAfter && how != KeepRankLast {
+		return
+	}
+	floor, top := math.Inf(1), math.Inf(-1)
+	var kept []*candidate
+	for _, c := range cands {
+		switch {
+		case c.mem == nil || c.dropped != "":
+		case c.spared != "":
+			kept, top = append(kept, c), max(top, c.score)
+		case c.score > 0: // a zero score (a vector list that agrees with nothing) ranks nothing
+			floor = min(floor, c.score)
+		}
+	}
+	if how == KeepRankLast {
+		for _, c := range kept {
+			c.after = true
+		}
+		return
+	}
+	if len(kept) == 0 || math.IsInf(floor, 1) || top < floor {
+		return
+	}
+	f := floor / top * (1 - 1e-9) // strictly below, ties by id aside
+	for _, c := range kept {
+		c.score *= f
+		c.below = f
+	}
 }
 
 // keywordResult returns the candidates that a keyword search of the same
@@ -66,11 +121,8 @@ func keywordResult(cands []*candidate, cfg *SearchConfig, limit int) map[*candid
 			kw = append(kw, c)
 		}
 	}
-	score := func(c *candidate) float64 {
-		return c.kwFused * c.significance * c.trust * c.recency * c.pool * c.length * c.timeFactor
-	}
 	slices.SortStableFunc(kw, func(a, b *candidate) int {
-		if sa, sb := score(a), score(b); sa != sb {
+		if sa, sb := a.keywordAlone(), b.keywordAlone(); sa != sb {
 			return cmp.Compare(sb, sa)
 		}
 		return cmp.Compare(a.id, b.id)
@@ -80,6 +132,12 @@ func keywordResult(cands []*candidate, cfg *SearchConfig, limit int) map[*candid
 		keep[c] = true
 	}
 	return keep
+}
+
+// keywordAlone is c's score in a keyword search of the same request: its
+// keyword share of the fused score, weighed like any candidate.
+func (c *candidate) keywordAlone() float64 {
+	return c.kwFused * c.significance * c.trust * c.recency * c.pool * c.length * c.timeFactor
 }
 
 // gateBest holds the best match of each retriever among the candidates,

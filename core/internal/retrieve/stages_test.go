@@ -163,6 +163,43 @@ func TestGateKeepsKeywordSearchsResult(t *testing.T) {
 	}
 }
 
+// TestRankKept: memories 3 and 4 are kept only as keyword search's own
+// result (spared), 3 scoring above 2, which passed the gate on its own.
+// "score" leaves the order; "after" scales 3 and 4 by one factor to just
+// below 2, keeping their order; "last" sorts them after every other live
+// candidate, whatever their scores.
+func TestRankKept(t *testing.T) {
+	cands := func() []*candidate {
+		mk := func(id int64, score float64, spared string) *candidate {
+			return &candidate{id: id, score: score, spared: spared, mem: &driver.Memory{ID: id}}
+		}
+		return []*candidate{mk(1, 2, ""), mk(3, 1.5, "weak"), mk(2, 1, ""), mk(4, 0.5, "weak")}
+	}
+	order := func(cs []*candidate) []int64 {
+		sortCandidates(cs)
+		return ids(cs)
+	}
+	cs := cands()
+	rankKept(cs, KeepRankScore)
+	if got := order(cs); !slices.Equal(got, []int64{1, 3, 2, 4}) {
+		t.Errorf("score: %v", got)
+	}
+	cs = cands()
+	rankKept(cs, KeepRankAfter)
+	if got := order(cs); !slices.Equal(got, []int64{1, 2, 3, 4}) {
+		t.Errorf("after: %v, want 3 and 4 below 2", got)
+	}
+	if c := cs[2]; c.score >= 1 || c.score < 0.999 || math.Abs(c.below-1/1.5) > 1e-6 {
+		t.Errorf("after: 3 scores %v (factor %v), want just below 1", c.score, c.below)
+	}
+	cs = cands()
+	rankKept(cs, KeepRankLast)
+	cs[1].score = 3 // whatever its score (a reranker's, say)
+	if got := order(cs); !slices.Equal(got, []int64{1, 2, 3, 4}) {
+		t.Errorf("last: %v, want 3 and 4 after the rest", got)
+	}
+}
+
 func TestMMRSkipsNearDuplicates(t *testing.T) {
 	v := func(x, y float32) driver.Embedding { return driver.Embedding{Model: "m", Vector: []float32{x, y}} }
 	cs := []*candidate{

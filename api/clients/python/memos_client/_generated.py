@@ -710,12 +710,14 @@ _SearchConfigRequired = TypedDict(
         "relative_similarity": float,
         "relative_keyword": float,
         "keep_keyword": float,
+        "keep_keyword_rank": str,
         "trust_gate": float,
         "expand_seeds": int,
         "expand_budget": int,
         "session_window": int,
         "session_factor": float,
         "expand_protect": float,
+        "expand_protect_by": str,
         "graph_factor": float,
         "edge_factors": Dict[str, float],
         "mmr_lambda": float,
@@ -746,14 +748,14 @@ class SearchConfig(_SearchConfigRequired):
     """SearchConfig: a JSON object with candidates, rrf_k, fusion, keyword_weight,
     vector_weight, vector_agreement, significance_boost, trust_weight,
     recency_half_life, recency_weight, distilled_boost, min_similarity,
-    relative_similarity, relative_keyword, keep_keyword, trust_gate, expand_seeds,
-    expand_budget, session_window, session_factor, expand_protect, graph_factor,
-    edge_factors, mmr_lambda, rerank_top, rerank_timeout, rerank_pause_after,
-    rerank_pause, feedback_terms, feedback_queries, feedback_docs,
-    feedback_max_query_terms, feedback_weight, disable_access_tracking,
-    access_flush, time_boost, time_candidates, dated_boost, turn_length_pivot,
-    turn_length_weight, session_diversity, session_diversity_queries,
-    session_diversity_top.
+    relative_similarity, relative_keyword, keep_keyword, keep_keyword_rank,
+    trust_gate, expand_seeds, expand_budget, session_window, session_factor,
+    expand_protect, expand_protect_by, graph_factor, edge_factors, mmr_lambda,
+    rerank_top, rerank_timeout, rerank_pause_after, rerank_pause, feedback_terms,
+    feedback_queries, feedback_docs, feedback_max_query_terms, feedback_weight,
+    disable_access_tracking, access_flush, time_boost, time_candidates, dated_boost,
+    turn_length_pivot, turn_length_weight, session_diversity,
+    session_diversity_queries, session_diversity_top.
     """
 
 
