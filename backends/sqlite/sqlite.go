@@ -258,13 +258,6 @@ func dsn(path string, busy time.Duration, write bool) string {
 		// effect on a new file (and in compactAfterUpgrade), before WAL
 		// mode, which the driver applies after the _pragma list.
 		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageBytes))
-		// The writer's page cache holds what a transaction changes (a
-		// batch of 500 turns changes about a hundred 32 KiB pages): with
-		// SQLite's default of 2 MB (62 such pages) it spilled pages to the
-		// WAL mid-transaction and wrote them again at the commit, which
-		// doubled the WAL an ingest wrote (measured on 10k turns: 129 →
-		// 68 MiB).
-		q.Add("_pragma", "cache_size(-32768)")
 		q.Set("_journal_mode", "WAL")
 		q.Set("_synchronous", "NORMAL")
 		q.Set("_txlock", "immediate")
