@@ -116,7 +116,11 @@ func inList(vals []string, _ int) (string, []any) {
 // writer's connection.
 var (
 	qInsert = `INSERT INTO memories (` + memoryCols + `, last_accessed_at, access_count, seq)
-		VALUES (` + placeholders(sqlrow.NMemoryCols+3) + `)`
+		VALUES (` + placeholders(insertCols) + `)`
+	// qNextID is the id AUTOINCREMENT gives the next memory: one more than
+	// the largest it ever gave (sqlite_sequence) or that is in the table.
+	qNextID = `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0),
+		coalesce((SELECT max(id) FROM memories), 0)) + 1`
 	// qKeepVersion copies the current version of memory ?1 into
 	// memory_versions before Put replaces it, without the content when it
 	// equals the new version's (?2) and without the embedding when its
@@ -146,13 +150,27 @@ var (
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`
 	qAppendAudit = `INSERT INTO audit (time, action, memory_id, detail, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)`
 
-	writeQueries = []string{qInsert, qKeepVersion, qPut, qBumpSeq, qDelEdgesOf, qDelVersions,
+	writeQueries = []string{qInsert, qNextID, qKeepVersion, qPut, qBumpSeq, qDelEdgesOf, qDelVersions,
 		qDelMemory, qTombstone, qTouch, qLink, qUnlink, qSetMeta, qAppendAudit, qContent, qBoundGet, qBoundPut,
 		qBoundGetMany, qBoundPutMany, qPendingRows, qPendingDone, qBoundDel, qVocabDF}
 )
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// insertCols is the number of values of a memory's row in qInsert.
+const insertCols = sqlrow.NMemoryCols + 3
+
+// maxInsertRows is the most rows one insertRows statement writes: 25,000
+// values, below SQLite's 32,766.
+const maxInsertRows = 1000
+
+// insertRows returns an INSERT of n memories' rows, in qInsert's columns.
+func insertRows(n int) string {
+	row := "(" + placeholders(insertCols) + ")"
+	return `INSERT INTO memories (` + memoryCols + `, last_accessed_at, access_count, seq) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
 // readTx implements driver.ReadTx and driver.AuditReader over one SQL
@@ -168,10 +186,25 @@ type readTx struct {
 	mu    sync.Mutex
 	local map[string]*sql.Stmt // bound to tx, closed with it
 	done  atomic.Bool
+
+	// before, when set, runs before every statement: a write transaction's
+	// inserts waiting to be written (writeTx.flushInserts).
+	before func() error
 }
 
-// stmt returns q prepared on the transaction's connection.
+// stmt returns q prepared on the transaction's connection, after the
+// writes waiting to be made (before) are made.
 func (t *readTx) stmt(q string) (*sql.Stmt, error) {
+	if t.before != nil {
+		if err := t.before(); err != nil {
+			return nil, err
+		}
+	}
+	return t.prepared(q)
+}
+
+// prepared returns q prepared on the transaction's connection.
+func (t *readTx) prepared(q string) (*sql.Stmt, error) {
 	if t.done.Load() {
 		return nil, sql.ErrTxDone
 	}
@@ -293,6 +326,52 @@ type writeTx struct {
 	boundMu sync.Mutex
 	indexed bool
 	gone    map[string]bool
+
+	// Insert does not write its row at once: the rows of consecutive
+	// inserts wait in rows (under insMu) and are written by one statement
+	// (flushInserts) before the transaction's next statement or its commit.
+	// FTS5 writes its pending rows to the index as a new segment at the
+	// start of every statement of a write transaction (its xSavepoint), so
+	// a statement per memory made a segment per memory, which its merges
+	// then rewrote again and again: most of the ingest's time and bytes.
+	// Buffered rows take their ids from nextID, as AUTOINCREMENT would
+	// (qNextID); 0 means read it again, which every other statement
+	// forces.
+	insMu  sync.Mutex
+	rows   [][]any
+	nextID int64
+	// insErr is set when writing buffered rows failed: the transaction
+	// must not commit without them.
+	insErr error
+}
+
+// flushInserts writes the buffered inserts (see writeTx.rows).
+func (t *writeTx) flushInserts() error {
+	t.insMu.Lock()
+	defer t.insMu.Unlock()
+	if t.insErr != nil {
+		return t.insErr
+	}
+	t.nextID = 0
+	rows := t.rows
+	t.rows = nil
+	for len(rows) > 0 {
+		n := min(len(rows), maxInsertRows)
+		s, err := t.prepared(insertRows(n))
+		if err == nil {
+			args := make([]any, 0, n*insertCols)
+			for _, r := range rows[:n] {
+				args = append(args, r...)
+			}
+			_, err = s.ExecContext(t.ctx, args...)
+		}
+		if err != nil {
+			t.insErr = t.fail(fmt.Sprintf("insert memories %d–%d", rows[0][0], rows[n-1][0]), err)
+			return t.insErr
+		}
+		rows = rows[n:]
+	}
+	return nil
 }
 
 // removeContent records, for syncBounds, that the content of memory id is
@@ -364,21 +443,36 @@ func (t *writeTx) insert(m *driver.Memory, keepID bool) error {
 	if err != nil {
 		return t.fail("insert memory", err)
 	}
-	if !keepID {
-		args[0] = nil // AUTOINCREMENT assigns the id
-	}
-	res, err := t.exec(qInsert, append(args, seq)...)
-	if err != nil {
-		return t.fail("insert memory", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return t.fail("insert memory", err)
-	}
-	m.ID = id
 	t.boundMu.Lock()
 	t.indexed = true
 	t.boundMu.Unlock()
+	if keepID {
+		if _, err := t.exec(qInsert, append(args, seq)...); err != nil {
+			return t.fail("insert memory", err)
+		}
+		return nil
+	}
+	t.insMu.Lock()
+	defer t.insMu.Unlock()
+	if t.insErr != nil {
+		return t.insErr
+	}
+	if t.nextID == 0 {
+		s, err := t.prepared(qNextID)
+		if err == nil {
+			err = s.QueryRowContext(t.ctx).Scan(&t.nextID)
+		}
+		if err != nil {
+			return t.fail("insert memory", err)
+		}
+	}
+	if t.nextID <= 0 {
+		return t.fail("insert memory", errors.New("every memory id has been used"))
+	}
+	m.ID = t.nextID
+	t.nextID++
+	args[0] = m.ID
+	t.rows = append(t.rows, append(args, seq))
 	return nil
 }
 

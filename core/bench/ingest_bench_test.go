@@ -1,0 +1,77 @@
+//go:build unix
+
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memos-go/memos/core/bench"
+	"github.com/memos-go/memos/core/bench/dataset"
+)
+
+// BenchmarkIngestTurns is the ingest of `memos bench --backends sqlite
+// --embedders hash --dataset turns:10k:../shared/data` (RememberBatch, 500
+// at a time, the hash embedder included) with one timed query, so that a
+// CPU profile (-cpuprofile) is nearly all ingest. MEMOS_BENCH_N sets the
+// number of turns (e.g. 100000), MEMOS_BENCH_DATA the data directory. It
+// reports memories per second, what the ingest wrote (MiB, /proc/self/io)
+// and its ratio to the store's size on disk, and the process's CPU time
+// per memory (cpu-µs/mem: user and system, the reopen and the one query
+// included), which other work on the machine moves much less than the
+// rate:
+//
+//	MEMOS_BENCH_N=100000 go test -run '^$' -bench IngestTurns -benchtime 1x -cpuprofile cpu.prof ./core/bench/
+func BenchmarkIngestTurns(b *testing.B) {
+	n := 10_000
+	if s := os.Getenv("MEMOS_BENCH_N"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 {
+			b.Fatalf("MEMOS_BENCH_N is %q; want a positive number of memories", s)
+		}
+		n = v
+	}
+	data := os.Getenv("MEMOS_BENCH_DATA")
+	if data == "" {
+		data = "../../../shared/data"
+	}
+	d, err := dataset.Turns(dataset.TurnsOptions{Dir: data, Docs: n, Queries: 1, Seed: 1})
+	if errors.Is(err, fs.ErrNotExist) {
+		b.Skipf("the shared dev data is absent (%v); set MEMOS_BENCH_DATA or place it in ../shared/data next to the repository", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		cpu0 := cpuTime()
+		rep, err := bench.Run(context.Background(), bench.Config{Backends: []string{"sqlite"}, Embedders: []string{"hash"},
+			Datasets: []*dataset.Dataset{d}, Queries: 1, Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu := cpuTime() - cpu0
+		r := rep.Results[0]
+		b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/mem")
+		b.ReportMetric(r.Ingest.PerSecond, "mem/s")
+		b.ReportMetric(float64(r.Ingest.Written)/(1<<20), "written-MiB")
+		b.ReportMetric(float64(r.DiskAllocated)/(1<<20), "disk-MiB")
+		if r.DiskAllocated > 0 {
+			b.ReportMetric(float64(r.Ingest.Written)/float64(r.DiskAllocated), "written/disk")
+		}
+	}
+}
+
+// cpuTime returns the user and system CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
