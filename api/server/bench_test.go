@@ -16,6 +16,7 @@ import (
 
 	"github.com/memos-go/memos/api/server"
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/bench/benchenv"
 )
 
 // BenchmarkServe measures the HTTP API under load on a 10k-memory SQLite
@@ -94,7 +95,7 @@ func serveLoad(b *testing.B, client *http.Client, url string, clients int, body 
 	)
 	left.Store(int64(b.N))
 	b.ResetTimer()
-	cpu0, start := cpuTime(), time.Now()
+	cpu0, start := benchenv.CPUTime(), time.Now()
 	for i := range clients {
 		wg.Add(1)
 		go func() {
@@ -123,7 +124,7 @@ func serveLoad(b *testing.B, client *http.Client, url string, clients int, body 
 		}()
 	}
 	wg.Wait()
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	elapsed, cpu := time.Since(start), benchenv.CPUTime()-cpu0
 	b.StopTimer()
 	slices.Sort(lat)
 	pct := func(p float64) float64 {

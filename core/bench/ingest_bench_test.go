@@ -6,13 +6,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
-	"strconv"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/memos-go/memos/core/bench"
+	"github.com/memos-go/memos/core/bench/benchenv"
 	"github.com/memos-go/memos/core/bench/dataset"
 )
 
@@ -29,18 +26,8 @@ import (
 //
 //	MEMOS_BENCH_N=100000 go test -run '^$' -bench IngestTurns -benchtime 1x -cpuprofile cpu.prof ./core/bench/
 func BenchmarkIngestTurns(b *testing.B) {
-	n := 10_000
-	if s := os.Getenv("MEMOS_BENCH_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v <= 0 {
-			b.Fatalf("MEMOS_BENCH_N is %q; want a positive number of memories", s)
-		}
-		n = v
-	}
-	data := os.Getenv("MEMOS_BENCH_DATA")
-	if data == "" {
-		data = "../../../shared/data"
-	}
+	n := benchenv.N(b, 10_000)
+	data := benchenv.DataDir("../../../shared/data")
 	d, err := dataset.Turns(dataset.TurnsOptions{Dir: data, Docs: n, Queries: 1, Seed: 1})
 	if errors.Is(err, fs.ErrNotExist) {
 		b.Skipf("the shared dev data is absent (%v); set MEMOS_BENCH_DATA or place it in ../shared/data next to the repository", err)
@@ -49,13 +36,13 @@ func BenchmarkIngestTurns(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		cpu0 := cpuTime()
+		cpu0 := benchenv.CPUTime()
 		rep, err := bench.Run(context.Background(), bench.Config{Backends: []string{"sqlite"}, Embedders: []string{"hash"},
 			Datasets: []*dataset.Dataset{d}, Queries: 1, Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu := cpuTime() - cpu0
+		cpu := benchenv.CPUTime() - cpu0
 		r := rep.Results[0]
 		b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/mem")
 		b.ReportMetric(r.Ingest.PerSecond, "mem/s")
@@ -65,13 +52,4 @@ func BenchmarkIngestTurns(b *testing.B) {
 			b.ReportMetric(float64(r.Ingest.Written)/float64(r.DiskAllocated), "written/disk")
 		}
 	}
-}
-
-// cpuTime returns the user and system CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

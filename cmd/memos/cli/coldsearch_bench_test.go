@@ -12,13 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/memos-go/memos/backends/sqlite"
 	"github.com/memos-go/memos/core"
+	"github.com/memos-go/memos/core/bench/benchenv"
 	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/embedders/hash"
 )
@@ -42,18 +42,8 @@ import (
 //
 //	MEMOS_BENCH_DIR=/tmp/mb go test -run '^$' -bench CLISearch -benchtime 20x ./cmd/memos/cli/
 func BenchmarkCLISearch(b *testing.B) {
-	n := 100_000
-	if s := os.Getenv("MEMOS_BENCH_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v <= 0 {
-			b.Fatalf("MEMOS_BENCH_N is %q; want a positive number of memories", s)
-		}
-		n = v
-	}
-	data := os.Getenv("MEMOS_BENCH_DATA")
-	if data == "" {
-		data = "../../../../shared/data"
-	}
+	n := benchenv.N(b, 100_000)
+	data := benchenv.DataDir("../../../../shared/data")
 	d, err := dataset.Turns(dataset.TurnsOptions{Dir: data, Docs: n, Seed: 1})
 	if errors.Is(err, fs.ErrNotExist) {
 		b.Skipf("the shared dev data is absent (%v); set MEMOS_BENCH_DATA or place it in ../shared/data next to the repository", err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memos-go/memos/core/bench/benchenv"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
 )
@@ -71,7 +72,7 @@ func dataset(b *testing.B, kind string) *benchSet {
 	if err := s.exact.Add(ctx, s.es...); err != nil {
 		b.Fatal(err)
 	}
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), benchenv.CPUTime()
 	for _, q := range queries {
 		hits, err := s.exact.Search(ctx, q, 10, driver.VectorFilter{})
 		if err != nil {
@@ -80,7 +81,7 @@ func dataset(b *testing.B, kind string) *benchSet {
 		s.truth = append(s.truth, hits)
 	}
 	s.exactNs = float64(time.Since(start).Nanoseconds()) / float64(len(queries))
-	s.exactCPU = float64((cpuTime() - cpu).Nanoseconds()) / float64(len(queries))
+	s.exactCPU = float64((benchenv.CPUTime() - cpu).Nanoseconds()) / float64(len(queries))
 	benchSets[kind] = s
 	return s
 }
@@ -89,9 +90,9 @@ func dataset(b *testing.B, kind string) *benchSet {
 // the inserts took (on one goroutine per core).
 func build(b *testing.B, s *benchSet) (*Index, time.Duration, time.Duration) {
 	ix := newIndex(b, benchDim, Config{})
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), benchenv.CPUTime()
 	mustAdd(b, ix, s.es...)
-	return ix, time.Since(start), cpuTime() - cpu
+	return ix, time.Since(start), benchenv.CPUTime() - cpu
 }
 
 // index returns the kind's HNSW index at the default parameters, building it
@@ -139,7 +140,7 @@ func BenchmarkSearch(b *testing.B) {
 					rs = append(rs, recall(got, s.truth[i]))
 				}
 				b.ResetTimer()
-				cpu := cpuTime()
+				cpu := benchenv.CPUTime()
 				for i := range b.N {
 					if _, err := ix.SearchEf(ctx, s.queries[i%len(s.queries)], 10, ef, driver.VectorFilter{}); err != nil {
 						b.Fatal(err)
@@ -147,7 +148,7 @@ func BenchmarkSearch(b *testing.B) {
 				}
 				b.StopTimer()
 				ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-				cpuNs := float64((cpuTime() - cpu).Nanoseconds()) / float64(b.N)
+				cpuNs := float64((benchenv.CPUTime() - cpu).Nanoseconds()) / float64(b.N)
 				b.ReportMetric(mean(rs), "recall@10")
 				b.ReportMetric(cpuNs, "cpu-ns/op")
 				b.ReportMetric(s.exactNs/ns, "x-exact")
@@ -200,13 +201,13 @@ func BenchmarkExactSearch(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			s := dataset(b, kind)
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := benchenv.CPUTime()
 			for i := range b.N {
 				if _, err := s.exact.Search(ctx, s.queries[i%len(s.queries)], 10, driver.VectorFilter{}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((benchenv.CPUTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memos-go/memos/core/bench/benchenv"
 	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/vector"
@@ -42,13 +43,13 @@ func BenchmarkWordvec(b *testing.B) {
 	w := wordvecSet(b)
 	ctx := context.Background()
 	b.Run("exact", func(b *testing.B) {
-		cpu := hnsw.CPUTime()
+		cpu := benchenv.CPUTime()
 		for i := range b.N {
 			if _, err := w.exact.Search(ctx, w.queries[i%len(w.queries)], 10, driver.VectorFilter{}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64((hnsw.CPUTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64((benchenv.CPUTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	})
 	for _, mc := range grid(b) {
 		// The graph is built once per (M, efConstruction), however large
@@ -66,13 +67,13 @@ func BenchmarkWordvec(b *testing.B) {
 			if ix, err = hnsw.New(w.dim, hnsw.Config{M: mc[0], EfConstruction: mc[1], Workers: envInt("MEMOS_HNSW_WORKERS", 0)}); err != nil {
 				b.Fatal(err)
 			}
-			start, cpu0 := time.Now(), hnsw.CPUTime()
+			start, cpu0 := time.Now(), benchenv.CPUTime()
 			for i := 0; i < len(w.entries); i += 4096 {
 				if err := ix.Add(ctx, w.entries[i:min(i+4096, len(w.entries))]...); err != nil {
 					b.Fatal(err)
 				}
 			}
-			wall, cpu = time.Since(start), hnsw.CPUTime()-cpu0
+			wall, cpu = time.Since(start), benchenv.CPUTime()-cpu0
 			return ix
 		}
 		b.Run(fmt.Sprintf("build/M=%d/efc=%d", mc[0], mc[1]), func(b *testing.B) {
@@ -130,13 +131,13 @@ func BenchmarkWordvec(b *testing.B) {
 					}
 				}
 				b.ResetTimer()
-				cpu := hnsw.CPUTime()
+				cpu := benchenv.CPUTime()
 				for i := range b.N {
 					if _, err := ix.SearchEf(ctx, w.queries[i%len(w.queries)], 10, ef, driver.VectorFilter{}); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64((hnsw.CPUTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64((benchenv.CPUTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 				b.ReportMetric(avg(tune), "recall-tune")
 				b.ReportMetric(avg(held), "recall-held")
 			})
@@ -368,13 +369,13 @@ func BenchmarkWordvecCrossover(b *testing.B) {
 	}
 	qs := w.queries[:min(400, len(w.queries))]
 	perQuery := func(search func(q []float32) error) float64 {
-		cpu := hnsw.CPUTime()
+		cpu := benchenv.CPUTime()
 		for _, q := range qs {
 			if err := search(q); err != nil {
 				b.Fatal(err)
 			}
 		}
-		return float64((hnsw.CPUTime() - cpu).Microseconds()) / float64(len(qs))
+		return float64((benchenv.CPUTime() - cpu).Microseconds()) / float64(len(qs))
 	}
 	for _, n := range sizes {
 		n = min(n, len(w.entries))
@@ -465,20 +466,20 @@ func BenchmarkWordvecPrecision(b *testing.B) {
 					}
 					ix = h
 				}
-				start, cpu0 := time.Now(), hnsw.CPUTime()
+				start, cpu0 := time.Now(), benchenv.CPUTime()
 				for i := 0; i < len(w.entries); i += 4096 {
 					if err := ix.Add(ctx, w.entries[i:min(i+4096, len(w.entries))]...); err != nil {
 						b.Fatal(err)
 					}
 				}
-				wall, cpu := time.Since(start), hnsw.CPUTime()-cpu0
+				wall, cpu := time.Since(start), benchenv.CPUTime()-cpu0
 				var saved countWriter
 				if err := ix.Save(&saved); err != nil {
 					b.Fatal(err)
 				}
 				var rs, rescored []float64
 				lat := make([]time.Duration, 0, len(qs))
-				cpuQ := hnsw.CPUTime()
+				cpuQ := benchenv.CPUTime()
 				for i, q := range qs {
 					t0 := time.Now()
 					got, err := ix.Search(ctx, q, 10, driver.VectorFilter{})
@@ -488,7 +489,7 @@ func BenchmarkWordvecPrecision(b *testing.B) {
 					}
 					rs = append(rs, tieRecall(got, w.truth[i]))
 				}
-				cpuPerQuery := float64((hnsw.CPUTime() - cpuQ).Microseconds()) / float64(len(qs))
+				cpuPerQuery := float64((benchenv.CPUTime() - cpuQ).Microseconds()) / float64(len(qs))
 				qn := make([]float32, w.dim)
 				for i, q := range qs {
 					got, err := ix.Search(ctx, q, 20, driver.VectorFilter{})
