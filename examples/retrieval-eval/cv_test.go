@@ -77,7 +77,7 @@ func TestWriteScores(t *testing.T) {
 // recall; B gains little but everywhere. B is chosen, and scored on the
 // held-out set against keyword search.
 func TestLeaveOneSetOutPrefersTheSmallerWorstCase(t *testing.T) {
-	settings := []setting{{name: "keyword"}, {name: "vector"}, {name: "hybrid"}, {name: "defaults"},
+	settings := []setting{{name: "keyword"}, {name: "vector"}, {name: "hybrid"}, {name: "defaults", tuned: true, incumbent: true},
 		{name: "hybrid+exp A", tuned: true}, {name: "hybrid+exp B", tuned: true}}
 	one := func(set string, per ...qscore) cvRun {
 		r := cvRun{set: set, emb: "hash", folds: 1, qs: []cvQuestion{{question: question{id: set}}}}
@@ -108,6 +108,29 @@ func TestLeaveOneSetOutPrefersTheSmallerWorstCase(t *testing.T) {
 	}
 }
 
+// TestChooseKeepsTheDefaultsWithinNoise: the defaults (the incumbent) are
+// kept when their worst case is within the standard error of the best,
+// even against a larger mean gain, and replaced when a setting's worst case
+// is larger beyond it.
+func TestChooseKeepsTheDefaultsWithinNoise(t *testing.T) {
+	defaults := gainSet{{0.010, 0.004}, {0.012, 0.010}}
+	noisy := gainSet{{0.012, 0.004}, {0.050, 0.010}} // worst case +0.002, within 0.004; mean far larger
+	if got := choose([]gainSet{noisy, defaults}, 1); got != 1 {
+		t.Errorf("choose(noisy, defaults) = %d, want the defaults (1): noisy's worst case is within its standard error", got)
+	}
+	if got := choose([]gainSet{noisy, defaults}, -1); got != 0 {
+		t.Errorf("without an incumbent choose(noisy, defaults) = %d, want noisy (0), the larger mean", got)
+	}
+	clear := gainSet{{0.030, 0.004}, {0.031, 0.004}}
+	if got := choose([]gainSet{noisy, defaults, clear}, 1); got != 2 {
+		t.Errorf("choose(noisy, defaults, clear) = %d, want clear (2): its worst case is larger beyond noise", got)
+	}
+	below := gainSet{{-0.004, 0.001}, {0.040, 0.010}}
+	if got := choose([]gainSet{below, noisy}, 0); got != 1 {
+		t.Errorf("choose(below, noisy) with below the incumbent = %d, want noisy (1): the incumbent's worst case is clearly lower", got)
+	}
+}
+
 // TestChooseTreatsNoiseAsATie: B's worst case is 0.002 above A's, well
 // within the standard error of B's worst fold (0.004), so the worst cases
 // tie and A's larger mean gain decides; with standard errors of 0 (the
@@ -116,7 +139,7 @@ func TestLeaveOneSetOutPrefersTheSmallerWorstCase(t *testing.T) {
 func TestChooseTreatsNoiseAsATie(t *testing.T) {
 	a := gainSet{{0.010, 0.004}, {0.050, 0.010}}
 	b := gainSet{{0.012, 0.004}, {0.020, 0.010}}
-	if got := choose([]gainSet{a, b}); got != 0 {
+	if got := choose([]gainSet{a, b}, -1); got != 0 {
 		t.Errorf("choose(A, B) = %d, want A (0): its worst case is within B's standard error, its mean larger", got)
 	}
 	exact := func(gs gainSet) gainSet {
@@ -126,14 +149,14 @@ func TestChooseTreatsNoiseAsATie(t *testing.T) {
 		}
 		return out
 	}
-	if got := choose([]gainSet{exact(a), exact(b)}); got != 1 {
+	if got := choose([]gainSet{exact(a), exact(b)}, -1); got != 1 {
 		t.Errorf("without standard errors choose(A, B) = %d, want B (1), the larger worst case", got)
 	}
 	c := gainSet{{0.030, 0.004}, {0.031, 0.004}}
-	if got := choose([]gainSet{a, b, c}); got != 2 {
+	if got := choose([]gainSet{a, b, c}, -1); got != 2 {
 		t.Errorf("choose(A, B, C) = %d, want C (2): its worst case is clearly the largest", got)
 	}
-	if got := choose(nil); got != -1 {
+	if got := choose(nil, -1); got != -1 {
 		t.Errorf("choose() = %d, want -1", got)
 	}
 	if g := pairedGain([]cvQuestion{{}, {}, {}}, []qscore{{r10: 1}, {r10: 1}, {r10: 0}}, []qscore{{r10: 0}, {r10: 1}, {r10: 0}},

@@ -32,7 +32,9 @@
 // questions; with several -set, each data set is also left out in turn and
 // the setting chosen on the others is scored on it. A setting is chosen
 // by its worst gain over keyword search on the folds (or sets) it is tuned
-// on, not its mean. -sample keeps a share of the questions for a quicker
+// on, not its mean; the engine's defaults are a candidate too, and are
+// kept unless another setting's worst case is larger beyond one standard
+// error. -sample keeps a share of the questions for a quicker
 // grid.
 //
 // The data sets are read with core/bench/dataset's loaders (LoCoMo: one raw
