@@ -488,11 +488,11 @@ func (gs gainSet) mean() float64 {
 // This is the one-standard-error rule of model selection, with the
 // defaults as the model to keep: a setting replaces them only when its
 // worst case is larger beyond noise. Breaking ties by the mean instead
-// chose, on every fold, whichever setting the training folds' noise
+// chose, fold by fold, whichever setting the training folds' noise
 // favoured: over a grid of 22 one-knob changes it scored below the
-// defaults out of fold on every set and embedder, and, with LongMemEval-S
-// held out, below keyword search (hash, turn recall@10 0.851 against
-// 0.861). (Without the rule, with LongMemEval-S left out, a SciFact worst
+// defaults out of fold on LoCoMo and LongMemEval-S, and, with
+// LongMemEval-S held out, below keyword search (hash, turn recall@10 0.851
+// against 0.861). (Without the rule, with LongMemEval-S left out, a SciFact worst
 // case 0.001 higher chose the time stage off, which costs LoCoMo and
 // LongMemEval-S.)
 func choose(gains []gainSet, incumbent int) int {
