@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"context"
 	"errors"
 	"math"
 	"slices"
@@ -259,5 +260,35 @@ func TestSearchConfigDefaultsAndValidation(t *testing.T) {
 		if err := bad.withDefaults().validate(); !errors.Is(err, driver.ErrInvalid) {
 			t.Errorf("%s: %v, want driver.ErrInvalid", name, err)
 		}
+	}
+}
+
+// TestProposedKeptMemoryRanksAsANeighbour: a memory the gate kept only
+// because keyword search alone returns it ranks last (KeepRankLast), but
+// when a seed proposes it as a neighbour it ranks like any neighbour: the
+// better of its own score and the seed's share, among the rest.
+func TestProposedKeptMemoryRanksAsANeighbour(t *testing.T) {
+	cfg := SearchConfig{ExpandProtect: -1}.withDefaults()
+	mem := func(id int64) *driver.Memory {
+		return &driver.Memory{ID: id, Significance: 5, Trust: driver.Trust{Score: 1}, Pool: driver.PoolRaw, Type: driver.TypeFact}
+	}
+	seed := &candidate{id: 1, kwRank: 1, fused: 2, score: 2, mem: mem(1)}
+	other := &candidate{id: 2, kwRank: 2, fused: 1, score: 1, mem: mem(2)}
+	kept := &candidate{id: 3, kwRank: 3, fused: 0.1, score: 0.1, spared: "keyword search alone returns it", mem: mem(3)}
+	cs := []*candidate{seed, other, kept}
+	rankKept(cs, KeepRankLast)
+	if !kept.after {
+		t.Fatal("the kept memory is not marked to rank last (the case tests nothing)")
+	}
+	p := &Pipeline{cfg: &cfg, cands: cs, byID: map[int64]*candidate{1: seed, 2: other, 3: kept}}
+	if err := p.addProposals(context.Background(), nil, []proposal{{3, 1.5, "1's session"}}); err != nil {
+		t.Fatal(err)
+	}
+	if kept.after || !kept.expanded || kept.score <= 1 {
+		t.Fatalf("proposed kept memory: after %v, expanded %v, score %v; want it ranked as a neighbour above 2 (score > 1)", kept.after, kept.expanded, kept.score)
+	}
+	sortCandidates(cs)
+	if got := ids(cs); !slices.Equal(got, []int64{1, 3, 2}) {
+		t.Errorf("order %v, want the proposed memory above 2", got)
 	}
 }
