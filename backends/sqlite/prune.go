@@ -275,7 +275,7 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 	if err := d.phraseBounds(ctx, tx, phrases, corpus, key); err != nil {
 		return nil, pruneExact, err
 	}
-	return d.rankPruned(ctx, tx, phrases, plan, corpus, where, fargs, limit)
+	return d.rankPruned(ctx, tx, phrases, plan, corpus, structure, where, fargs, limit)
 }
 
 // A prunedDoc is a candidate of the two-phase search: a row that contains
@@ -338,7 +338,7 @@ const pruneContentShare = 16
 // lengths and contents of only those that may rank (see the top of the
 // file); while the result is not proved it moves the rarest common phrase
 // to the rare ones.
-func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase, plan text.PrunePlan, corpus text.Corpus, where string, fargs []any, limit int) ([]driver.Hit, pruneOutcome, error) {
+func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase, plan text.PrunePlan, corpus text.Corpus, structure []byte, where string, fargs []any, limit int) ([]driver.Hit, pruneOutcome, error) {
 	idf := make([]float64, len(phrases))
 	maxTerm := make([]float64, len(phrases))
 	for i, p := range phrases {
@@ -362,7 +362,6 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 	}
 	rk := &pruneRanker{
 		d: d, ctx: ctx, tx: tx, corpus: corpus, idf: idf, maxTerm: maxTerm, limit: limit,
-		docs:    map[int64]*prunedDoc{},
 		sc:      d.newScorer(phrases),
 		freq:    make([]int, len(phrases)),
 		content: tx.StmtContext(ctx, content),
@@ -377,6 +376,9 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 			defer pass.Close()
 		}
 		rk.pass = tx.StmtContext(ctx, pass)
+	}
+	if rk.fts, err = d.newFTSReader(ctx, tx, structure); err != nil {
+		return nil, pruneExact, err
 	}
 	rare, common := plan.Rare, plan.Common
 	for looked := 0; ; {
@@ -438,7 +440,9 @@ type pruneRanker struct {
 	idf     []float64
 	maxTerm []float64 // by phrase, see prunePhrase.max
 	limit   int
-	docs    map[int64]*prunedDoc
+	docs    []*prunedDoc // in id order
+	slab    []prunedDoc  // where new candidates are allocated
+	fts     *ftsReader   // nil when FTS5's structure record is not understood
 	sc      *scorer
 	freq    []int
 	content *sql.Stmt // qCandidates with the filter
@@ -453,49 +457,102 @@ type pruneRanker struct {
 
 // postings adds phrase i, p, to the candidates' phrases, and the rows that
 // contain it to the candidates: for a term, with its instances in each row
-// (from the fts5vocab instance table); for a phrase of several tokens, the
-// rows FTS5 matches.
+// (decoded from FTS5's index, see fts5read.go, or else from the fts5vocab
+// instance table); for a phrase of several tokens, the rows FTS5 matches.
 func (r *pruneRanker) postings(p *prunePhrase, i int) error {
-	var ids sql.NullString
-	var err error
+	var list []posting
+	decoded := false
 	if len(p.stems) == 1 {
-		err = r.tx.QueryRowContext(r.ctx, qTermPostings, p.stems[0]).Scan(&ids)
-	} else {
-		err = r.tx.QueryRowContext(r.ctx, qPhrasePostings, p.node.String()).Scan(&ids)
-	}
-	if err != nil {
-		return err
-	}
-	var last *prunedDoc
-	var n int64
-	err = eachID(ids.String, func(id int64) {
-		doc := last
-		if doc == nil || doc.id != id {
-			if doc = r.docs[id]; doc == nil {
-				doc = &prunedDoc{id: id, dl: -1}
-				r.docs[id] = doc
+		if r.fts != nil {
+			var err error
+			if list, decoded, err = r.fts.postings(p.stems[0], p.df); err != nil {
+				return fmt.Errorf("postings of %s: %w", p.node, err)
 			}
-			if n := len(doc.phrases); n == 0 || doc.phrases[n-1] != i {
-				doc.phrases = append(doc.phrases, i)
-				doc.freq = append(doc.freq, 0)
-			}
-			last = doc
 		}
+		if decoded {
+			r.d.ftsReads[0].Add(1)
+		} else {
+			r.d.ftsReads[1].Add(1)
+		}
+	}
+	if !decoded {
+		var ids sql.NullString
+		var err error
 		if len(p.stems) == 1 {
-			doc.freq[len(doc.freq)-1]++ // one id per instance
+			err = r.tx.QueryRowContext(r.ctx, qTermPostings, p.stems[0]).Scan(&ids)
+		} else {
+			err = r.tx.QueryRowContext(r.ctx, qPhrasePostings, p.node.String()).Scan(&ids)
 		}
-		n++
-	})
-	r.d.pruneReads[0].Add(n)
-	if err != nil {
-		return fmt.Errorf("postings of %s: %w", p.node, err)
+		if err != nil {
+			return err
+		}
+		if list, err = parsePostings(ids.String, len(p.stems) == 1); err != nil {
+			return fmt.Errorf("postings of %s: %w", p.node, err)
+		}
 	}
+	var n int64
+	for _, q := range list {
+		n += int64(max(q.freq, 1))
+	}
+	r.d.pruneReads[0].Add(n)
+	r.add(list, i)
 	return nil
 }
 
-// eachID calls f with each id of s, decimal integers separated by commas
-// (group_concat's output), in order.
-func eachID(s string, f func(int64)) error {
+// add merges list, postings of phrase i in id order, into the candidates
+// (also in id order): no lookup per posting.
+func (r *pruneRanker) add(list []posting, i int) {
+	fresh := 0
+	k := 0
+	for _, q := range list {
+		for k < len(r.docs) && r.docs[k].id < q.id {
+			k++
+		}
+		if k == len(r.docs) || r.docs[k].id != q.id {
+			fresh++
+		}
+	}
+	if len(r.slab) < fresh {
+		r.slab = make([]prunedDoc, max(fresh, 256))
+	}
+	out := make([]*prunedDoc, 0, len(r.docs)+fresh)
+	k = 0
+	for _, q := range list {
+		for k < len(r.docs) && r.docs[k].id < q.id {
+			out = append(out, r.docs[k])
+			k++
+		}
+		var doc *prunedDoc
+		if k < len(r.docs) && r.docs[k].id == q.id {
+			doc = r.docs[k]
+			k++
+		} else {
+			doc = &r.slab[0]
+			r.slab = r.slab[1:]
+			*doc = prunedDoc{id: q.id, dl: -1}
+		}
+		doc.phrases = append(doc.phrases, i)
+		doc.freq = append(doc.freq, int(q.freq))
+		out = append(out, doc)
+	}
+	r.docs = append(out, r.docs[k:]...)
+}
+
+// doc returns the candidate with id, nil if there is none.
+func (r *pruneRanker) doc(id int64) *prunedDoc {
+	k, ok := slices.BinarySearchFunc(r.docs, id, func(d *prunedDoc, id int64) int { return cmp.Compare(d.id, id) })
+	if !ok {
+		return nil
+	}
+	return r.docs[k]
+}
+
+// parsePostings reads group_concat's output, decimal ids separated by
+// commas, into postings in id order: with instances counted when each id
+// stands for one instance, else freq 0 (not known).
+func parsePostings(s string, instances bool) ([]posting, error) {
+	var out []posting
+	sorted := true
 	for len(s) > 0 {
 		end := strings.IndexByte(s, ',')
 		if end < 0 {
@@ -503,12 +560,37 @@ func eachID(s string, f func(int64)) error {
 		}
 		id, err := strconv.ParseInt(s[:end], 10, 64)
 		if err != nil {
-			return fmt.Errorf("an id of the index: %w", err)
+			return nil, fmt.Errorf("an id of the index: %w", err)
 		}
-		f(id)
 		s = s[min(end+1, len(s)):]
+		if n := len(out); n > 0 && out[n-1].id >= id {
+			if out[n-1].id == id {
+				if instances {
+					out[n-1].freq++
+				}
+				continue
+			}
+			sorted = false
+		}
+		out = append(out, posting{id: id})
+		if instances {
+			out[len(out)-1].freq = 1
+		}
 	}
-	return nil
+	if !sorted {
+		slices.SortStableFunc(out, func(a, b posting) int { return cmp.Compare(a.id, b.id) })
+		w := 0
+		for _, q := range out {
+			if w > 0 && out[w-1].id == q.id {
+				out[w-1].freq += q.freq
+				continue
+			}
+			out[w] = q
+			w++
+		}
+		out = out[:w]
+	}
+	return out, nil
 }
 
 // rank scores the candidates that may rank, best bound first, until the
@@ -588,7 +670,7 @@ func (r *pruneRanker) lengths(docs []*prunedDoc, commonMax float64) error {
 			return err
 		}
 		n, size := sqliteVarint(sz)
-		if doc := r.docs[id]; doc != nil && size > 0 {
+		if doc := r.doc(id); doc != nil && size > 0 {
 			doc.dl = int(n)
 		}
 	}
