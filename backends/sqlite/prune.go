@@ -380,6 +380,14 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 	if rk.fts, err = d.newFTSReader(ctx, tx, structure); err != nil {
 		return nil, pruneExact, err
 	}
+	sizes, temporary, err := d.searchStmt(ctx, qDocSizes)
+	if err != nil {
+		return nil, pruneExact, err
+	}
+	if temporary {
+		defer sizes.Close()
+	}
+	rk.sizes = tx.StmtContext(ctx, sizes)
 	rare, common := plan.Rare, plan.Common
 	for looked := 0; ; {
 		for ; looked < len(rare); looked++ {
@@ -442,9 +450,11 @@ type pruneRanker struct {
 	limit   int
 	docs    []*prunedDoc // in id order
 	slab    []prunedDoc  // where new candidates are allocated
+	ints    []int        // where their phrases and freq start
 	fts     *ftsReader   // nil when FTS5's structure record is not understood
 	sc      *scorer
 	freq    []int
+	sizes   *sql.Stmt // qDocSizes
 	content *sql.Stmt // qCandidates with the filter
 	pass    *sql.Stmt // qPass with the filter; nil without one
 	fargs   []any
@@ -515,6 +525,10 @@ func (r *pruneRanker) add(list []posting, i int) {
 	if len(r.slab) < fresh {
 		r.slab = make([]prunedDoc, max(fresh, 256))
 	}
+	// Room for two phrases a candidate: most have one or two.
+	if len(r.ints) < 4*fresh {
+		r.ints = make([]int, 4*max(fresh, 256))
+	}
 	out := make([]*prunedDoc, 0, len(r.docs)+fresh)
 	k = 0
 	for _, q := range list {
@@ -529,7 +543,8 @@ func (r *pruneRanker) add(list []posting, i int) {
 		} else {
 			doc = &r.slab[0]
 			r.slab = r.slab[1:]
-			*doc = prunedDoc{id: q.id, dl: -1}
+			*doc = prunedDoc{id: q.id, dl: -1, phrases: r.ints[0:0:2], freq: r.ints[2:2:4]}
+			r.ints = r.ints[4:]
 		}
 		doc.phrases = append(doc.phrases, i)
 		doc.freq = append(doc.freq, int(q.freq))
@@ -600,26 +615,20 @@ func parsePostings(s string, instances bool) ([]posting, error) {
 // reads at most budget contents: stopped says it stopped there, the
 // candidates not scored left for the next round.
 func (r *pruneRanker) rank(commonMax float64, budget int) (ok, stopped bool, err error) {
-	pending := make([]*prunedDoc, 0, len(r.docs))
+	pending := make(boundHeap, 0, len(r.docs))
 	for _, doc := range r.docs {
 		if !doc.done {
 			doc.upper = doc.bound(r.corpus, r.idf, r.maxTerm, commonMax)
 			pending = append(pending, doc)
 		}
 	}
-	slices.SortFunc(pending, func(a, b *prunedDoc) int {
-		switch {
-		case a.upper > b.upper:
-			return -1
-		case a.upper < b.upper:
-			return 1
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	// Best bound first (ties by id): a heap, as only the first few are
+	// usually taken.
+	pending.init()
 	batch := firstPruneBatch
 	for len(pending) > 0 {
 		// Rows whose bound is below the limit-th score cannot rank (a
-		// tie would need an equal score); the bounds are in order.
+		// tie would need an equal score); pending[0] has the best bound.
 		if len(r.top) == r.limit && pending[0].upper < r.top[r.limit-1].Score {
 			for _, doc := range pending {
 				doc.done = true
@@ -627,8 +636,10 @@ func (r *pruneRanker) rank(commonMax float64, budget int) (ok, stopped bool, err
 			break
 		}
 		n := min(batch, len(pending))
-		chunk := pending[:n]
-		pending = pending[n:]
+		chunk := make([]*prunedDoc, n)
+		for k := range chunk {
+			chunk[k] = pending.pop()
+		}
 		batch = min(2*batch, maxPruneBatch)
 		if err := r.lengths(chunk, commonMax); err != nil {
 			return false, false, err
@@ -654,10 +665,52 @@ func (r *pruneRanker) rank(commonMax float64, budget int) (ok, stopped bool, err
 	return true, false, nil
 }
 
+// A boundHeap orders candidates best bound first, then by id.
+type boundHeap []*prunedDoc
+
+func (h boundHeap) before(i, j int) bool {
+	a, b := h[i], h[j]
+	return a.upper > b.upper || a.upper == b.upper && a.id < b.id
+}
+
+func (h boundHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h boundHeap) down(i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h.before(c+1, c) {
+			c++
+		}
+		if !h.before(c, i) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// pop removes and returns the first candidate.
+func (h *boundHeap) pop() *prunedDoc {
+	old := *h
+	top := old[0]
+	n := len(old) - 1
+	old[0] = old[n]
+	*h = old[:n]
+	h.down(0)
+	return top
+}
+
 // lengths reads the number of tokens of the candidates in docs from FTS5's
 // docsize table and tightens their bounds.
 func (r *pruneRanker) lengths(docs []*prunedDoc, commonMax float64) error {
-	rows, err := r.tx.QueryContext(r.ctx, qDocSizes, jsonIDs(docs, func(d *prunedDoc) int64 { return d.id }))
+	rows, err := r.sizes.QueryContext(r.ctx, jsonIDs(docs, func(d *prunedDoc) int64 { return d.id }))
 	if err != nil {
 		return err
 	}

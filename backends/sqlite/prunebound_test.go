@@ -207,6 +207,11 @@ func checkPruneBounds(t *testing.T, d *DB, q *query.Or, rng *rand.Rand) {
 	if rk.fts, err = d.newFTSReader(ctx, tx, structure); err != nil {
 		t.Fatal(err)
 	}
+	sizes, _, err := d.searchStmt(ctx, qDocSizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rk.sizes = tx.StmtContext(ctx, sizes)
 	var rare, common []int
 	for i := range phrases {
 		if i == 0 || rng.IntN(2) == 0 {
