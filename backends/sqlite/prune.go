@@ -34,10 +34,11 @@ import (
 //     counted by FTS5), rarest first. The rarest ones, as many as keep the
 //     sum of their df within keyword_prune_rows, are the rare phrases
 //     (text.PlanPrune); their rows are the candidates. A rare term's
-//     postings come from the fts5vocab instance table memories_fts_instance
-//     (one row per instance: the candidate's frequency of the term); a rare
-//     phrase of several tokens gives the rows FTS5 matches (frequency at
-//     least one, not known).
+//     postings (the rows that have it, with its frequency in each) are
+//     decoded from FTS5's own records (fts5read.go), or read from the
+//     fts5vocab instance table memories_fts_instance when those are not as
+//     expected; a rare phrase of several tokens gives the rows FTS5
+//     matches (frequency at least one, not known).
 //  2. Each candidate's score is bounded from what is known: for each rare
 //     phrase it has, text.Corpus.Term of its frequency (or the phrase's
 //     bound when not known), and for each common phrase its bound. A
