@@ -36,6 +36,9 @@ func TestFTSPostings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What the stores held, over all cases: several segments, and input
+	// segments of an unfinished merge (their first pages merged away).
+	var several, trimmed int
 	rapid.Check(t, func(rt *rapid.T) {
 		dir, err := os.MkdirTemp("", "fts5read")
 		if err != nil {
@@ -129,17 +132,28 @@ func TestFTSPostings(t *testing.T) {
 					rt.Fatal(err)
 				}
 			}
-			checkFTSPostings(rt, d)
+			segs := checkFTSPostings(rt, d)
+			if len(segs) > 1 {
+				several++
+			}
+			if slices.ContainsFunc(segs, func(s ftsSegment) bool { return s.first > 1 }) {
+				trimmed++
+			}
 		}
 	})
+	t.Logf("stores checked with several segments: %d, with a merge under way: %d", several, trimmed)
+	if several == 0 || trimmed == 0 {
+		t.Errorf("no store had several segments (%d) or a merge under way (%d): the cases do not cover them", several, trimmed)
+	}
 }
 
 // checkFTSPostings compares the decoded postings of every term of d's
-// index, and of terms that are not in it, with the fts5vocab tables.
+// index, and of terms that are not in it, with the fts5vocab tables, and
+// returns the index's segments.
 func checkFTSPostings(t interface {
 	Helper()
 	Fatalf(string, ...any)
-}, d *DB) {
+}, d *DB) []ftsSegment {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := d.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -188,6 +202,7 @@ func checkFTSPostings(t interface {
 	}
 	check("")
 	check("\xff")
+	return f.segs
 }
 
 // TestFTSFallback checks that records not as fts5read.go expects them (an
