@@ -49,6 +49,10 @@ const (
 	qFTSPages   = `SELECT id, block FROM memories_fts_data WHERE id >= ? AND id <= ? ORDER BY id`
 )
 
+// pruneQueries are the statements of the two-phase search that take no
+// filter, prepared at Open on the read pool.
+var pruneQueries = []string{qFTSIdx, qFTSPages, qDocSizes}
+
 // maxFTSSegments bounds the segments of a structure record decoded here
 // (FTS5 itself allows 2000).
 const maxFTSSegments = 2000
@@ -420,21 +424,13 @@ func positions(b []byte) (int32, bool) {
 // newFTSReader returns a reader of the index whose structure record is
 // structure, nil (counted as fallbacks when read) when that record is not
 // understood here.
-func (d *DB) newFTSReader(ctx context.Context, tx *sql.Tx, structure []byte) (*ftsReader, error) {
+func (d *DB) newFTSReader(ctx context.Context, tx *sql.Tx, structure []byte) *ftsReader {
 	if d.ftsTamper != nil {
 		structure = d.ftsTamper(ftsStructureID, bytes.Clone(structure))
 	}
 	segs, ok := ftsSegments(structure)
 	if !ok {
-		return nil, nil
+		return nil
 	}
-	idx, temporary, err := d.searchStmt(ctx, qFTSIdx)
-	if err != nil || temporary {
-		return nil, err
-	}
-	pages, temporary, err := d.searchStmt(ctx, qFTSPages)
-	if err != nil || temporary {
-		return nil, err
-	}
-	return &ftsReader{d: d, ctx: ctx, idx: tx.StmtContext(ctx, idx), pages: tx.StmtContext(ctx, pages), segs: segs}, nil
+	return &ftsReader{d: d, ctx: ctx, idx: tx.StmtContext(ctx, d.rStmts[qFTSIdx]), pages: tx.StmtContext(ctx, d.rStmts[qFTSPages]), segs: segs}
 }

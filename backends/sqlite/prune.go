@@ -378,17 +378,8 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 		}
 		rk.pass = tx.StmtContext(ctx, pass)
 	}
-	if rk.fts, err = d.newFTSReader(ctx, tx, structure); err != nil {
-		return nil, pruneExact, err
-	}
-	sizes, temporary, err := d.searchStmt(ctx, qDocSizes)
-	if err != nil {
-		return nil, pruneExact, err
-	}
-	if temporary {
-		defer sizes.Close()
-	}
-	rk.sizes = tx.StmtContext(ctx, sizes)
+	rk.fts = d.newFTSReader(ctx, tx, structure)
+	rk.sizes = tx.StmtContext(ctx, d.rStmts[qDocSizes])
 	rare, common := plan.Rare, plan.Common
 	for looked := 0; ; {
 		for ; looked < len(rare); looked++ {

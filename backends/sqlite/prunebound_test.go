@@ -204,14 +204,8 @@ func checkPruneBounds(t *testing.T, d *DB, q *query.Or, rng *rand.Rand) {
 	if err := tx.QueryRowContext(ctx, qFTSRecord, ftsStructureID).Scan(&structure); err != nil {
 		t.Fatal(err)
 	}
-	if rk.fts, err = d.newFTSReader(ctx, tx, structure); err != nil {
-		t.Fatal(err)
-	}
-	sizes, _, err := d.searchStmt(ctx, qDocSizes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rk.sizes = tx.StmtContext(ctx, sizes)
+	rk.fts = d.newFTSReader(ctx, tx, structure)
+	rk.sizes = tx.StmtContext(ctx, d.rStmts[qDocSizes])
 	var rare, common []int
 	for i := range phrases {
 		if i == 0 || rng.IntN(2) == 0 {

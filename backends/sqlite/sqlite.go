@@ -328,7 +328,7 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 	if d.wStmts, err = prepare(ctx, d.w, append(readQueries[:len(readQueries):len(readQueries)], writeQueries...)); err != nil {
 		return err
 	}
-	if d.rStmts, err = prepare(ctx, d.r, readQueries); err != nil {
+	if d.rStmts, err = prepare(ctx, d.r, append(readQueries[:len(readQueries):len(readQueries)], pruneQueries...)); err != nil {
 		return err
 	}
 	d.searchStmts = make(map[string]*sql.Stmt)
