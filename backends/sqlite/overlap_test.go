@@ -46,7 +46,9 @@ func BenchmarkNaturalPrune(b *testing.B) {
 // BenchmarkNatural keeps in $MEMOS_BENCH_DIR: every dev question, top 10
 // (MEMOS_BENCH_LIMIT sets another k), unfiltered, the two settings
 // alternated pass by pass after a warm-up pass of each. It reports, per
-// search, the postings, lengths and contents read, the p50 and p95 of each
+// search, the postings, lengths and contents read, the terms whose
+// postings were decoded from FTS5's records and those that fell back to
+// the fts5vocab table (fts5read.go), the p50 and p95 of each
 // setting, and fails if any result differs between the two.
 func BenchmarkPruneReads(b *testing.B) {
 	dir := os.Getenv("MEMOS_BENCH_DIR")
@@ -78,6 +80,7 @@ func BenchmarkPruneReads(b *testing.B) {
 		hits  [][]driver.Hit
 		lat   []time.Duration
 		reads [3]int64
+		fts   [2]int64 // terms decoded, and read from fts5vocab instead
 	}
 	pass := func(loose bool) result {
 		d.looseBounds = loose
@@ -86,6 +89,7 @@ func BenchmarkPruneReads(b *testing.B) {
 		for k := range before {
 			before[k] = d.pruneReads[k].Load()
 		}
+		fts := [2]int64{d.ftsReads[0].Load(), d.ftsReads[1].Load()}
 		for _, q := range nodes {
 			start := time.Now()
 			h, err := d.SearchKeyword(ctx, q, driver.Filter{}, limit)
@@ -97,6 +101,9 @@ func BenchmarkPruneReads(b *testing.B) {
 		}
 		for k := range before {
 			r.reads[k] = d.pruneReads[k].Load() - before[k]
+		}
+		for k := range fts {
+			r.fts[k] = d.ftsReads[k].Load() - fts[k]
 		}
 		slices.Sort(r.lat)
 		return r
@@ -118,11 +125,14 @@ func BenchmarkPruneReads(b *testing.B) {
 			n := float64(len(nodes) * len(rs))
 			var lat []time.Duration
 			var reads [3]int64
+			var fts [2]int64
 			for _, r := range rs {
 				lat = append(lat, r.lat...)
 				for k := range reads {
 					reads[k] += r.reads[k]
 				}
+				fts[0] += r.fts[0]
+				fts[1] += r.fts[1]
 			}
 			slices.Sort(lat)
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), name+"-p50-µs")
@@ -130,6 +140,8 @@ func BenchmarkPruneReads(b *testing.B) {
 			for k, what := range []string{"postings", "lengths", "contents"} {
 				b.ReportMetric(float64(reads[k])/n, name+"-"+what+"/search")
 			}
+			b.ReportMetric(float64(fts[0])/n, name+"-decoded/search")
+			b.ReportMetric(float64(fts[1])/n, name+"-fallbacks/search")
 		}
 		report("frontiers", tight)
 		report("maxterm", loose)

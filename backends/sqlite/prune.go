@@ -34,10 +34,11 @@ import (
 //     counted by FTS5), rarest first. The rarest ones, as many as keep the
 //     sum of their df within keyword_prune_rows, are the rare phrases
 //     (text.PlanPrune); their rows are the candidates. A rare term's
-//     postings come from the fts5vocab instance table memories_fts_instance
-//     (one row per instance: the candidate's frequency of the term); a rare
-//     phrase of several tokens gives the rows FTS5 matches (frequency at
-//     least one, not known).
+//     postings (the rows that have it, with its frequency in each) are
+//     decoded from FTS5's own records (fts5read.go), or read from the
+//     fts5vocab instance table memories_fts_instance when those are not as
+//     expected; a rare phrase of several tokens gives the rows FTS5
+//     matches (frequency at least one, not known).
 //  2. Each candidate's score is bounded from what is known: for each rare
 //     phrase it has, text.Corpus.Term of its frequency (or the phrase's
 //     bound when not known), and for each common phrase its bound. A
@@ -275,7 +276,7 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 	if err := d.phraseBounds(ctx, tx, phrases, corpus, key); err != nil {
 		return nil, pruneExact, err
 	}
-	return d.rankPruned(ctx, tx, phrases, plan, corpus, where, fargs, limit)
+	return d.rankPruned(ctx, tx, phrases, plan, corpus, structure, where, fargs, limit)
 }
 
 // A prunedDoc is a candidate of the two-phase search: a row that contains
@@ -338,7 +339,7 @@ const pruneContentShare = 16
 // lengths and contents of only those that may rank (see the top of the
 // file); while the result is not proved it moves the rarest common phrase
 // to the rare ones.
-func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase, plan text.PrunePlan, corpus text.Corpus, where string, fargs []any, limit int) ([]driver.Hit, pruneOutcome, error) {
+func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase, plan text.PrunePlan, corpus text.Corpus, structure []byte, where string, fargs []any, limit int) ([]driver.Hit, pruneOutcome, error) {
 	idf := make([]float64, len(phrases))
 	maxTerm := make([]float64, len(phrases))
 	for i, p := range phrases {
@@ -362,7 +363,6 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 	}
 	rk := &pruneRanker{
 		d: d, ctx: ctx, tx: tx, corpus: corpus, idf: idf, maxTerm: maxTerm, limit: limit,
-		docs:    map[int64]*prunedDoc{},
 		sc:      d.newScorer(phrases),
 		freq:    make([]int, len(phrases)),
 		content: tx.StmtContext(ctx, content),
@@ -378,6 +378,8 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 		}
 		rk.pass = tx.StmtContext(ctx, pass)
 	}
+	rk.fts = d.newFTSReader(ctx, tx, structure)
+	rk.sizes = tx.StmtContext(ctx, d.rStmts[qDocSizes])
 	rare, common := plan.Rare, plan.Common
 	for looked := 0; ; {
 		for ; looked < len(rare); looked++ {
@@ -438,9 +440,13 @@ type pruneRanker struct {
 	idf     []float64
 	maxTerm []float64 // by phrase, see prunePhrase.max
 	limit   int
-	docs    map[int64]*prunedDoc
+	docs    []*prunedDoc // in id order
+	slab    []prunedDoc  // where new candidates are allocated
+	ints    []int        // where their phrases and freq start
+	fts     *ftsReader   // nil when FTS5's structure record is not understood
 	sc      *scorer
 	freq    []int
+	sizes   *sql.Stmt // qDocSizes
 	content *sql.Stmt // qCandidates with the filter
 	pass    *sql.Stmt // qPass with the filter; nil without one
 	fargs   []any
@@ -453,49 +459,107 @@ type pruneRanker struct {
 
 // postings adds phrase i, p, to the candidates' phrases, and the rows that
 // contain it to the candidates: for a term, with its instances in each row
-// (from the fts5vocab instance table); for a phrase of several tokens, the
-// rows FTS5 matches.
+// (decoded from FTS5's index, see fts5read.go, or else from the fts5vocab
+// instance table); for a phrase of several tokens, the rows FTS5 matches.
 func (r *pruneRanker) postings(p *prunePhrase, i int) error {
-	var ids sql.NullString
-	var err error
+	var list []posting
+	decoded := false
 	if len(p.stems) == 1 {
-		err = r.tx.QueryRowContext(r.ctx, qTermPostings, p.stems[0]).Scan(&ids)
-	} else {
-		err = r.tx.QueryRowContext(r.ctx, qPhrasePostings, p.node.String()).Scan(&ids)
-	}
-	if err != nil {
-		return err
-	}
-	var last *prunedDoc
-	var n int64
-	err = eachID(ids.String, func(id int64) {
-		doc := last
-		if doc == nil || doc.id != id {
-			if doc = r.docs[id]; doc == nil {
-				doc = &prunedDoc{id: id, dl: -1}
-				r.docs[id] = doc
+		if r.fts != nil {
+			var err error
+			if list, decoded, err = r.fts.postings(p.stems[0], p.df); err != nil {
+				return fmt.Errorf("postings of %s: %w", p.node, err)
 			}
-			if n := len(doc.phrases); n == 0 || doc.phrases[n-1] != i {
-				doc.phrases = append(doc.phrases, i)
-				doc.freq = append(doc.freq, 0)
-			}
-			last = doc
 		}
+		if decoded {
+			r.d.ftsReads[0].Add(1)
+		} else {
+			r.d.ftsReads[1].Add(1)
+		}
+	}
+	if !decoded {
+		var ids sql.NullString
+		var err error
 		if len(p.stems) == 1 {
-			doc.freq[len(doc.freq)-1]++ // one id per instance
+			err = r.tx.QueryRowContext(r.ctx, qTermPostings, p.stems[0]).Scan(&ids)
+		} else {
+			err = r.tx.QueryRowContext(r.ctx, qPhrasePostings, p.node.String()).Scan(&ids)
 		}
-		n++
-	})
-	r.d.pruneReads[0].Add(n)
-	if err != nil {
-		return fmt.Errorf("postings of %s: %w", p.node, err)
+		if err != nil {
+			return err
+		}
+		if list, err = parsePostings(ids.String, len(p.stems) == 1); err != nil {
+			return fmt.Errorf("postings of %s: %w", p.node, err)
+		}
 	}
+	var n int64
+	for _, q := range list {
+		n += int64(max(q.freq, 1))
+	}
+	r.d.pruneReads[0].Add(n)
+	r.add(list, i)
 	return nil
 }
 
-// eachID calls f with each id of s, decimal integers separated by commas
-// (group_concat's output), in order.
-func eachID(s string, f func(int64)) error {
+// add merges list, postings of phrase i in id order, into the candidates
+// (also in id order): no lookup per posting.
+func (r *pruneRanker) add(list []posting, i int) {
+	fresh := 0
+	k := 0
+	for _, q := range list {
+		for k < len(r.docs) && r.docs[k].id < q.id {
+			k++
+		}
+		if k == len(r.docs) || r.docs[k].id != q.id {
+			fresh++
+		}
+	}
+	if len(r.slab) < fresh {
+		r.slab = make([]prunedDoc, max(fresh, 256))
+	}
+	// Room for two phrases a candidate: most have one or two.
+	if len(r.ints) < 4*fresh {
+		r.ints = make([]int, 4*max(fresh, 256))
+	}
+	out := make([]*prunedDoc, 0, len(r.docs)+fresh)
+	k = 0
+	for _, q := range list {
+		for k < len(r.docs) && r.docs[k].id < q.id {
+			out = append(out, r.docs[k])
+			k++
+		}
+		var doc *prunedDoc
+		if k < len(r.docs) && r.docs[k].id == q.id {
+			doc = r.docs[k]
+			k++
+		} else {
+			doc = &r.slab[0]
+			r.slab = r.slab[1:]
+			*doc = prunedDoc{id: q.id, dl: -1, phrases: r.ints[0:0:2], freq: r.ints[2:2:4]}
+			r.ints = r.ints[4:]
+		}
+		doc.phrases = append(doc.phrases, i)
+		doc.freq = append(doc.freq, int(q.freq))
+		out = append(out, doc)
+	}
+	r.docs = append(out, r.docs[k:]...)
+}
+
+// doc returns the candidate with id, nil if there is none.
+func (r *pruneRanker) doc(id int64) *prunedDoc {
+	k, ok := slices.BinarySearchFunc(r.docs, id, func(d *prunedDoc, id int64) int { return cmp.Compare(d.id, id) })
+	if !ok {
+		return nil
+	}
+	return r.docs[k]
+}
+
+// parsePostings reads group_concat's output, decimal ids separated by
+// commas, into postings in id order: with instances counted when each id
+// stands for one instance, else freq 0 (not known).
+func parsePostings(s string, instances bool) ([]posting, error) {
+	var out []posting
+	sorted := true
 	for len(s) > 0 {
 		end := strings.IndexByte(s, ',')
 		if end < 0 {
@@ -503,12 +567,37 @@ func eachID(s string, f func(int64)) error {
 		}
 		id, err := strconv.ParseInt(s[:end], 10, 64)
 		if err != nil {
-			return fmt.Errorf("an id of the index: %w", err)
+			return nil, fmt.Errorf("an id of the index: %w", err)
 		}
-		f(id)
 		s = s[min(end+1, len(s)):]
+		if n := len(out); n > 0 && out[n-1].id >= id {
+			if out[n-1].id == id {
+				if instances {
+					out[n-1].freq++
+				}
+				continue
+			}
+			sorted = false
+		}
+		out = append(out, posting{id: id})
+		if instances {
+			out[len(out)-1].freq = 1
+		}
 	}
-	return nil
+	if !sorted {
+		slices.SortStableFunc(out, func(a, b posting) int { return cmp.Compare(a.id, b.id) })
+		w := 0
+		for _, q := range out {
+			if w > 0 && out[w-1].id == q.id {
+				out[w-1].freq += q.freq
+				continue
+			}
+			out[w] = q
+			w++
+		}
+		out = out[:w]
+	}
+	return out, nil
 }
 
 // rank scores the candidates that may rank, best bound first, until the
@@ -518,26 +607,20 @@ func eachID(s string, f func(int64)) error {
 // reads at most budget contents: stopped says it stopped there, the
 // candidates not scored left for the next round.
 func (r *pruneRanker) rank(commonMax float64, budget int) (ok, stopped bool, err error) {
-	pending := make([]*prunedDoc, 0, len(r.docs))
+	pending := make(boundHeap, 0, len(r.docs))
 	for _, doc := range r.docs {
 		if !doc.done {
 			doc.upper = doc.bound(r.corpus, r.idf, r.maxTerm, commonMax)
 			pending = append(pending, doc)
 		}
 	}
-	slices.SortFunc(pending, func(a, b *prunedDoc) int {
-		switch {
-		case a.upper > b.upper:
-			return -1
-		case a.upper < b.upper:
-			return 1
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	// Best bound first (ties by id): a heap, as only the first few are
+	// usually taken.
+	pending.init()
 	batch := firstPruneBatch
 	for len(pending) > 0 {
 		// Rows whose bound is below the limit-th score cannot rank (a
-		// tie would need an equal score); the bounds are in order.
+		// tie would need an equal score); pending[0] has the best bound.
 		if len(r.top) == r.limit && pending[0].upper < r.top[r.limit-1].Score {
 			for _, doc := range pending {
 				doc.done = true
@@ -545,8 +628,10 @@ func (r *pruneRanker) rank(commonMax float64, budget int) (ok, stopped bool, err
 			break
 		}
 		n := min(batch, len(pending))
-		chunk := pending[:n]
-		pending = pending[n:]
+		chunk := make([]*prunedDoc, n)
+		for k := range chunk {
+			chunk[k] = pending.pop()
+		}
 		batch = min(2*batch, maxPruneBatch)
 		if err := r.lengths(chunk, commonMax); err != nil {
 			return false, false, err
@@ -572,10 +657,52 @@ func (r *pruneRanker) rank(commonMax float64, budget int) (ok, stopped bool, err
 	return true, false, nil
 }
 
+// A boundHeap orders candidates best bound first, then by id.
+type boundHeap []*prunedDoc
+
+func (h boundHeap) before(i, j int) bool {
+	a, b := h[i], h[j]
+	return a.upper > b.upper || a.upper == b.upper && a.id < b.id
+}
+
+func (h boundHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h boundHeap) down(i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h.before(c+1, c) {
+			c++
+		}
+		if !h.before(c, i) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// pop removes and returns the first candidate.
+func (h *boundHeap) pop() *prunedDoc {
+	old := *h
+	top := old[0]
+	n := len(old) - 1
+	old[0] = old[n]
+	*h = old[:n]
+	h.down(0)
+	return top
+}
+
 // lengths reads the number of tokens of the candidates in docs from FTS5's
 // docsize table and tightens their bounds.
 func (r *pruneRanker) lengths(docs []*prunedDoc, commonMax float64) error {
-	rows, err := r.tx.QueryContext(r.ctx, qDocSizes, jsonIDs(docs, func(d *prunedDoc) int64 { return d.id }))
+	rows, err := r.sizes.QueryContext(r.ctx, jsonIDs(docs, func(d *prunedDoc) int64 { return d.id }))
 	if err != nil {
 		return err
 	}
@@ -588,7 +715,7 @@ func (r *pruneRanker) lengths(docs []*prunedDoc, commonMax float64) error {
 			return err
 		}
 		n, size := sqliteVarint(sz)
-		if doc := r.docs[id]; doc != nil && size > 0 {
+		if doc := r.doc(id); doc != nil && size > 0 {
 			doc.dl = int(n)
 		}
 	}

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/backendtest/devbench"
@@ -295,4 +298,29 @@ func TestPruneFollowsWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a delete", pruneProved)
+}
+
+// TestBoundHeap checks that candidates leave the heap in the order rank
+// takes them: best bound first, ties by id.
+func TestBoundHeap(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(0, 200).Draw(rt, "n")
+		var h boundHeap
+		for i := range n {
+			h = append(h, &prunedDoc{id: int64(rapid.IntRange(0, 1000).Draw(rt, "id")*1000 + i), upper: float64(rapid.IntRange(0, 5).Draw(rt, "upper"))})
+		}
+		want := slices.Clone(h)
+		slices.SortFunc(want, func(a, b *prunedDoc) int {
+			if c := cmp.Compare(b.upper, a.upper); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		h.init()
+		for _, w := range want {
+			if got := h.pop(); got != w {
+				rt.Fatalf("popped %d (%g); want %d (%g)", got.id, got.upper, w.id, w.upper)
+			}
+		}
+	})
 }

@@ -199,7 +199,13 @@ func checkPruneBounds(t *testing.T, d *DB, q *query.Or, rng *rand.Rand) {
 		}
 		rows.Close()
 	}
-	rk := &pruneRanker{d: d, ctx: ctx, tx: tx, corpus: corpus, idf: idf, maxTerm: maxTerm, docs: map[int64]*prunedDoc{}}
+	rk := &pruneRanker{d: d, ctx: ctx, tx: tx, corpus: corpus, idf: idf, maxTerm: maxTerm}
+	var structure []byte
+	if err := tx.QueryRowContext(ctx, qFTSRecord, ftsStructureID).Scan(&structure); err != nil {
+		t.Fatal(err)
+	}
+	rk.fts = d.newFTSReader(ctx, tx, structure)
+	rk.sizes = tx.StmtContext(ctx, d.rStmts[qDocSizes])
 	var rare, common []int
 	for i := range phrases {
 		if i == 0 || rng.IntN(2) == 0 {
@@ -225,12 +231,11 @@ func checkPruneBounds(t *testing.T, d *DB, q *query.Or, rng *rand.Rand) {
 		}
 		rows.Close()
 		var got []int64
-		for id, doc := range rk.docs {
+		for _, doc := range rk.docs {
 			if slices.Contains(doc.phrases, i) {
-				got = append(got, id)
+				got = append(got, doc.id)
 			}
 		}
-		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Fatalf("%s: postings of %s: %v; FTS5 matches %v", q, phrases[i].node, got, want)
 		}
@@ -293,7 +298,7 @@ func checkPruneBounds(t *testing.T, d *DB, q *query.Or, rng *rand.Rand) {
 		}
 	}
 	for id, s := range fts {
-		if _, ok := rk.docs[id]; !ok && s >= text.RoundUp(commonMax) {
+		if rk.doc(id) == nil && s >= text.RoundUp(commonMax) {
 			t.Fatalf("%s: row %d has no rare phrase and scores %.17g, not below the bound %.17g", q, id, s, text.RoundUp(commonMax))
 		}
 	}

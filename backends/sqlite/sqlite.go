@@ -88,7 +88,13 @@ type DB struct {
 	// the instance table or phrase matches), lengths and contents; and
 	// looseBounds makes them ignore the stored frontiers (bound.go). For
 	// tests and benchmarks.
-	pruneReads  [3]atomic.Int64
+	pruneReads [3]atomic.Int64
+	// ftsReads counts terms whose postings were decoded from FTS5's
+	// records (fts5read.go), and those read from the fts5vocab table
+	// because the records were not as expected; ftsTamper, when set,
+	// changes a record (by its id) before it is decoded. For tests.
+	ftsReads    [2]atomic.Int64
+	ftsTamper   func(id int64, b []byte) []byte
 	looseBounds bool
 
 	// scrub is set while erasure may be pending: a delete committed (here,
@@ -322,7 +328,7 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 	if d.wStmts, err = prepare(ctx, d.w, append(readQueries[:len(readQueries):len(readQueries)], writeQueries...)); err != nil {
 		return err
 	}
-	if d.rStmts, err = prepare(ctx, d.r, readQueries); err != nil {
+	if d.rStmts, err = prepare(ctx, d.r, append(readQueries[:len(readQueries):len(readQueries)], pruneQueries...)); err != nil {
 		return err
 	}
 	d.searchStmts = make(map[string]*sql.Stmt)
