@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/driver"
+	"github.com/memos-go/memos/core/longtest"
 	"github.com/memos-go/memos/core/query"
 )
 
@@ -69,6 +71,10 @@ func store10k(b *testing.B) (string, []query.Node) {
 }
 
 func TestMain(m *testing.M) {
+	// TestFTSPostings opens a store per case: 100 cases took 66 s under
+	// the race detector. 20 here; .ci/run checks rapid's 100 without it.
+	flag.Parse()
+	longtest.QuickRapidChecks(20)
 	code := m.Run()
 	if search10k.dir != "" {
 		os.RemoveAll(search10k.dir)
