@@ -210,21 +210,7 @@ func checkFTSPostings(t interface {
 // read the postings from the fts5vocab table, with FTS5's result.
 func TestFTSFallback(t *testing.T) {
 	ctx := context.Background()
-	d, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memory.db"), KeywordPruneRows: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ms, _, err := backendtest.BenchWorkload(300)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, m := range ms {
-		m.Content = fmt.Sprintf("note %d: the weather was fine and the team met", i)
-		if i%10 == 0 {
-			m.Content += " about the zebra project"
-		}
-	}
+	d, ms := weatherNotes(t)
 	backendtest.InsertAll(t, d, ms)
 	q := &query.Or{Children: []query.Node{&query.Term{Text: "zebra"}, &query.Term{Text: "weather"}, &query.Term{Text: "team"}}}
 	want, err := d.searchPlain(ctx, q.String(), "", nil, 5)

@@ -221,21 +221,7 @@ func TestAlnumMask(t *testing.T) {
 // two-phase search's scores are still FTS5's.
 func TestPruneFollowsWrites(t *testing.T) {
 	ctx := context.Background()
-	d, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memory.db"), KeywordPruneRows: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ms, _, err := backendtest.BenchWorkload(300)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, m := range ms {
-		m.Content = fmt.Sprintf("note %d: the weather was fine and the team met", i)
-		if i%10 == 0 {
-			m.Content += " about the zebra project"
-		}
-	}
+	d, ms := weatherNotes(t)
 	insert := func(batch []*driver.Memory) {
 		t.Helper()
 		err := d.Update(ctx, func(tx driver.Tx) error {
@@ -280,7 +266,7 @@ func TestPruneFollowsWrites(t *testing.T) {
 	check("first", pruneProved)
 	insert(ms[200:])
 	check("after an insert", pruneProved)
-	err = d.Update(ctx, func(tx driver.Tx) error {
+	err := d.Update(ctx, func(tx driver.Tx) error {
 		m, err := tx.Get(5, 0)
 		if err != nil {
 			return err
@@ -323,4 +309,27 @@ func TestBoundHeap(t *testing.T) {
 			}
 		}
 	})
+}
+
+// weatherNotes opens a store with keyword_prune_rows 40 (closed when t
+// ends) and returns it with 300 memories, not yet inserted: the same note
+// with its number, and every tenth about the zebra project.
+func weatherNotes(t *testing.T) (*DB, []*driver.Memory) {
+	t.Helper()
+	d, err := Open(context.Background(), Config{Path: filepath.Join(t.TempDir(), "memory.db"), KeywordPruneRows: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	ms, _, err := backendtest.BenchWorkload(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		m.Content = fmt.Sprintf("note %d: the weather was fine and the team met", i)
+		if i%10 == 0 {
+			m.Content += " about the zebra project"
+		}
+	}
+	return d, ms
 }
