@@ -257,6 +257,33 @@ func visible(sel string) chromedp.Action[chromedp.Void] {
 	})
 }
 
+// flash waits until the page's flash message reads want: the page a form
+// posted to has loaded (the page before may show another flash, and a
+// click returns before the post's answer, so waiting for any .flash could
+// act on the page being replaced).
+func flash(want string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		wctx, cancel := context.WithTimeout(ctx, stepWait)
+		defer cancel()
+		var got string
+		for {
+			// Evaluated in whichever document is current: no node is held
+			// across the navigation.
+			s, err := chromedp.Evaluate[string]("((document.querySelector('.flash') || {}).textContent || '').trim()")(wctx, t)
+			if err == nil {
+				if got = s; got == want {
+					return nil
+				}
+			}
+			select {
+			case <-wctx.Done():
+				return fmt.Errorf("no flash %q after %v (last %q)", want, stepWait, got)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+}
+
 // follow opens the address of the link sel (CSS) and waits for the
 // element then (CSS) of the page it leads to. Navigating, unlike a click,
 // returns once the new page has loaded, so that then is not found on the
@@ -483,11 +510,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.ID(fmt.Sprintf("trust-%d", rel.ID)), "certain"),
 		chromedp.SendKeys(chromedp.ID(fmt.Sprintf("note-%d", rel.ID)), "checked with Alice"),
 		chromedp.Click(chromedp.ID(fmt.Sprintf("release-%d", rel.ID))),
-		visible(".flash"))
+		flash(fmt.Sprintf("Done: released %d.", rel.ID)))
 	do(t, ctx, "reject",
 		chromedp.SendKeys(chromedp.ID(fmt.Sprintf("reason-%d", rej.ID)), "a secret"),
 		chromedp.Click(chromedp.ID(fmt.Sprintf("reject-%d", rej.ID))),
-		visible(".flash"))
+		flash(fmt.Sprintf("Done: rejected %d.", rej.ID)))
 	// Several at once: tick the last one and reject the ticked.
 	do(t, ctx, "reject ticked",
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#item-%d input[type=checkbox]`, contra.ID))),

@@ -366,10 +366,13 @@ func (q *req) decide() {
 			q.fail(err)
 			return
 		}
-		done = append(done, fmt.Sprintf("%sd %d", action, id))
+		done = append(done, fmt.Sprintf("%s %d", pastTense[action], id))
 	}
 	q.done(back, "Done: "+strings.Join(done, ", ")+".")
 }
+
+// pastTense names what a review action did, for the page after it.
+var pastTense = map[string]string{"release": "released", "reject": "rejected"}
 
 type healthData struct {
 	Stats       *core.Stats
