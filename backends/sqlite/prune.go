@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -171,12 +172,18 @@ func prunable(q query.Node) []*prunePhrase {
 }
 
 // pruneCache holds what the two-phase search reuses between searches: the
-// document frequencies of the index whose structure and averages records
-// are key, and porter stems of content tokens.
+// document frequencies and row lengths of the index whose structure and
+// averages records are key, and porter stems of content tokens. Every
+// write to the index changes its structure record (FTS5 counts its
+// writes there), in this process or another, so a search that sees a new
+// key drops what the old one held.
 type pruneCache struct {
 	mu  sync.RWMutex
 	key []byte
 	df  map[string]int64 // by phrase text (query.Node.String)
+	// lengths holds the number of tokens of rows read from the docsize
+	// table, by id.
+	lengths map[int64]int32
 	// The stored frontiers (bound.go) by term, nil when the term has none,
 	// and whether rows were pending (then no frontier is used), under key.
 	bounds  map[string]text.Frontier
@@ -185,8 +192,9 @@ type pruneCache struct {
 }
 
 const (
-	maxCachedDF    = 1 << 16
-	maxCachedStems = 1 << 17
+	maxCachedDF      = 1 << 16
+	maxCachedStems   = 1 << 17
+	maxCachedLengths = 1 << 20 // about 40 MB when full
 )
 
 // pruneOutcome says how a search was answered, for tests.
@@ -276,7 +284,7 @@ func (d *DB) searchPruned(ctx context.Context, phrases []*prunePhrase, where str
 	if err := d.phraseBounds(ctx, tx, phrases, corpus, key); err != nil {
 		return nil, pruneExact, err
 	}
-	return d.rankPruned(ctx, tx, phrases, plan, corpus, structure, where, fargs, limit)
+	return d.rankPruned(ctx, tx, phrases, plan, corpus, structure, key, where, fargs, limit)
 }
 
 // A prunedDoc is a candidate of the two-phase search: a row that contains
@@ -339,7 +347,7 @@ const pruneContentShare = 16
 // lengths and contents of only those that may rank (see the top of the
 // file); while the result is not proved it moves the rarest common phrase
 // to the rare ones.
-func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase, plan text.PrunePlan, corpus text.Corpus, structure []byte, where string, fargs []any, limit int) ([]driver.Hit, pruneOutcome, error) {
+func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase, plan text.PrunePlan, corpus text.Corpus, structure, key []byte, where string, fargs []any, limit int) ([]driver.Hit, pruneOutcome, error) {
 	idf := make([]float64, len(phrases))
 	maxTerm := make([]float64, len(phrases))
 	for i, p := range phrases {
@@ -362,7 +370,7 @@ func (d *DB) rankPruned(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase,
 		defer content.Close()
 	}
 	rk := &pruneRanker{
-		d: d, ctx: ctx, tx: tx, corpus: corpus, idf: idf, maxTerm: maxTerm, limit: limit,
+		d: d, ctx: ctx, tx: tx, key: key, corpus: corpus, idf: idf, maxTerm: maxTerm, limit: limit,
 		sc:      d.newScorer(phrases),
 		freq:    make([]int, len(phrases)),
 		content: tx.StmtContext(ctx, content),
@@ -436,6 +444,7 @@ type pruneRanker struct {
 	d       *DB
 	ctx     context.Context
 	tx      *sql.Tx
+	key     []byte // the index's, see pruneCache
 	corpus  text.Corpus
 	idf     []float64
 	maxTerm []float64 // by phrase, see prunePhrase.max
@@ -699,9 +708,37 @@ func (h *boundHeap) pop() *prunedDoc {
 	return top
 }
 
-// lengths reads the number of tokens of the candidates in docs from FTS5's
-// docsize table and tightens their bounds.
+// lengths finds the number of tokens of the candidates in docs, in the
+// cache or else in FTS5's docsize table, and tightens their bounds.
 func (r *pruneRanker) lengths(docs []*prunedDoc, commonMax float64) error {
+	c := &r.d.prune
+	missing := docs
+	c.mu.RLock()
+	if c.lengths != nil && bytes.Equal(c.key, r.key) {
+		missing = nil
+		for _, doc := range docs {
+			if n, ok := c.lengths[doc.id]; ok {
+				doc.dl = int(n)
+			} else {
+				missing = append(missing, doc)
+			}
+		}
+	}
+	c.mu.RUnlock()
+	if len(missing) > 0 {
+		if err := r.readLengths(missing); err != nil {
+			return err
+		}
+	}
+	for _, doc := range docs {
+		doc.upper = doc.bound(r.corpus, r.idf, r.maxTerm, commonMax)
+	}
+	return nil
+}
+
+// readLengths reads the number of tokens of docs from FTS5's docsize table
+// and keeps them in the cache while its key is the search's.
+func (r *pruneRanker) readLengths(docs []*prunedDoc) error {
 	rows, err := r.sizes.QueryContext(r.ctx, jsonIDs(docs, func(d *prunedDoc) int64 { return d.id }))
 	if err != nil {
 		return err
@@ -715,15 +752,26 @@ func (r *pruneRanker) lengths(docs []*prunedDoc, commonMax float64) error {
 			return err
 		}
 		n, size := sqliteVarint(sz)
-		if doc := r.doc(id); doc != nil && size > 0 {
+		if doc := r.doc(id); doc != nil && size > 0 && n <= math.MaxInt32 {
 			doc.dl = int(n)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	c := &r.d.prune
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !bytes.Equal(c.key, r.key) {
+		return nil // the index has changed since: these lengths may not be its
+	}
+	if c.lengths == nil || len(c.lengths)+len(docs) > maxCachedLengths {
+		c.lengths = make(map[int64]int32, len(docs))
+	}
 	for _, doc := range docs {
-		doc.upper = doc.bound(r.corpus, r.idf, r.maxTerm, commonMax)
+		if doc.dl >= 0 {
+			c.lengths[doc.id] = int32(doc.dl)
+		}
 	}
 	return nil
 }
@@ -882,6 +930,7 @@ func (d *DB) phraseDFs(ctx context.Context, tx *sql.Tx, phrases []*prunePhrase, 
 		c.key = bytes.Clone(key)
 		c.df = make(map[string]int64)
 		c.bounds, c.pending = nil, 0
+		c.lengths = nil
 	}
 	if len(c.df) >= maxCachedDF {
 		clear(c.df)

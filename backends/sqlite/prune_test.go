@@ -216,9 +216,10 @@ func TestAlnumMask(t *testing.T) {
 	}
 }
 
-// TestPruneFollowsWrites checks that the cached document frequencies follow
-// the index: after each write (insert, content update, delete) the
-// two-phase search's scores are still FTS5's.
+// TestPruneFollowsWrites checks that the cached document frequencies and
+// row lengths follow the index: after each write (insert, content update,
+// delete, and an update through another handle, as another process would
+// write) the two-phase search's scores are still FTS5's.
 func TestPruneFollowsWrites(t *testing.T) {
 	ctx := context.Background()
 	d, ms := weatherNotes(t)
@@ -284,6 +285,44 @@ func TestPruneFollowsWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a delete", pruneProved)
+
+	// A row whose length the last search cached grows through a second
+	// handle: a stale length would give it the old score.
+	cached := d.prune.lengths[ms[20].ID]
+	if cached == 0 {
+		t.Fatalf("row %d's length is not cached after a search that read it (%d cached)", ms[20].ID, len(d.prune.lengths))
+	}
+	other, err := Open(ctx, Config{Path: d.path, KeywordPruneRows: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	err = other.Update(ctx, func(tx driver.Tx) error {
+		m, err := tx.Get(ms[20].ID, 0)
+		if err != nil {
+			return err
+		}
+		m.Content += strings.Repeat(" and then some more words", 8)
+		m.Version++
+		return tx.Put(m)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := d.pruneReads[1].Load()
+	check("after another handle's update", pruneProved)
+	if d.pruneReads[1].Load() == hits {
+		t.Fatal("no length was read after another handle's update")
+	}
+	if n := d.prune.lengths[ms[20].ID]; n != 0 && n <= cached {
+		t.Fatalf("row %d: %d tokens cached after it grew from %d", ms[20].ID, n, cached)
+	}
+	// An unchanged index: the lengths come from the cache.
+	hits = d.pruneReads[1].Load()
+	check("again", pruneProved)
+	if n := d.pruneReads[1].Load() - hits; n != 0 {
+		t.Fatalf("%d lengths read again from an unchanged index", n)
+	}
 }
 
 // TestBoundHeap checks that candidates leave the heap in the order rank

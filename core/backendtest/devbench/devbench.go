@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/memos-go/memos/core/backendtest"
+	"github.com/memos-go/memos/core/bench/benchenv"
 	"github.com/memos-go/memos/core/bench/dataset"
 	"github.com/memos-go/memos/core/driver"
 )
@@ -46,9 +47,9 @@ func RunNaturalDev(b *testing.B, h backendtest.Harness, dataDir string) {
 	backendtest.RunNaturalBenchmarks(b, h, w, n)
 }
 
-// DataDir is the shared data directory as the backends' tests see it (a
-// sibling of the repository).
-const DataDir = "../../../shared/data"
+// DataDir is the shared data directory as the backends' tests see it:
+// $MEMOS_BENCH_DATA, or else ../shared/data beside the repository.
+var DataDir = benchenv.DataDir("../../../shared/data")
 
 // Questions returns the dev questions in dataDir, or skips b when the data
 // is absent.
