@@ -234,7 +234,18 @@ func checkFile(path string) error {
 }
 
 // pageBytes is the page size of a new store (see dsn).
-const pageBytes = 32768
+const pageBytes = 16384
+
+// walCheckpointBytes is how much WAL the writer lets grow before it copies
+// the WAL into the file (wal_autocheckpoint, which counts pages). Every
+// page a write transaction changes goes to the WAL whole, and a checkpoint
+// copies each page the WAL holds once, however many transactions rewrote
+// it: the tails of the indexes, the session index and the keyword bounds
+// are rewritten by every batch, so a longer interval copies them fewer
+// times. SQLite's default, 1000 pages, was 31 MiB at 32 KiB pages; at 100k
+// turns this interval wrote 8% less (docs/benchmarks.md, "Ingest at 100k").
+// It moves no durability: a commit is in the WAL either way.
+const walCheckpointBytes = 128 << 20
 
 // dsn builds the driver's connection string for path. Every connection
 // waits busy for cfg.BusyTimeout and overwrites deleted content with zeros
@@ -257,11 +268,14 @@ func dsn(path string, busy time.Duration, write bool) string {
 		// twentieth of 16 KiB ones. Measured on 100k real turns: 4 KiB pages
 		// 359 MiB, 8 KiB 328, 16 KiB 293, 32 KiB 283 (and with the indexes
 		// of the session, update and rank readers, 16 KiB 305.8, 32 KiB
-		// 296.6). Since searches no longer write access statistics one by
-		// one, a larger page costs little in the WAL; search latency was the
-		// same (BenchmarkSearchHybridExpand100k p50 5.2–5.3 ms on either,
-		// load 3). page_size only takes
-		// effect on a new file (and in compactAfterUpgrade), before WAL
+		// 296.6); search latency was the same (BenchmarkSearchHybridExpand100k
+		// p50 5.2–5.3 ms on either, load 3). But a write transaction puts
+		// every page it changes in the WAL whole, and a batch of 500 turns
+		// changes the last page or two of each of about twenty B-trees and
+		// pages all over the session index and the keyword bounds: at 100k
+		// turns 16 KiB pages wrote 14% fewer bytes than 32 KiB for a file
+		// 2% larger (docs/benchmarks.md, "Ingest at 100k"). page_size only
+		// takes effect on a new file (and in compactAfterUpgrade), before WAL
 		// mode, which the driver applies after the _pragma list.
 		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageBytes))
 		q.Set("_journal_mode", "WAL")
@@ -314,6 +328,13 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 	// pages one statement changes. Set after the opening transaction and
 	// the VACUUM, whose temporary copy of the store must stay on disk.
 	if _, err := d.w.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "set up "+d.path, err))
+	}
+	var size int64
+	if err := d.w.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "read the page size of "+d.path, err))
+	}
+	if _, err := d.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, walCheckpointBytes/max(size, 512))); err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "set up "+d.path, err))
 	}
 
