@@ -102,6 +102,8 @@ type DB struct {
 	// content out of the files has not completed yet. The durable record is
 	// the meta key keyErasePending; this flag only saves looking it up.
 	scrub atomic.Bool
+	// commits counts write transactions, for tuneCheckpoint.
+	commits atomic.Int64
 
 	guard guard.Guard // Close waits for View, Update and searches in progress
 }
@@ -234,7 +236,44 @@ func checkFile(path string) error {
 }
 
 // pageBytes is the page size of a new store (see dsn).
-const pageBytes = 32768
+const pageBytes = 16384
+
+// walCheckpointBytes bounds how much WAL the writer lets grow before it
+// copies the WAL into the file (wal_autocheckpoint, which counts pages).
+// Every page a write transaction changes goes to the WAL whole, and a
+// checkpoint copies each page the WAL holds once, however many
+// transactions rewrote it: the tails of the indexes, the session index and
+// the keyword bounds are rewritten by every batch, so a longer interval
+// copies them fewer times. At 100k turns 128 MiB wrote 8% less than
+// SQLite's default of 1000 pages (docs/benchmarks.md, "Ingest at 100k").
+// It moves no durability: a commit is in the WAL either way. But the WAL
+// file keeps its size until the store is closed, so the interval is a
+// quarter of the store (walPages), between 1000 pages and this bound: a
+// small store does not carry a WAL many times its size.
+const walCheckpointBytes = 128 << 20
+
+// walRetune is how many commits pass between two settings of the
+// interval to the store's size.
+const walRetune = 16
+
+// walPages returns the checkpoint interval, in pages of size bytes, for a
+// store of pages pages.
+func walPages(pages, size int64) int64 {
+	return max(min(pages/4, walCheckpointBytes/max(size, 512)), 1000)
+}
+
+// tuneCheckpoint sets the writer's checkpoint interval to the store's size
+// (walPages).
+func (d *DB) tuneCheckpoint(ctx context.Context) error {
+	var pages, size int64
+	if err := d.w.QueryRowContext(ctx, `SELECT page_count, page_size FROM pragma_page_count(), pragma_page_size()`).Scan(&pages, &size); err != nil {
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "read the size of "+d.path, err))
+	}
+	if _, err := d.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, walPages(pages, size))); err != nil {
+		return fmt.Errorf("sqlite: %w", dbError(ctx, "set the checkpoint interval of "+d.path, err))
+	}
+	return nil
+}
 
 // dsn builds the driver's connection string for path. Every connection
 // waits busy for cfg.BusyTimeout and overwrites deleted content with zeros
@@ -257,11 +296,14 @@ func dsn(path string, busy time.Duration, write bool) string {
 		// twentieth of 16 KiB ones. Measured on 100k real turns: 4 KiB pages
 		// 359 MiB, 8 KiB 328, 16 KiB 293, 32 KiB 283 (and with the indexes
 		// of the session, update and rank readers, 16 KiB 305.8, 32 KiB
-		// 296.6). Since searches no longer write access statistics one by
-		// one, a larger page costs little in the WAL; search latency was the
-		// same (BenchmarkSearchHybridExpand100k p50 5.2–5.3 ms on either,
-		// load 3). page_size only takes
-		// effect on a new file (and in compactAfterUpgrade), before WAL
+		// 296.6); search latency was the same (BenchmarkSearchHybridExpand100k
+		// p50 5.2–5.3 ms on either, load 3). But a write transaction puts
+		// every page it changes in the WAL whole, and a batch of 500 turns
+		// changes the last page or two of each of about twenty B-trees and
+		// pages all over the session index and the keyword bounds: at 100k
+		// turns 16 KiB pages wrote 14% fewer bytes than 32 KiB for a file
+		// 2% larger (docs/benchmarks.md, "Ingest at 100k"). page_size only
+		// takes effect on a new file (and in compactAfterUpgrade), before WAL
 		// mode, which the driver applies after the _pragma list.
 		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageBytes))
 		q.Set("_journal_mode", "WAL")
@@ -315,6 +357,9 @@ func (d *DB) open(ctx context.Context, cfg Config) error {
 	// the VACUUM, whose temporary copy of the store must stay on disk.
 	if _, err := d.w.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "set up "+d.path, err))
+	}
+	if err := d.tuneCheckpoint(ctx); err != nil {
+		return err
 	}
 
 	if d.r, err = sql.Open("sqlite", dsn(d.path, cfg.BusyTimeout, false)); err != nil {
@@ -479,6 +524,12 @@ func (d *DB) update(ctx context.Context, fn func(tx driver.Tx) error) error {
 		return fmt.Errorf("sqlite: %w", dbError(ctx, "commit", err))
 	}
 	committed = true
+	if d.commits.Add(1)%walRetune == 0 {
+		// The commit stands; a failure here only leaves the last interval.
+		if err := d.tuneCheckpoint(ctx); err != nil {
+			slog.Warn("memos: could not set the WAL checkpoint interval", "store", d.path, "err", err)
+		}
+	}
 	switch {
 	case t.deleted.Load():
 		d.scrub.Store(true)

@@ -527,3 +527,32 @@ func checkConsistent(t *testing.T, d *DB, want int) {
 		}
 	}
 }
+
+// TestCheckpointInterval checks the WAL checkpoint interval: a quarter of
+// the store, at least SQLite's 1000 pages, at most walCheckpointBytes; and
+// that an open store's writer has it.
+func TestCheckpointInterval(t *testing.T) {
+	for _, c := range []struct{ pages, size, want int64 }{
+		{0, 16384, 1000},
+		{4000, 16384, 1000},
+		{20000, 16384, 5000},
+		{40000, 16384, 8192},
+		{25000, 16384, 6250}, // a 390 MiB store: 98 MiB of WAL
+		{1 << 20, 16384, 8192},
+		{1 << 20, 32768, 4096},
+		{1 << 20, 0, 1 << 18},
+	} {
+		if got := walPages(c.pages, c.size); got != c.want {
+			t.Errorf("walPages(%d, %d) = %d; want %d", c.pages, c.size, got, c.want)
+		}
+	}
+	d, err := Open(context.Background(), Config{Path: filepath.Join(t.TempDir(), "memory.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var n int64
+	if err := d.w.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&n); err != nil || n != 1000 {
+		t.Fatalf("a new store's writer checkpoints every %d pages (%v); want 1000", n, err)
+	}
+}
