@@ -11,6 +11,7 @@ import (
 
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/backendtest/devbench"
+	"github.com/memos-go/memos/core/corpus"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
 )
@@ -49,12 +50,24 @@ func BenchmarkNaturalPrune(b *testing.B) {
 // search, the postings, lengths and contents read, the terms whose
 // postings were decoded from FTS5's records and those that fell back to
 // the fts5vocab table (fts5read.go), the p50 and p95 of each
-// setting, and fails if any result differs between the two.
+// setting, the share answered by FTS5 (not proved in two phases), and
+// fails if any result differs between the two. MEMOS_BENCH_N picks the
+// store by its size (BenchmarkNatural's; 100k by default), and
+// MEMOS_BENCH_QUESTIONS N keeps every k-th question so that about N are
+// asked (a 1M store answers a few a second).
 func BenchmarkPruneReads(b *testing.B) {
 	dir := os.Getenv("MEMOS_BENCH_DIR")
-	path := filepath.Join(dir, "natural-sqlite-100k", "store")
+	size := "100k"
+	if v := os.Getenv("MEMOS_BENCH_N"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("MEMOS_BENCH_N is %q; want a positive number of memories", v)
+		}
+		size = corpus.FormatSize(n)
+	}
+	path := filepath.Join(dir, "natural-sqlite-"+size, "store")
 	if _, err := os.Stat(path); dir == "" || err != nil {
-		b.Skip("needs the store BenchmarkNatural keeps in $MEMOS_BENCH_DIR (natural-sqlite-100k)")
+		b.Skipf("needs the store BenchmarkNatural keeps in $MEMOS_BENCH_DIR (natural-sqlite-%s)", size)
 	}
 	limit := 10
 	if v := os.Getenv("MEMOS_BENCH_LIMIT"); v != "" {
@@ -70,6 +83,18 @@ func BenchmarkPruneReads(b *testing.B) {
 			nodes = append(nodes, q)
 		}
 	}
+	if v := os.Getenv("MEMOS_BENCH_QUESTIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("MEMOS_BENCH_QUESTIONS is %q; want a positive number of questions", v)
+		}
+		step := max(len(nodes)/n, 1)
+		var kept []query.Node
+		for i := 0; i < len(nodes); i += step {
+			kept = append(kept, nodes[i])
+		}
+		nodes = kept
+	}
 	ctx := context.Background()
 	d, err := Open(ctx, Config{Path: path})
 	if err != nil {
@@ -81,6 +106,7 @@ func BenchmarkPruneReads(b *testing.B) {
 		lat   []time.Duration
 		reads [3]int64
 		fts   [2]int64 // terms decoded, and read from fts5vocab instead
+		exact int64    // searches FTS5 answered
 	}
 	pass := func(loose bool) result {
 		d.looseBounds = loose
@@ -90,6 +116,7 @@ func BenchmarkPruneReads(b *testing.B) {
 			before[k] = d.pruneReads[k].Load()
 		}
 		fts := [2]int64{d.ftsReads[0].Load(), d.ftsReads[1].Load()}
+		exact := d.pruneCounts[pruneExact].Load()
 		for _, q := range nodes {
 			start := time.Now()
 			h, err := d.SearchKeyword(ctx, q, driver.Filter{}, limit)
@@ -105,6 +132,7 @@ func BenchmarkPruneReads(b *testing.B) {
 		for k := range fts {
 			r.fts[k] = d.ftsReads[k].Load() - fts[k]
 		}
+		r.exact = d.pruneCounts[pruneExact].Load() - exact
 		slices.Sort(r.lat)
 		return r
 	}
@@ -126,8 +154,10 @@ func BenchmarkPruneReads(b *testing.B) {
 			var lat []time.Duration
 			var reads [3]int64
 			var fts [2]int64
+			var exact int64
 			for _, r := range rs {
 				lat = append(lat, r.lat...)
+				exact += r.exact
 				for k := range reads {
 					reads[k] += r.reads[k]
 				}
@@ -142,6 +172,7 @@ func BenchmarkPruneReads(b *testing.B) {
 			}
 			b.ReportMetric(float64(fts[0])/n, name+"-decoded/search")
 			b.ReportMetric(float64(fts[1])/n, name+"-fallbacks/search")
+			b.ReportMetric(float64(exact)/n, name+"-fts5-answered/search")
 		}
 		report("frontiers", tight)
 		report("maxterm", loose)

@@ -330,8 +330,12 @@ const pruneEagerShare = 4
 
 // pruneScanShare bounds the postings a search reads: the phrases that give
 // the candidates have at most pruneScanShare times keyword_prune_rows
-// documents in all, or FTS5 answers.
-const pruneScanShare = 32
+// documents in all, or FTS5 answers. Postings decoded from FTS5's records
+// (fts5read.go) cost a fraction of FTS5 scoring every match: at 1M turns
+// 128 (384,000 postings at the default budget, about 46 MB of candidates
+// at most) took the p95 of a top-10 search from 286 to 88 ms against 32
+// (docs/benchmarks.md, "Keyword search at a million turns, again").
+const pruneScanShare = 128
 
 // pruneEagerScanShare bounds the postings read eagerly (pruneEagerShare),
 // in keyword_prune_rows: past it a phrase joins only when a round or a
@@ -339,8 +343,10 @@ const pruneScanShare = 32
 const pruneEagerScanShare = 8
 
 // pruneContentShare is about how many postings (a phrase's document
-// frequency) cost as much as one content read and tokenized.
-const pruneContentShare = 16
+// frequency) cost as much as one content read and tokenized: 16 when
+// postings came through the fts5vocab table, 64 since they are decoded
+// from FTS5's records (at 1M turns 5,161 contents a search became 653).
+const pruneContentShare = 64
 
 // rankPruned is the second part of searchPruned: it finds the candidates
 // from the postings of plan's rare phrases and ranks them, reading the
