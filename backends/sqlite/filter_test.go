@@ -33,18 +33,10 @@ func TestFilterAfterRanking(t *testing.T) {
 	// 30 times slower (the full size took 10 minutes in CI), and the test
 	// runs no goroutines of its own for the detector to watch.
 	n, searches := longtest.PickFull(300, 3000), longtest.PickFull(50, 400)
-	ms, _, err := backendtest.BenchWorkload(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memory.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, ms := workloadStore(t, n, Config{})
 	backendtest.InsertAll(t, d, ms)
 	// Forget some, so that deleted rows are in neither result.
-	err = d.Update(ctx, func(tx driver.Tx) error {
+	err := d.Update(ctx, func(tx driver.Tx) error {
 		for id := int64(1); id <= int64(n); id += 37 {
 			if err := tx.Delete(id); err != nil {
 				return err

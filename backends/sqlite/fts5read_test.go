@@ -153,15 +153,7 @@ func TestFTSPostings(t *testing.T) {
 // input segments' first pages merged away), then finished.
 func TestFTSPostingsMidMerge(t *testing.T) {
 	ctx := context.Background()
-	ms, _, err := backendtest.BenchWorkload(200)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memory.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, ms := workloadStore(t, 200, Config{})
 	fts := func(cmd string, arg any) {
 		t.Helper()
 		if _, err := d.w.ExecContext(ctx, `INSERT INTO memories_fts (memories_fts, rank) VALUES (?, ?)`, cmd, arg); err != nil {

@@ -355,20 +355,30 @@ func TestBoundHeap(t *testing.T) {
 // with its number, and every tenth about the zebra project.
 func weatherNotes(t *testing.T) (*DB, []*driver.Memory) {
 	t.Helper()
-	d, err := Open(context.Background(), Config{Path: filepath.Join(t.TempDir(), "memory.db"), KeywordPruneRows: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	ms, _, err := backendtest.BenchWorkload(300)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, ms := workloadStore(t, 300, Config{KeywordPruneRows: 40})
 	for i, m := range ms {
 		m.Content = fmt.Sprintf("note %d: the weather was fine and the team met", i)
 		if i%10 == 0 {
 			m.Content += " about the zebra project"
 		}
+	}
+	return d, ms
+}
+
+// workloadStore opens a new store with cfg (its Path in a directory t
+// removes; closed when t ends) and returns it with n memories of
+// backendtest.BenchWorkload, not yet inserted.
+func workloadStore(t *testing.T, n int, cfg Config) (*DB, []*driver.Memory) {
+	t.Helper()
+	cfg.Path = filepath.Join(t.TempDir(), "memory.db")
+	d, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	ms, _, err := backendtest.BenchWorkload(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return d, ms
 }
