@@ -11,6 +11,7 @@ import (
 
 	"github.com/memos-go/memos/core/backendtest"
 	"github.com/memos-go/memos/core/backendtest/devbench"
+	"github.com/memos-go/memos/core/bench/benchenv"
 	"github.com/memos-go/memos/core/corpus"
 	"github.com/memos-go/memos/core/driver"
 	"github.com/memos-go/memos/core/query"
@@ -57,14 +58,7 @@ func BenchmarkNaturalPrune(b *testing.B) {
 // asked (a 1M store answers a few a second).
 func BenchmarkPruneReads(b *testing.B) {
 	dir := os.Getenv("MEMOS_BENCH_DIR")
-	size := "100k"
-	if v := os.Getenv("MEMOS_BENCH_N"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			b.Fatalf("MEMOS_BENCH_N is %q; want a positive number of memories", v)
-		}
-		size = corpus.FormatSize(n)
-	}
+	size := corpus.FormatSize(benchenv.N(b, 100_000))
 	path := filepath.Join(dir, "natural-sqlite-"+size, "store")
 	if _, err := os.Stat(path); dir == "" || err != nil {
 		b.Skipf("needs the store BenchmarkNatural keeps in $MEMOS_BENCH_DIR (natural-sqlite-%s)", size)

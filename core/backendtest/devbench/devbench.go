@@ -9,8 +9,6 @@ package devbench
 import (
 	"errors"
 	"io/fs"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/memos-go/memos/core/backendtest"
@@ -25,17 +23,10 @@ import (
 // BenchmarkNatural measures; it skips b when the data is absent.
 func RunNaturalDev(b *testing.B, h backendtest.Harness, dataDir string) {
 	b.Helper()
-	n := 100_000
-	if s := os.Getenv("MEMOS_BENCH_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v <= 0 {
-			b.Fatalf("MEMOS_BENCH_N is %q; want a positive number of memories", s)
-		}
-		n = v
-	}
+	n := benchenv.N(b, 100_000)
 	turns, qs, err := dataset.DevTurns(dataDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		b.Skipf("the shared dev data is absent (%v); place it in ../shared/data next to the repository", err)
+		b.Skipf("the shared dev data is absent (%v); set MEMOS_BENCH_DATA or place it in ../shared/data next to the repository", err)
 	}
 	if err != nil {
 		b.Fatal(err)
